@@ -1,0 +1,4 @@
+/**
+ * oncely/browser — everything in `oncely`, plus what needs a browser.
+ */
+export * from './index.js';

@@ -1,0 +1,460 @@
+/**
+ * The composition root: options → ky instance (retry 0) → store + runtime →
+ * engine. The public client is a thin shell over `flow/run.ts`: it writes
+ * new operations ahead, joins concurrent sends of one key, and turns settled
+ * records into results or typed errors.
+ */
+import ky from 'ky';
+import * as z from 'zod/mini';
+import {
+  InvalidOptionsError,
+  InvalidStateError,
+  isOncelyError,
+  KeyConflictError,
+  NotFoundError,
+  type OncelyError,
+  OperationError,
+  ResponseValidationError,
+} from './errors.js';
+import { Emitter, type Listener, type OncelyEventName } from './events.js';
+import {
+  ALWAYS_DENIED_HEADERS,
+  newRecord,
+  type OncelyRequest,
+  prepareOperation,
+  resolveUrl,
+} from './flow/operation.js';
+import { describeIssue, isTerminal, type OperationRecord, type OperationState } from './flow/record.js';
+import { bodyValue } from './flow/result.js';
+import { type AttemptContext, type Engine, runOperation } from './flow/run.js';
+import { EndpointTable, type PolicyOptions, validatePolicy } from './options.js';
+import { Governor } from './policy/gate.js';
+import { type Runtime, systemRuntime } from './runtime.js';
+import { memoryStore } from './store/memory.js';
+import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
+
+export interface ClientOptions {
+  /**
+   * Base for relative request URLs.
+   * @example { baseUrl: 'https://api.example.com/v1/' }
+   */
+  baseUrl?: string;
+  /**
+   * Where operations are written ahead. Use a durable store (`fileStore` from
+   * `oncely/node`, `indexedDbStore` from `oncely/browser`) for anything that
+   * must survive a restart.
+   * @default memoryStore()
+   */
+  store?: OperationStore;
+  /** Clock, sleep, randomness and uuid. Tests inject a fake one. @default the system's */
+  runtime?: Partial<Runtime>;
+  /** The fetch ky uses. @default globalThis.fetch */
+  fetch?: typeof globalThis.fetch;
+  /**
+   * Credentials for each attempt, called every time (so a refreshed token is
+   * picked up) and never stored.
+   * @example { headers: async () => ({ authorization: `Bearer ${await getToken()}` }) }
+   */
+  headers?: (ctx: AttemptContext) => Record<string, string> | Promise<Record<string, string>>;
+  /**
+   * Called once per operation on a 401; when it resolves, the same request
+   * is resent at once with the same key (and fresh `headers`).
+   */
+  onUnauthorized?: (ctx: AttemptContext) => void | Promise<void>;
+  /** More header names never to store (credentials are always refused). @default [] */
+  deniedHeaders?: string[];
+  /** Extra response header names to keep with stored results. @default [] */
+  resultHeaders?: string[];
+  /** The default retry policy. */
+  policy?: PolicyOptions;
+  /**
+   * Per-endpoint policies by `'METHOD /path'` pattern (`*` one segment, `**`
+   * any); the most specific match wins.
+   * @example { endpoints: { 'POST /payments': { profile: 'stripe', deadlineMs: 600_000 }, 'GET /catalog/**': { deadlineMs: 5_000 } } }
+   */
+  endpoints?: Record<string, PolicyOptions>;
+  /** This client's lease owner id. @default a random uuid */
+  owner?: string;
+  /**
+   * How long a claim on an operation lasts beyond its current attempt or
+   * wait; another tab or process takes over after that if this one vanished.
+   * @default 30_000
+   */
+  leaseMs?: number;
+  /** Operations `resume()` drives at once. @default 8 */
+  concurrency?: number;
+}
+
+/** A settled success. */
+export interface SendResult<T = unknown> {
+  key: string;
+  status: number;
+  headers: Record<string, string>;
+  /** The body: parsed JSON, text or bytes (validated when a schema was given). */
+  data: T;
+  /** The server said this answer replays an earlier one. */
+  replayed: boolean;
+  /** Answered from the local store, without network (the key had already succeeded). */
+  fromStore: boolean;
+  /** Number of attempts the operation took. */
+  attempts: number;
+}
+
+/** What `enqueue(...).settled`, `retry` and `resume` resolve with. Never a rejection. */
+export interface Outcome<T = unknown> {
+  key: string;
+  state: OperationState;
+  ok: boolean;
+  result?: SendResult<T>;
+  error?: OncelyError | Error;
+  record: OperationRecord | undefined;
+}
+
+export interface Enqueued<T = unknown> {
+  key: string;
+  /** Settles when the operation does; never rejects. */
+  settled: Promise<Outcome<T>>;
+}
+
+export interface OncelyClient {
+  /** Sends once: resolves with the result, or rejects with a typed error carrying `state`, `key`, `attempts`, `reason`. */
+  send<T = unknown>(request: OncelyRequest<T>): Promise<SendResult<T>>;
+  /** Writes the operation ahead and returns once it is stored; `settled` follows. */
+  enqueue<T = unknown>(request: OncelyRequest<T>): Promise<Enqueued<T>>;
+  /** Drives every stored operation that is due and not held by another owner. */
+  resume(): Promise<Outcome[]>;
+  get(key: string): Promise<OperationRecord | undefined>;
+  list(filter?: RecordFilter): Promise<OperationRecord[]>;
+  /** Records the store moved aside because they failed validation. */
+  quarantined(): Promise<QuarantineEntry[]>;
+  /** Resends a `blocked` or `unknown` operation with the same key. */
+  retry(key: string): Promise<Outcome>;
+  /** Forgets an operation that is not in flight. */
+  discard(key: string): Promise<void>;
+  /** Removes finished operations past their `retainUntil`. Returns how many. */
+  sweep(): Promise<number>;
+  on<E extends OncelyEventName>(event: E, fn: Listener<E>): () => void;
+  /** Stops driving operations; unfinished ones stay stored and resumable. */
+  close(): Promise<void>;
+}
+
+const clientOptionsSchema = z.object({
+  baseUrl: z.optional(z.url()),
+  leaseMs: z.optional(z.number().check(z.minimum(1))),
+  concurrency: z.optional(z.number().check(z.int(), z.minimum(1))),
+  owner: z.optional(z.string().check(z.minLength(1))),
+  deniedHeaders: z.optional(z.array(z.string())),
+  resultHeaders: z.optional(z.array(z.string())),
+});
+
+function validateClientOptions(options: ClientOptions): void {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
+  const parsed = clientOptionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const [field, ...rest] = (issue === undefined ? 'options: invalid' : describeIssue(issue)).split(': ');
+    throw new InvalidOptionsError(field ?? 'options', rest.join(': '));
+  }
+  for (const name of ['headers', 'onUnauthorized', 'fetch'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new InvalidOptionsError(name, 'must be a function');
+    }
+  }
+  const store = options.store;
+  if (store !== undefined) {
+    for (const method of ['get', 'put', 'update', 'delete', 'list'] as const) {
+      if (typeof store[method] !== 'function') throw new InvalidOptionsError(`store.${method}`, 'must be a function');
+    }
+  }
+  if (options.endpoints !== undefined && (typeof options.endpoints !== 'object' || options.endpoints === null)) {
+    throw new InvalidOptionsError('endpoints', 'must be an object of pattern → policy');
+  }
+}
+
+/**
+ * Creates a client. Invalid options throw `InvalidOptionsError` naming the field.
+ *
+ * @example
+ * const client = createClient({ baseUrl: 'https://api.example.com', endpoints: { 'POST /payments': { profile: 'stripe' } } });
+ * const payment = await client.send({ url: '/payments', json: { amount: 4800, currency: 'EUR' } });
+ */
+export function createClient(options: ClientOptions = {}): OncelyClient {
+  validateClientOptions(options);
+  const defaults = validatePolicy(options.policy ?? {}, 'policy');
+  const endpoints = new EndpointTable(defaults, options.endpoints ?? {});
+  const runtime: Runtime = { ...systemRuntime, ...options.runtime };
+  const store = options.store ?? memoryStore({ now: runtime.now });
+  const events = new Emitter();
+  const shutdown = new AbortController();
+  const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
+  const engine: Engine = {
+    store,
+    runtime,
+    owner: { id: options.owner ?? runtime.uuid(), leaseMs: options.leaseMs ?? 30_000 },
+    http: ky.create({
+      retry: 0,
+      timeout: false,
+      throwHttpErrors: false,
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    }),
+    endpoints,
+    governor: new Governor(),
+    events,
+    credentials: options.headers,
+    onUnauthorized: options.onUnauthorized,
+    resultHeaders: options.resultHeaders ?? [],
+    shutdown: shutdown.signal,
+    pollMs: 1_000,
+  };
+  store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
+
+  const running = new Map<string, Promise<OperationRecord>>();
+  const scopeTails = new Map<string, Promise<unknown>>();
+
+  /** One loop per key in this client; later callers join it. Scoped operations queue behind their scope. */
+  function drive(key: string, scope: string | undefined, signal?: AbortSignal): Promise<OperationRecord> {
+    const existing = running.get(key);
+    if (existing !== undefined) return existing;
+    const previous = scope === undefined ? undefined : scopeTails.get(scope);
+    const run = (async () => {
+      if (previous !== undefined) await previous.catch(() => undefined);
+      return runOperation(engine, key, signal);
+    })();
+    running.set(key, run);
+    if (scope !== undefined) scopeTails.set(scope, run);
+    const cleanup = (): void => {
+      if (running.get(key) === run) running.delete(key);
+      if (scope !== undefined && scopeTails.get(scope) === run) scopeTails.delete(scope);
+    };
+    run.then(cleanup, cleanup);
+    return run;
+  }
+
+  /** Validates, then writes the record ahead (or finds the existing one for this key). */
+  async function admit(request: OncelyRequest<unknown>): Promise<{ record: OperationRecord; fresh: boolean }> {
+    if (typeof request !== 'object' || request === null) throw new InvalidOptionsError('request', 'must be an object');
+    const url = resolveUrl(request.url, options.baseUrl);
+    const method = (request.method ?? 'POST').toUpperCase();
+    const policy = endpoints.resolve(method, url);
+    const prepared = await prepareOperation(request, url, policy, denied, runtime);
+    let fresh = false;
+    const record = await store.update(prepared.key, (current) => {
+      fresh = current === undefined;
+      return current ?? newRecord(prepared, policy, request, runtime.now());
+    });
+    if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
+    if (record.fingerprint !== prepared.fingerprint) throw new KeyConflictError(prepared.key, record.state);
+    if (fresh) {
+      events.emit('enqueued', {
+        key: record.key,
+        operation: `${record.request.method} ${record.request.url}`,
+        fingerprint: record.fingerprint,
+        policy: record.policy,
+        deadlineAt: record.deadlineAt,
+      });
+    }
+    return { record, fresh };
+  }
+
+  async function settleInto<T>(
+    record: OperationRecord,
+    request: Pick<OncelyRequest<T>, 'responseSchema'>,
+    fromStore: boolean,
+  ): Promise<SendResult<T>> {
+    if (record.state !== 'succeeded' || record.result === undefined) throw failureError(record);
+    const result = record.result;
+    let data = bodyValue(result.body);
+    if (request.responseSchema !== undefined) {
+      const checked = await request.responseSchema['~standard'].validate(data);
+      if (checked.issues !== undefined) {
+        throw new ResponseValidationError(
+          record.key,
+          result.status,
+          data,
+          checked.issues.map((i) => i.message),
+          record.attempts,
+        );
+      }
+      data = checked.value;
+    }
+    return {
+      key: record.key,
+      status: result.status,
+      headers: result.headers,
+      data: data as T,
+      replayed: result.replayed,
+      fromStore,
+      attempts: record.attempts.length,
+    };
+  }
+
+  async function outcomeOf<T>(
+    record: OperationRecord,
+    request: Pick<OncelyRequest<T>, 'responseSchema'>,
+    fromStore: boolean,
+  ): Promise<Outcome<T>> {
+    try {
+      const result = await settleInto(record, request, fromStore);
+      return { key: record.key, state: record.state, ok: true, result, record };
+    } catch (error) {
+      return { key: record.key, state: record.state, ok: false, error: error as Error, record };
+    }
+  }
+
+  function guarded<T>(key: string, work: Promise<Outcome<T>>): Promise<Outcome<T>> {
+    return work.catch(async (error: unknown) => {
+      const record = await store.get(key).catch(() => undefined);
+      return { key, state: record?.state ?? 'pending', ok: false, error: error as Error, record };
+    });
+  }
+
+  const client: OncelyClient = {
+    async send<T>(request: OncelyRequest<T>): Promise<SendResult<T>> {
+      const { record, fresh } = await admit(request);
+      if (!fresh && isTerminal(record.state)) return settleInto(record, request, true);
+      const settled = await drive(record.key, record.scope, request.signal);
+      if (!isTerminal(settled.state)) throw suspendedError(settled);
+      return settleInto(settled, request, false);
+    },
+
+    async enqueue<T>(request: OncelyRequest<T>): Promise<Enqueued<T>> {
+      const { record, fresh } = await admit(request);
+      const settled =
+        !fresh && isTerminal(record.state)
+          ? outcomeOf(record, request, true)
+          : guarded(
+              record.key,
+              drive(record.key, record.scope, request.signal).then((r) => outcomeOf(r, request, false)),
+            );
+      return { key: record.key, settled };
+    },
+
+    async resume() {
+      await client.sweep();
+      const now = runtime.now();
+      const candidates = await store.list({ state: ['pending', 'in_flight'] });
+      const free = candidates.filter(
+        (r) => r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
+      );
+      const limit = options.concurrency ?? 8;
+      const outcomes: Outcome[] = [];
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        for (;;) {
+          const record = free[next++];
+          if (record === undefined) return;
+          outcomes.push(
+            await guarded(
+              record.key,
+              drive(record.key, record.scope).then((r) => outcomeOf(r, {}, false)),
+            ),
+          );
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(limit, free.length) }, worker));
+      return outcomes;
+    },
+
+    get: (key) => store.get(key),
+    list: (filter) => store.list(filter),
+    quarantined: () => store.quarantined(),
+
+    async retry(key) {
+      const now = runtime.now();
+      const updated = await store.update(key, (current) => {
+        if (current === undefined) throw new NotFoundError(key);
+        if (current.state !== 'blocked' && current.state !== 'unknown') {
+          throw new InvalidStateError(
+            key,
+            current.state,
+            `Only blocked or unknown operations can be retried (${key} is ${current.state})`,
+          );
+        }
+        const policy = endpoints.byName(current.policy);
+        const forgottenAt = current.createdAt + policy.keyRetentionMs;
+        if (now >= forgottenAt) {
+          throw new InvalidStateError(
+            key,
+            current.state,
+            `The server has forgotten key ${key} (retention ended); send a new operation instead`,
+          );
+        }
+        const { failure: _f, retainUntil: _r, authRefreshed: _a, ...rest } = current;
+        return {
+          ...rest,
+          state: 'pending',
+          nextAttemptAt: now,
+          deadlineAt: Math.min(now + policy.deadlineMs, forgottenAt),
+          backoff: { retries: 0, lastDelayMs: 0 },
+        };
+      });
+      if (updated === undefined) throw new NotFoundError(key);
+      return guarded(
+        key,
+        drive(key, updated.scope).then((r) => outcomeOf(r, {}, false)),
+      );
+    },
+
+    async discard(key) {
+      if (running.has(key))
+        throw new InvalidStateError(key, 'in_flight', `Operation ${key} is being driven; it cannot be discarded now`);
+      const record = await store.get(key);
+      if (record === undefined) throw new NotFoundError(key);
+      if (record.state === 'in_flight' && record.lease !== undefined && record.lease.until > runtime.now()) {
+        throw new InvalidStateError(key, record.state, `Operation ${key} is in flight in another tab or process`);
+      }
+      await store.delete(key);
+    },
+
+    async sweep() {
+      const now = runtime.now();
+      const finished = await store.list({ state: ['succeeded', 'blocked', 'failed', 'unknown'] });
+      let removed = 0;
+      for (const record of finished) {
+        if (record.retainUntil !== undefined && record.retainUntil <= now) {
+          await store.delete(record.key);
+          removed++;
+        }
+      }
+      return removed;
+    },
+
+    on: (event, fn) => events.on(event, fn),
+
+    async close() {
+      shutdown.abort();
+      await Promise.allSettled([...running.values()]);
+      await store.close?.();
+    },
+  };
+  return client;
+}
+
+function failureError(record: OperationRecord): OperationError {
+  const failure = record.failure;
+  return new OperationError(
+    `Operation ${record.key} ended ${record.state}${failure === undefined ? '' : ` (${failure.reason}): ${failure.message}`}`,
+    {
+      key: record.key,
+      state: record.state,
+      reason: failure?.reason,
+      attempts: record.attempts,
+      status: failure?.status,
+      remediation: failure?.remediation ?? 'Inspect the operation with get(key).',
+    },
+  );
+}
+
+function suspendedError(record: OperationRecord): OperationError {
+  return new OperationError(
+    `Operation ${record.key} was suspended (client closed) while ${record.state}; resume() continues it`,
+    {
+      key: record.key,
+      state: record.state,
+      attempts: record.attempts,
+      remediation: 'Call resume() on a client with the same store.',
+    },
+  );
+}
+
+export { isOncelyError };

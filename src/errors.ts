@@ -1,0 +1,176 @@
+/**
+ * One error base for everything oncely throws, with literal `name`s and
+ * stable `code`s, so callers can branch on `error.code` without `instanceof`
+ * (which breaks across realms: iframes, workers, duplicated bundles).
+ */
+import type { AttemptSummary, OperationState, StopReason } from './flow/record.js';
+
+const BRAND = Symbol.for('oncely.error');
+
+export type OncelyErrorCode =
+  | 'invalid_options'
+  | 'invalid_request'
+  | 'key_conflict'
+  | 'operation_failed'
+  | 'response_invalid'
+  | 'lease_lost'
+  | 'not_found'
+  | 'store_corrupt'
+  | 'invalid_state';
+
+export interface OncelyErrorDetails {
+  /** The idempotency key of the operation, when there is one. */
+  key?: string | undefined;
+  /** The operation's state when the error was raised. */
+  state?: OperationState | undefined;
+  /** Why the operation stopped. */
+  reason?: StopReason | undefined;
+  /** Every attempt made so far, oldest first. */
+  attempts?: readonly AttemptSummary[] | undefined;
+  cause?: unknown;
+}
+
+export class OncelyError extends Error {
+  override name = 'OncelyError';
+  readonly code: OncelyErrorCode;
+  readonly key: string | undefined;
+  readonly state: OperationState | undefined;
+  readonly reason: StopReason | undefined;
+  readonly attempts: readonly AttemptSummary[];
+  readonly [BRAND] = true;
+
+  constructor(code: OncelyErrorCode, message: string, details: OncelyErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.code = code;
+    this.key = details.key;
+    this.state = details.state;
+    this.reason = details.reason;
+    this.attempts = details.attempts ?? [];
+  }
+}
+
+/** Options failed validation at construction. `field` names the offending option. */
+export class InvalidOptionsError extends OncelyError {
+  override name = 'InvalidOptionsError';
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super('invalid_options', `Invalid option \`${field}\`: ${message}`);
+    this.field = field;
+  }
+}
+
+/** A request given to `send`/`enqueue` is malformed. Nothing was stored or sent. */
+export class InvalidRequestError extends OncelyError {
+  override name = 'InvalidRequestError';
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super('invalid_request', `Invalid request \`${field}\`: ${message}`);
+    this.field = field;
+  }
+}
+
+/**
+ * The same idempotency key was used with a different request (method, URL or
+ * body). Refused locally before any network: the server would answer with a
+ * conflict at best, or bind one key to two operations at worst.
+ */
+export class KeyConflictError extends OncelyError {
+  override name = 'KeyConflictError';
+  constructor(key: string, state: OperationState) {
+    super(
+      'key_conflict',
+      `Idempotency key ${key} is already bound to a different request (state ${state}); use a new key for new work.`,
+      { key, state },
+    );
+  }
+}
+
+/**
+ * The operation ended without success: `state` is `blocked` (fix the input or
+ * credentials, then `retry(key)`), `failed` (definitely not done) or `unknown`
+ * (may have taken effect: reconcile, or `retry(key)` with the same key).
+ */
+export class OperationError extends OncelyError {
+  override name = 'OperationError';
+  /** HTTP status of the last answer, if there was one. */
+  readonly status: number | undefined;
+  /** What the caller can do next. */
+  readonly remediation: string;
+  constructor(message: string, details: OncelyErrorDetails & { status?: number | undefined; remediation: string }) {
+    super('operation_failed', message, details);
+    this.status = details.status;
+    this.remediation = details.remediation;
+  }
+}
+
+/**
+ * The server answered 2xx (the effect happened) but the body did not match
+ * the response schema. The operation is `succeeded` and the raw result is
+ * kept; it is never retried.
+ */
+export class ResponseValidationError extends OncelyError {
+  override name = 'ResponseValidationError';
+  readonly status: number;
+  readonly body: unknown;
+  readonly issues: readonly string[];
+  constructor(
+    key: string,
+    status: number,
+    body: unknown,
+    issues: readonly string[],
+    attempts: readonly AttemptSummary[],
+  ) {
+    super(
+      'response_invalid',
+      `The server completed operation ${key} (status ${status}) but the response failed validation: ${issues.join('; ')}`,
+      { key, state: 'succeeded', attempts },
+    );
+    this.status = status;
+    this.body = body;
+    this.issues = issues;
+  }
+}
+
+/** Another owner (tab or process) took over the operation; this one must stop writing. */
+export class LeaseLostError extends OncelyError {
+  override name = 'LeaseLostError';
+  constructor(key: string) {
+    super('lease_lost', `Lost the lease on operation ${key} to another owner`, { key });
+  }
+}
+
+/** No operation with this key is stored. */
+export class NotFoundError extends OncelyError {
+  override name = 'NotFoundError';
+  constructor(key: string) {
+    super('not_found', `No operation with key ${key}`, { key });
+  }
+}
+
+/** The operation is not in a state that allows what was asked (e.g. discarding one in flight). */
+export class InvalidStateError extends OncelyError {
+  override name = 'InvalidStateError';
+  constructor(key: string, state: OperationState, message: string) {
+    super('invalid_state', message, { key, state });
+  }
+}
+
+/** A stored record failed validation; it was quarantined, not deleted. */
+export class CorruptRecordError extends OncelyError {
+  override name = 'CorruptRecordError';
+  readonly id: string;
+  constructor(id: string, message: string, cause?: unknown) {
+    super('store_corrupt', `Stored record ${id} is corrupt: ${message}`, { key: id, cause });
+    this.id = id;
+  }
+}
+
+/** True for any error raised by oncely, from any realm or bundle copy. */
+export function isOncelyError(value: unknown): value is OncelyError {
+  return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+}
+
+/** True when `value` is an oncely error with the given code. */
+export function hasErrorCode<C extends OncelyErrorCode>(value: unknown, code: C): value is OncelyError & { code: C } {
+  return isOncelyError(value) && value.code === code;
+}

@@ -1,0 +1,69 @@
+/**
+ * Typed events for every transition of an operation. Listeners run
+ * synchronously after the transition is durable; a throwing listener is
+ * isolated (reported to `error` listeners) and never breaks the operation.
+ */
+import type { AttemptClass, OperationState, StopReason } from './flow/record.js';
+
+interface Base {
+  /** The idempotency key. */
+  key: string;
+  /** `METHOD url` of the operation. */
+  operation: string;
+  fingerprint: string;
+}
+
+export interface OncelyEvents {
+  /** A new operation was written down (before its first attempt). */
+  enqueued: Base & { policy: string; deadlineAt: number };
+  /** An attempt is recorded as started and is about to be sent. */
+  'attempt:started': Base & { attempt: number; resendCount: number };
+  /** An attempt ended; its outcome is recorded. */
+  'attempt:ended': Base & {
+    attempt: number;
+    resendCount: number;
+    class: AttemptClass;
+    status: number | undefined;
+    detail: string;
+    durationMs: number;
+  };
+  /** Another attempt is scheduled. */
+  'retry:scheduled': Base & { attempt: number; delayMs: number; reason: AttemptClass; hintMs: number | undefined };
+  /** The retry budget or outage gate is holding this operation back. */
+  held: Base & { untilMs: number };
+  /** The operation reached a terminal state. */
+  settled: Base & { state: OperationState; reason: StopReason | undefined; attempts: number };
+  /** A corrupt stored record was moved aside. */
+  quarantined: { id: string; problems: readonly string[] };
+  /** A listener threw. */
+  error: { error: unknown; event: string };
+}
+
+export type OncelyEventName = keyof OncelyEvents;
+export type Listener<E extends OncelyEventName> = (payload: OncelyEvents[E]) => void;
+
+export class Emitter {
+  readonly #listeners = new Map<OncelyEventName, Set<(payload: never) => void>>();
+
+  on<E extends OncelyEventName>(event: E, fn: Listener<E>): () => void {
+    let set = this.#listeners.get(event);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(event, set);
+    }
+    set.add(fn as (payload: never) => void);
+    return () => set.delete(fn as (payload: never) => void);
+  }
+
+  emit<E extends OncelyEventName>(event: E, payload: OncelyEvents[E]): void {
+    const set = this.#listeners.get(event);
+    if (set === undefined) return;
+    for (const fn of [...set]) {
+      try {
+        (fn as Listener<E>)(payload);
+      } catch (error) {
+        if (event !== 'error') this.emit('error', { error, event });
+      }
+    }
+  }
+}

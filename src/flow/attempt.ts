@@ -1,0 +1,148 @@
+/**
+ * One HTTP attempt through ky, with ky's own retry and timeout turned off:
+ * oncely has exactly one retry loop (flow/run.ts) and times attempts itself
+ * through the injectable runtime. Returns an `Observation`; never throws for
+ * network trouble (that is data for `classify`).
+ */
+import type { KyInstance } from 'ky';
+import type { Runtime } from '../runtime.js';
+import { isNotSentCode, type Observation } from './classify.js';
+import type { StoredBody, StoredRequest } from './record.js';
+
+export interface AttemptInput {
+  request: StoredRequest;
+  /** Headers for this attempt only: the key header and fresh credentials. Never stored. */
+  extraHeaders: Record<string, string>;
+  timeoutMs: number;
+  /** The caller's signal for the whole operation. */
+  signal: AbortSignal | undefined;
+}
+
+/** What came back, with everything needed to store a replayable result. */
+export interface AttemptOutput {
+  observation: Observation;
+  /** Response headers (lower-case names) when there was an answer. */
+  headers: Record<string, string>;
+  /** Raw body bytes of the answer, when there was one. */
+  bytes: Uint8Array | undefined;
+}
+
+export async function performAttempt(http: KyInstance, runtime: Runtime, input: AttemptInput): Promise<AttemptOutput> {
+  const { request, signal } = input;
+  if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'not' });
+  if (isKnownOffline()) {
+    return noAnswer({ kind: 'transport_error', sent: 'not', code: 'OFFLINE', message: 'the browser is offline' });
+  }
+  // One controller per attempt, linked to the caller's signal by a listener
+  // that is removed afterwards (AbortSignal.any over a long-lived parent
+  // retains memory per call on Node 20).
+  const controller = new AbortController();
+  const onCallerAbort = (): void => controller.abort(signal?.reason);
+  signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const timer = new AbortController();
+  let timedOut = false;
+  runtime.sleep(input.timeoutMs, timer.signal).then(
+    () => {
+      timedOut = true;
+      controller.abort(new Error('attempt timeout'));
+    },
+    () => {},
+  );
+  try {
+    const response = await http(request.url, {
+      method: request.method,
+      headers: { ...request.headers, ...input.extraHeaders },
+      body: bodyInit(request.body) ?? null,
+      signal: controller.signal,
+    });
+    // Read the whole body inside the timeout: a 2xx whose body was lost is
+    // ambiguous, and the retry gets the server's stored replay instead.
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    return {
+      observation: {
+        kind: 'response',
+        status: response.status,
+        header: (name) => response.headers.get(name),
+        text: new TextDecoder().decode(bytes),
+      },
+      headers,
+      bytes,
+    };
+  } catch (error) {
+    if (timedOut) return noAnswer({ kind: 'timeout', afterMs: input.timeoutMs });
+    if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'maybe' });
+    return noAnswer(transportError(error));
+  } finally {
+    timer.abort();
+    signal?.removeEventListener('abort', onCallerAbort);
+  }
+}
+
+function noAnswer(observation: Observation): AttemptOutput {
+  return { observation, headers: {}, bytes: undefined };
+}
+
+/** `navigator.onLine === false` is trustworthy; `true` is not (captive portals, dead Wi-Fi). */
+function isKnownOffline(): boolean {
+  const nav = (globalThis as { navigator?: { onLine?: boolean } }).navigator;
+  return nav?.onLine === false;
+}
+
+/** Maps fetch failures to sent/not-sent. Only errors that prove nothing left are `not`. */
+function transportError(error: unknown): Observation {
+  const code = errorCode(error);
+  const message = error instanceof Error ? describe(error) : String(error);
+  if (isNotSentCode(code)) return { kind: 'transport_error', sent: 'not', code, message };
+  if (isKnownOffline()) return { kind: 'transport_error', sent: 'not', code: 'OFFLINE', message };
+  return { kind: 'transport_error', sent: 'maybe', code, message };
+}
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      current = errors[0];
+      continue;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function describe(error: Error): string {
+  const cause = error.cause instanceof Error ? `: ${describe(error.cause)}` : '';
+  return `${error.message}${cause}`;
+}
+
+function bodyInit(body: StoredBody | undefined): BodyInit | undefined {
+  if (body === undefined) return undefined;
+  switch (body.encoding) {
+    case 'json':
+    case 'text':
+      return body.text;
+    case 'base64':
+      return base64ToBytes(body.data);
+  }
+}
+
+export function base64ToBytes(data: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(data);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+export function bytesToBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}

@@ -1,0 +1,150 @@
+/**
+ * Classification of one attempt: pure, table-driven, fixed precedence.
+ *
+ * Precedence for an HTTP answer (first match wins):
+ *   1. the endpoint's own `classify` overrides (status → class)
+ *   2. the profile's header rules (e.g. `Stripe-Should-Retry`)
+ *   3. the profile's body rules (e.g. Stripe `idempotency_key_in_use`)
+ *   4. 2xx → `completed`
+ *   5. the profile's status table (the design's base table by default)
+ *   6. the endpoint's `otherStatus` (default `permanent`)
+ * Without an HTTP answer: `not_sent` when the request provably never left
+ * (refused, DNS, offline), else `ambiguous` (timeout, reset after writing).
+ */
+import type { ProviderProfile } from '../policy/profiles.js';
+import type { AttemptClass, EffectStatus, SentStatus } from './record.js';
+
+/** What one attempt observed, before any interpretation. */
+export type Observation =
+  | {
+      kind: 'response';
+      status: number;
+      header: (name: string) => string | null;
+      /** Body text as received (for body rules). */
+      text: string;
+    }
+  | {
+      /** The transport failed. `sent: 'not'` only when the request provably never left. */
+      kind: 'transport_error';
+      sent: 'not' | 'maybe';
+      code: string | undefined;
+      message: string;
+    }
+  | { kind: 'timeout'; afterMs: number }
+  | { kind: 'aborted'; sent: 'not' | 'maybe' };
+
+export interface ClassifyRules {
+  profile: ProviderProfile;
+  /** Endpoint overrides, status → class. */
+  overrides: Readonly<Record<number, AttemptClass>>;
+  /** Class of any status no rule names. */
+  otherStatus: AttemptClass;
+}
+
+export interface Classification {
+  class: AttemptClass;
+  sent: SentStatus;
+  effect: EffectStatus;
+  status?: number;
+  /** Human-readable why, for records and events. */
+  detail: string;
+}
+
+/** Error codes that prove the request never left this machine. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'EADDRNOTAVAIL',
+  'ERR_INTERNET_DISCONNECTED',
+  'OFFLINE',
+]);
+
+/** True when a transport error code proves nothing was sent. */
+export function isNotSentCode(code: string | undefined): boolean {
+  return code !== undefined && NOT_SENT_CODES.has(code);
+}
+
+export function classify(observation: Observation, rules: ClassifyRules): Classification {
+  switch (observation.kind) {
+    case 'transport_error':
+      return observation.sent === 'not'
+        ? { class: 'not_sent', sent: 'not', effect: 'none', detail: observation.message }
+        : { class: 'ambiguous', sent: 'maybe', effect: 'unknown', detail: observation.message };
+    case 'timeout':
+      return {
+        class: 'ambiguous',
+        sent: 'maybe',
+        effect: 'unknown',
+        detail: `no answer within ${observation.afterMs} ms`,
+      };
+    case 'aborted':
+      return observation.sent === 'not'
+        ? { class: 'not_sent', sent: 'not', effect: 'none', detail: 'aborted before sending' }
+        : { class: 'ambiguous', sent: 'maybe', effect: 'unknown', detail: 'aborted while in flight' };
+    case 'response':
+      return classifyResponse(observation, rules);
+  }
+}
+
+function classifyResponse(response: Extract<Observation, { kind: 'response' }>, rules: ClassifyRules): Classification {
+  const { status } = response;
+  const [cls, detail] = responseClass(response, rules);
+  return { class: cls, sent: 'definitely', effect: effectOf(cls, status, rules.profile), status, detail };
+}
+
+function responseClass(
+  response: Extract<Observation, { kind: 'response' }>,
+  rules: ClassifyRules,
+): [AttemptClass, string] {
+  const { status } = response;
+  const override = rules.overrides[status];
+  if (override !== undefined) return [override, `status ${status} (endpoint override)`];
+  if (status < 200 || status >= 300) {
+    for (const rule of rules.profile.headerRules) {
+      if (response.header(rule.header)?.trim().toLowerCase() === rule.equals) {
+        return [rule.class, `${rule.note} (${rule.header}: ${rule.equals})`];
+      }
+    }
+    for (const rule of rules.profile.bodyRules) {
+      if (rule.status.includes(status) && bodyMatches(response.text, rule)) {
+        return [rule.class, `status ${status}: ${rule.note}`];
+      }
+    }
+  }
+  if (status >= 200 && status < 300) return ['completed', `status ${status}`];
+  const tabled = rules.profile.statuses[status];
+  if (tabled !== undefined) return [tabled, `status ${status}`];
+  return [rules.otherStatus, `status ${status} (no rule; endpoint default)`];
+}
+
+function bodyMatches(text: string, rule: { path?: readonly string[]; equals?: string; contains?: string }): boolean {
+  if (rule.contains !== undefined) return text.toLowerCase().includes(rule.contains.toLowerCase());
+  if (rule.path === undefined || rule.equals === undefined) return false;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  for (const segment of rule.path) {
+    if (typeof value !== 'object' || value === null) return false;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  return value === rule.equals;
+}
+
+/**
+ * What an answer tells about the effect: 2xx applied it; a status the
+ * profile lists as "not applied" (408/425/429/503) and any 4xx refusal did
+ * not; an in-progress answer and the remaining 5xx (500/502/504: a gateway
+ * may have given up while the upstream kept working) leave it unknown.
+ */
+export function effectOf(cls: AttemptClass, status: number, profile: ProviderProfile): EffectStatus {
+  if (cls === 'completed') return 'applied';
+  if (cls === 'in_progress') return 'unknown';
+  if (profile.notApplied.includes(status)) return 'none';
+  return status >= 500 ? 'unknown' : 'none';
+}

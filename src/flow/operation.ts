@@ -1,0 +1,195 @@
+/**
+ * Turning a caller's request into a new operation record: validate it, fix
+ * the exact bytes of the body, keep only headers that are safe at rest, take
+ * the key (given, or minted once here and nowhere else) and fingerprint it.
+ */
+import { InvalidRequestError } from '../errors.js';
+import type { ResolvedPolicy } from '../options.js';
+import type { Runtime } from '../runtime.js';
+import { bytesToBase64 } from './attempt.js';
+import { assertValidKey, fingerprintOf } from './key.js';
+import { type OperationRecord, RECORD_VERSION, type StoredBody, type StoredRequest } from './record.js';
+
+/**
+ * A write to send once.
+ *
+ * @example
+ * await client.send({ method: 'POST', url: '/payments', json: { amount: 4800, currency: 'EUR' } });
+ */
+export interface OncelyRequest<T = unknown> {
+  /** @default 'POST' */
+  method?: string;
+  /** Absolute, or relative to the client's `baseUrl`. */
+  url: string | URL;
+  /** A JSON body: serialised once, stored, and resent byte for byte. */
+  json?: unknown;
+  /** A raw body (text or bytes), stored and resent byte for byte. */
+  body?: string | Uint8Array | ArrayBuffer;
+  /**
+   * Headers stored with the operation and sent on every attempt. Credentials
+   * (`Authorization`, `Cookie`, ...) are refused here: supply them with the
+   * client's `headers` callback, called for each attempt and never stored.
+   */
+  headers?: Record<string, string>;
+  /**
+   * The idempotency key. Give one derived from your business identity (see
+   * `deriveKey`) to make repeat sends converge across devices; otherwise a
+   * random key is minted once for this operation.
+   */
+  key?: string;
+  /** Aborting ends the operation (`aborted`); a started attempt may still take effect. */
+  signal?: AbortSignal;
+  /**
+   * Validates the 2xx body (any Standard Schema, e.g. a zod schema). A body
+   * that fails is still a completed operation: it is not retried, its raw
+   * result is kept, and `send` rejects with `ResponseValidationError`.
+   */
+  responseSchema?: StandardSchemaV1<unknown, T>;
+  /** Operations of one scope are sent in order, one at a time. */
+  scope?: string;
+  /** Plain JSON metadata stored with the operation (e.g. `{ userId }`). */
+  meta?: Record<string, unknown>;
+}
+
+/** The Standard Schema interface (zod, valibot, arktype implement it). */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) =>
+      | { readonly value: Output; readonly issues?: undefined }
+      | {
+          readonly issues: ReadonlyArray<{
+            readonly message: string;
+            readonly path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
+          }>;
+        }
+      | Promise<
+          | { readonly value: Output; readonly issues?: undefined }
+          | {
+              readonly issues: ReadonlyArray<{
+                readonly message: string;
+                readonly path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
+              }>;
+            }
+        >;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+/** Header names never written to a record, whatever the options say. */
+export const ALWAYS_DENIED_HEADERS: readonly string[] = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'x-auth-token',
+];
+
+export interface PreparedOperation {
+  key: string;
+  request: StoredRequest;
+  fingerprint: string;
+}
+
+const METHOD = /^[A-Za-z]+$/;
+
+export function resolveUrl(url: string | URL, baseUrl: string | undefined): URL {
+  try {
+    return new URL(url, baseUrl);
+  } catch {
+    throw new InvalidRequestError(
+      'url',
+      `"${String(url)}" is not a valid URL${baseUrl === undefined ? ' (no baseUrl is set)' : ''}`,
+    );
+  }
+}
+
+export async function prepareOperation(
+  input: OncelyRequest<unknown>,
+  url: URL,
+  policy: ResolvedPolicy,
+  deniedHeaders: ReadonlySet<string>,
+  runtime: Runtime,
+): Promise<PreparedOperation> {
+  const method = (input.method ?? 'POST').toUpperCase();
+  if (!METHOD.test(method)) throw new InvalidRequestError('method', `"${input.method}" is not an HTTP method`);
+  if (input.json !== undefined && input.body !== undefined) {
+    throw new InvalidRequestError('body', 'give either `json` or `body`, not both');
+  }
+  const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy.profile.keyHeader);
+  const body = storedBody(input);
+  if (body?.encoding === 'json' && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  const key = input.key ?? runtime.uuid();
+  assertValidKey(key, policy.profile.maxKeyLength);
+  const request: StoredRequest = { method, url: url.href, headers, ...(body === undefined ? {} : { body }) };
+  return { key, request, fingerprint: await fingerprintOf(method, url.href, body) };
+}
+
+function storableHeaders(
+  given: Record<string, string>,
+  denied: ReadonlySet<string>,
+  keyHeader: string,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
+    const lower = name.toLowerCase();
+    if (denied.has(lower)) {
+      throw new InvalidRequestError(
+        `headers.${name}`,
+        'credentials are never stored with an operation; supply them with the client `headers` callback',
+      );
+    }
+    if (lower === keyHeader.toLowerCase()) {
+      throw new InvalidRequestError(`headers.${name}`, 'pass the idempotency key as `key`, not as a header');
+    }
+    if (typeof value !== 'string') throw new InvalidRequestError(`headers.${name}`, 'must be a string');
+    headers[lower] = value;
+  }
+  return headers;
+}
+
+function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
+  if (input.json !== undefined) {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(input.json);
+    } catch (error) {
+      throw new InvalidRequestError('json', `cannot be serialised: ${(error as Error).message}`);
+    }
+    if (text === undefined) throw new InvalidRequestError('json', 'cannot be serialised');
+    return { encoding: 'json', text };
+  }
+  const body = input.body;
+  if (body === undefined) return undefined;
+  if (typeof body === 'string') return { encoding: 'text', text: body };
+  if (body instanceof Uint8Array) return { encoding: 'base64', data: bytesToBase64(body) };
+  if (body instanceof ArrayBuffer) return { encoding: 'base64', data: bytesToBase64(new Uint8Array(body)) };
+  throw new InvalidRequestError('body', 'must be a string, Uint8Array or ArrayBuffer');
+}
+
+/** A fresh record, written before the first attempt. */
+export function newRecord(
+  prepared: PreparedOperation,
+  policy: ResolvedPolicy,
+  input: Pick<OncelyRequest, 'scope' | 'meta'>,
+  nowMs: number,
+): OperationRecord {
+  return {
+    v: RECORD_VERSION,
+    key: prepared.key,
+    request: prepared.request,
+    fingerprint: prepared.fingerprint,
+    policy: policy.name,
+    ...(input.scope === undefined ? {} : { scope: input.scope }),
+    ...(input.meta === undefined ? {} : { meta: input.meta }),
+    createdAt: nowMs,
+    deadlineAt: nowMs + policy.deadlineMs,
+    state: 'pending',
+    epoch: 0,
+    attempts: [],
+    nextAttemptAt: nowMs,
+    backoff: { retries: 0, lastDelayMs: 0 },
+  };
+}

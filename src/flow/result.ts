@@ -1,0 +1,70 @@
+/**
+ * Turning bytes into stored bodies and back, and choosing which response
+ * headers are kept. Stored results are replayed to repeat sends, so they keep
+ * only what describes the result (never `Set-Cookie` and the like).
+ */
+import { base64ToBytes, bytesToBase64 } from './attempt.js';
+import type { StoredBody } from './record.js';
+
+/** Response headers kept with a stored result, besides any configured. */
+export const RESULT_HEADERS: readonly string[] = [
+  'content-type',
+  'content-location',
+  'location',
+  'etag',
+  'last-modified',
+  'idempotent-replayed',
+  'request-id',
+  'x-request-id',
+  'original-request',
+];
+
+export function storedResponseHeaders(
+  headers: Record<string, string>,
+  extra: readonly string[],
+): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of [...RESULT_HEADERS, ...extra.map((h) => h.toLowerCase())]) {
+    const value = headers[name];
+    if (value !== undefined) kept[name] = value;
+  }
+  return kept;
+}
+
+/** JSON stays JSON text, other text stays text, anything else becomes base64. */
+export function storedBodyFrom(bytes: Uint8Array | undefined, contentType: string | undefined): StoredBody | undefined {
+  if (bytes === undefined || bytes.length === 0) return undefined;
+  const type = (contentType ?? '').toLowerCase();
+  if (/[/+]json\b/.test(type) || /^text\//.test(type)) {
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+    let decoded: string;
+    try {
+      decoded = text.decode(bytes);
+    } catch {
+      return { encoding: 'base64', data: bytesToBase64(bytes) };
+    }
+    if (/[/+]json\b/.test(type)) {
+      try {
+        JSON.parse(decoded);
+        return { encoding: 'json', text: decoded };
+      } catch {
+        return { encoding: 'text', text: decoded };
+      }
+    }
+    return { encoding: 'text', text: decoded };
+  }
+  return { encoding: 'base64', data: bytesToBase64(bytes) };
+}
+
+/** The caller-facing value of a stored body: parsed JSON, a string, or bytes. */
+export function bodyValue(body: StoredBody | undefined): unknown {
+  if (body === undefined) return undefined;
+  switch (body.encoding) {
+    case 'json':
+      return JSON.parse(body.text) as unknown;
+    case 'text':
+      return body.text;
+    case 'base64':
+      return base64ToBytes(body.data);
+  }
+}

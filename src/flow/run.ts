@@ -1,0 +1,362 @@
+/**
+ * The loop: the one place that sleeps, sends and writes. Everything it
+ * decides comes from pure code (classify, decide, transitions, the gate);
+ * this file only acts, in the order the write-ahead rule demands:
+ *
+ *   claim (lease, epoch) → attempt recorded as started → one HTTP request
+ *   → classify → decide → outcome recorded → events → sleep or settle
+ *
+ * Every write is fenced by the lease epoch; losing the lease stops the loop
+ * without writing, and another owner carries on with the same key.
+ */
+import type { KyInstance } from 'ky';
+import { LeaseLostError, NotFoundError } from '../errors.js';
+import type { Emitter } from '../events.js';
+import type { EndpointTable, ResolvedPolicy } from '../options.js';
+import type { Admission, Governor, HostGate } from '../policy/gate.js';
+import { parseServerHintMs } from '../policy/retry-after.js';
+import type { Runtime } from '../runtime.js';
+import type { OperationStore } from '../store/store.js';
+import { type AttemptOutput, performAttempt } from './attempt.js';
+import { type Classification, classify } from './classify.js';
+import { decide, type Stop, stopWith } from './decide.js';
+import { isTerminal, type OperationRecord, type StoredResult } from './record.js';
+import { storedBodyFrom, storedResponseHeaders } from './result.js';
+import {
+  type AttemptEnd,
+  assertFenced,
+  claim,
+  endLast,
+  type Owner,
+  refreshAuth,
+  release,
+  scheduleRetry,
+  settleStopped,
+  startAttempt,
+  succeed,
+} from './transitions.js';
+
+/** Context passed to the `headers` and `onUnauthorized` callbacks. */
+export interface AttemptContext {
+  key: string;
+  /** 1-based number of the attempt about to be sent. */
+  attempt: number;
+  method: string;
+  url: string;
+  meta: Readonly<Record<string, unknown>> | undefined;
+}
+
+export interface Engine {
+  store: OperationStore;
+  runtime: Runtime;
+  owner: Owner;
+  http: KyInstance;
+  endpoints: EndpointTable;
+  governor: Governor;
+  events: Emitter;
+  /** Credentials for one attempt (never stored). */
+  credentials: ((ctx: AttemptContext) => Record<string, string> | Promise<Record<string, string>>) | undefined;
+  onUnauthorized: ((ctx: AttemptContext) => void | Promise<void>) | undefined;
+  /** Extra response headers to keep in stored results. */
+  resultHeaders: readonly string[];
+  /** Aborted when the client closes: loops suspend (records stay pending). */
+  shutdown: AbortSignal;
+  /** How often to look again at an operation another owner holds. */
+  pollMs: number;
+}
+
+/**
+ * Drives operation `key` until it is terminal (or the client shuts down) and
+ * resolves with the record as stored. If another owner holds it, waits for
+ * that owner to finish or its lease to expire, then takes over.
+ */
+export async function runOperation(engine: Engine, key: string, signal?: AbortSignal): Promise<OperationRecord> {
+  for (;;) {
+    let claimed = false;
+    const record = await engine.store.update(key, (current) => {
+      const next = claim(current, key, engine.owner, engine.runtime.now());
+      claimed = next !== current;
+      return next;
+    });
+    if (record === undefined) throw new NotFoundError(key);
+    if (isTerminal(record.state)) return record;
+    if (claimed) {
+      const driven = await drive(engine, record, signal);
+      if (driven !== undefined) return driven;
+    } else {
+      // Someone else holds the lease: look again when it would expire.
+      const waitMs = Math.min(engine.pollMs, Math.max(1, (record.lease?.until ?? 0) - engine.runtime.now()));
+      if (!(await pause(engine, waitMs, signal))) return record;
+    }
+    if (engine.shutdown.aborted) {
+      const latest = await engine.store.get(key);
+      if (latest === undefined) throw new NotFoundError(key);
+      return latest;
+    }
+  }
+}
+
+/** Owns the record until it settles. Returns `undefined` when the lease was lost. */
+async function drive(
+  engine: Engine,
+  claimed: OperationRecord,
+  signal: AbortSignal | undefined,
+): Promise<OperationRecord | undefined> {
+  const { runtime, events, owner } = engine;
+  const key = claimed.key;
+  const epoch = claimed.epoch;
+  const policy = engine.endpoints.byName(claimed.policy);
+  const gate = gateFor(engine, policy, claimed.request.url);
+  const base = { key, operation: `${claimed.request.method} ${claimed.request.url}`, fingerprint: claimed.fingerprint };
+  const write = (fn: (r: OperationRecord) => OperationRecord) =>
+    engine.store.update(key, (current) => fn(assertFenced(current, key, owner, epoch))) as Promise<OperationRecord>;
+  const settle = async (stop: Stop, end?: AttemptEnd): Promise<OperationRecord> => {
+    gate?.forget(key);
+    const settled = await write((r) => settleStopped(r, stop, runtime.now(), policy.retainMs, end));
+    if (end !== undefined) emitEnded(engine, base, settled, end);
+    events.emit('settled', { ...base, state: settled.state, reason: stop.reason, attempts: settled.attempts.length });
+    return settled;
+  };
+
+  let record = claimed;
+  let needsAdmission = lastAttemptWasBudgeted(record);
+  try {
+    for (;;) {
+      if (signal?.aborted) return await settle(stopWith(record, 'aborted', 'The caller aborted the operation'));
+      if (engine.shutdown.aborted) {
+        await write(release);
+        return undefined;
+      }
+      const now = runtime.now();
+      if (now >= record.deadlineAt) {
+        return await settle(stopWith(record, 'deadline', 'The deadline passed before the next attempt'));
+      }
+      if (record.nextAttemptAt > now) {
+        await pause(engine, record.nextAttemptAt - now, signal);
+        continue;
+      }
+      let probe = false;
+      if (needsAdmission && gate !== undefined) {
+        const admitted = await admit(engine, gate, record, base, signal);
+        if (admitted === 'interrupted') continue;
+        if (admitted === 'past_deadline') {
+          return await settle(
+            stopWith(record, 'budget', 'The retry budget for this host stayed exhausted until the deadline'),
+          );
+        }
+        probe = admitted.probe;
+      }
+      needsAdmission = false;
+
+      const startedAt = runtime.now();
+      const timeoutMs = Math.max(1, Math.min(policy.attemptTimeoutMs, record.deadlineAt - startedAt));
+      record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
+      const attempt = record.attempts.length;
+      const resendCount = record.attempts.filter((a) => a.sent !== 'not').length - 1;
+      events.emit('attempt:started', { ...base, attempt, resendCount });
+      if (resendCount === 0) gate?.noteFirstAttempt();
+
+      const context: AttemptContext = {
+        key,
+        attempt,
+        method: record.request.method,
+        url: record.request.url,
+        meta: record.meta,
+      };
+      const output = await performAttempt(engine.http, runtime, {
+        request: record.request,
+        extraHeaders: await attemptHeaders(engine, policy, record, context),
+        timeoutMs,
+        signal,
+      });
+      const endedAt = runtime.now();
+      const classification = classify(output.observation, {
+        profile: policy.profile,
+        overrides: policy.classify,
+        otherStatus: policy.otherStatus,
+      });
+      const hintMs =
+        output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
+      const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
+      reportToGate(gate, classification, probe, endedAt, hintMs, runtime);
+
+      const ended = { ...record, attempts: endLast(record, end) };
+      if (signal?.aborted && classification.class !== 'completed') {
+        return await settle(stopWith(ended, 'aborted', 'The caller aborted the operation', classification), end);
+      }
+      const decision = decide({
+        record: ended,
+        classification,
+        hintMs,
+        policy,
+        nowMs: endedAt,
+        random: runtime.random,
+        canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
+      });
+      switch (decision.kind) {
+        case 'succeed': {
+          const result = storedResult(output, policy, endedAt, engine.resultHeaders);
+          const done = await write((r) => succeed(r, end, result, policy.retainMs));
+          emitEnded(engine, base, done, end);
+          events.emit('settled', { ...base, state: 'succeeded', reason: undefined, attempts: done.attempts.length });
+          return done;
+        }
+        case 'stop':
+          return await settle(decision, end);
+        case 'refresh_auth':
+          record = await write((r) => refreshAuth(r, end, owner));
+          emitEnded(engine, base, record, end);
+          await engine.onUnauthorized?.(context);
+          break;
+        case 'retry':
+          record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, decision.why !== 'not_sent'));
+          needsAdmission = decision.budgeted;
+          emitEnded(engine, base, record, end);
+          events.emit('retry:scheduled', {
+            ...base,
+            attempt: attempt + 1,
+            delayMs: decision.delayMs,
+            reason: decision.why,
+            hintMs,
+          });
+          break;
+      }
+    }
+  } catch (error) {
+    gate?.forget(key);
+    if (error instanceof LeaseLostError) return undefined;
+    throw error;
+  }
+}
+
+type Base = { key: string; operation: string; fingerprint: string };
+
+function emitEnded(engine: Engine, base: Base, record: OperationRecord, end: AttemptEnd): void {
+  const last = record.attempts[record.attempts.length - 1];
+  if (last === undefined) return;
+  engine.events.emit('attempt:ended', {
+    ...base,
+    attempt: last.n,
+    resendCount: record.attempts.filter((a) => a.sent !== 'not').length - (last.sent === 'not' ? 0 : 1),
+    class: end.classification.class,
+    status: end.classification.status,
+    detail: end.classification.detail,
+    durationMs: end.nowMs - last.startedAt,
+  });
+}
+
+/** Waits for the gate; 'interrupted' when a signal fired (the loop re-checks). */
+async function admit(
+  engine: Engine,
+  gate: HostGate,
+  record: OperationRecord,
+  base: Base,
+  signal: AbortSignal | undefined,
+): Promise<Extract<Admission, { kind: 'go' }> | 'past_deadline' | 'interrupted'> {
+  const { runtime } = engine;
+  for (;;) {
+    const now = runtime.now();
+    const admission = gate.admitRetry(record.key, now, runtime.random);
+    if (admission.kind === 'go') {
+      if (admission.atMs >= record.deadlineAt) return 'past_deadline';
+      if (admission.atMs > now && !(await pause(engine, admission.atMs - now, signal))) return 'interrupted';
+      return admission;
+    }
+    if (admission.untilMs >= record.deadlineAt) {
+      gate.forget(record.key);
+      return 'past_deadline';
+    }
+    engine.events.emit('held', { ...base, untilMs: admission.untilMs });
+    // Ask again at the time given, or as soon as the gate changes (a probe
+    // succeeded and held operations are being released).
+    const woken = new AbortController();
+    const unsubscribe = gate.onChange(() => woken.abort());
+    const completed = await pause(engine, admission.untilMs - now, signal, woken.signal);
+    unsubscribe();
+    if (!completed && !woken.signal.aborted) return 'interrupted';
+  }
+}
+
+/**
+ * Sleeps through the runtime. Resolves `true` when the time passed, `false`
+ * when interrupted by the caller's signal, the client's shutdown or `wake`.
+ */
+async function pause(engine: Engine, ms: number, signal?: AbortSignal, wake?: AbortSignal): Promise<boolean> {
+  const interrupt = new AbortController();
+  const sources = [signal, engine.shutdown, wake].filter((s): s is AbortSignal => s !== undefined);
+  const onAbort = (): void => interrupt.abort();
+  for (const s of sources) {
+    if (s.aborted) return false;
+    s.addEventListener('abort', onAbort, { once: true });
+  }
+  try {
+    await engine.runtime.sleep(Math.max(0, ms), interrupt.signal);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    for (const s of sources) s.removeEventListener('abort', onAbort);
+  }
+}
+
+function gateFor(engine: Engine, policy: ResolvedPolicy, url: string): HostGate | undefined {
+  if (policy.budget === undefined) return undefined;
+  const host = new URL(url).host;
+  const scope = policy.budget.per === 'host' ? host : `${policy.name}@${host}`;
+  return engine.governor.gate(scope, policy.budget);
+}
+
+function reportToGate(
+  gate: HostGate | undefined,
+  c: Classification,
+  probe: boolean,
+  nowMs: number,
+  hintMs: number | undefined,
+  runtime: Runtime,
+): void {
+  if (gate === undefined) return;
+  if (c.class === 'retryable' || c.class === 'ambiguous') {
+    gate.reportFailure(probe, nowMs, hintMs, runtime.random);
+  } else if (c.class !== 'not_sent') {
+    // Any real answer that is not a failure proves the host is serving.
+    gate.reportSuccess(probe, nowMs);
+  }
+}
+
+/** On resume, a retry after a failure still passes the gate. */
+function lastAttemptWasBudgeted(record: OperationRecord): boolean {
+  const last = record.attempts[record.attempts.length - 1];
+  return last?.class === 'retryable' || last?.class === 'ambiguous';
+}
+
+async function attemptHeaders(
+  engine: Engine,
+  policy: ResolvedPolicy,
+  record: OperationRecord,
+  context: AttemptContext,
+): Promise<Record<string, string>> {
+  const headers: Record<string, string> = {};
+  const method = record.request.method.toUpperCase();
+  const sendKey = policy.sendKey ?? !['GET', 'HEAD', 'OPTIONS'].includes(method);
+  if (sendKey) headers[policy.profile.keyHeader] = record.key;
+  if (engine.credentials !== undefined) Object.assign(headers, await engine.credentials(context));
+  return headers;
+}
+
+function storedResult(
+  output: AttemptOutput,
+  policy: ResolvedPolicy,
+  nowMs: number,
+  extra: readonly string[],
+): StoredResult {
+  const status = output.observation.kind === 'response' ? output.observation.status : 0;
+  const replayedHeader = policy.profile.replayedHeader?.toLowerCase();
+  const body = storedBodyFrom(output.bytes, output.headers['content-type']);
+  return {
+    status,
+    headers: storedResponseHeaders(output.headers, extra),
+    ...(body === undefined ? {} : { body }),
+    replayed: replayedHeader !== undefined && output.headers[replayedHeader]?.toLowerCase() === 'true',
+    receivedAt: nowMs,
+  };
+}

@@ -1,0 +1,305 @@
+/**
+ * Public options in three parts: what callers write (everything optional,
+ * documented with `@default`), the defaults, and the resolved form the
+ * engine reads. Validated with zod at construction: a bad value throws
+ * `InvalidOptionsError` naming the field, before anything is sent or stored.
+ */
+import * as z from 'zod/mini';
+import { InvalidOptionsError } from './errors.js';
+import { ATTEMPT_CLASSES, type AttemptClass, describeIssue } from './flow/record.js';
+import type { BackoffSettings, JitterKind } from './policy/backoff.js';
+import { type EndpointPattern, parseEndpointPattern, selectEndpoint } from './policy/endpoints.js';
+import type { GateSettings } from './policy/gate.js';
+import { builtInProfiles, type ProviderProfile } from './policy/profiles.js';
+
+/** Retry policy of one endpoint (or the default). All fields optional. */
+export interface PolicyOptions {
+  /**
+   * Attempts that may reach the server, first one included. Attempts that
+   * were provably never sent (offline, connection refused) do not count.
+   * @default 5
+   * @example { maxAttempts: 8 }
+   */
+  maxAttempts?: number;
+  /**
+   * Time one attempt may take before it is abandoned. An abandoned attempt
+   * may still have reached the server, so it is retried only with the same key.
+   * @default 10_000
+   */
+  attemptTimeoutMs?: number;
+  /**
+   * Overall time from the first `send` until oncely gives up. Never longer
+   * than `keyRetentionMs`: past that the server may have forgotten the key.
+   * @default 60_000
+   * @example { deadlineMs: 10 * 60_000 } // an offline-tolerant outbox
+   */
+  deadlineMs?: number;
+  /**
+   * How long the server remembers an idempotency key.
+   * @default the profile's (24 h for `ietf` and `stripe`)
+   */
+  keyRetentionMs?: number;
+  /**
+   * How long a finished operation is kept locally for replay and diagnostics.
+   * @default keyRetentionMs
+   */
+  retainMs?: number;
+  /** Exponential backoff between retries. */
+  backoff?: {
+    /** @default 250 */
+    baseDelayMs?: number;
+    /** @default 30_000 */
+    maxDelayMs?: number;
+    /** @default 2 */
+    multiplier?: number;
+    /**
+     * `full` spreads clients best; `none` is lockstep.
+     * @default 'full'
+     */
+    jitter?: JitterKind;
+  };
+  /** Server hints: `Retry-After`, `RateLimit-Reset`, `RateLimit`. */
+  retryAfter?: {
+    /** @default true */
+    honor?: boolean;
+    /**
+     * A hint longer than this stops the operation instead of waiting (the
+     * server is never second-guessed with an earlier retry).
+     * @default 60_000
+     */
+    maxRetryAfterMs?: number;
+    /**
+     * Random spread added on top of a hint, so clients told the same
+     * `Retry-After` do not return in one wave.
+     * @default 1_000
+     */
+    jitterMs?: number;
+  };
+  /**
+   * Retry budget and outage gate, per host (or per endpoint). `false`
+   * disables both (not recommended: retries then amplify an outage).
+   */
+  budget?: false | BudgetOptions;
+  /**
+   * Provider profile: how the API speaks idempotency.
+   * @default 'ietf'
+   * @example { profile: 'stripe' }
+   */
+  profile?: 'ietf' | 'stripe' | ProviderProfile;
+  /**
+   * Status → class overrides for this endpoint, over the profile.
+   * @example { classify: { 409: 'permanent' } }
+   */
+  classify?: Readonly<Record<number, AttemptClass>>;
+  /**
+   * Class of a status no rule names.
+   * @default 'permanent'
+   */
+  otherStatus?: AttemptClass;
+  /**
+   * Send the idempotency key header. Turn off for reads (`GET`), which are
+   * safe to repeat without one.
+   * @default true, except for GET, HEAD and OPTIONS
+   */
+  sendKey?: boolean;
+}
+
+export interface BudgetOptions {
+  /**
+   * Retry tokens a host starts with and can hold at most.
+   * @default 10
+   */
+  capacity?: number;
+  /**
+   * Tokens each first attempt adds: retries may add at most this ratio of
+   * the first-attempt traffic once the initial tokens are spent.
+   * @default 0.1
+   */
+  ratio?: number;
+  /**
+   * While a host is failing, one probe retry is let through per interval
+   * (never before its `Retry-After`); the others are held.
+   * @default 1_000
+   */
+  probeIntervalMs?: number;
+  /**
+   * After a successful probe, held operations are released spread over this
+   * time instead of all at once.
+   * @default 500
+   */
+  rampMs?: number;
+  /**
+   * Share one budget per host, or one per endpoint policy on each host.
+   * @default 'host'
+   */
+  per?: 'host' | 'endpoint';
+}
+
+export interface ResolvedPolicy {
+  name: string;
+  maxAttempts: number;
+  attemptTimeoutMs: number;
+  deadlineMs: number;
+  keyRetentionMs: number;
+  retainMs: number;
+  backoff: BackoffSettings;
+  retryAfter: { honor: boolean; maxRetryAfterMs: number; jitterMs: number };
+  budget: (GateSettings & { per: 'host' | 'endpoint' }) | undefined;
+  profile: ProviderProfile;
+  classify: Readonly<Record<number, AttemptClass>>;
+  otherStatus: AttemptClass;
+  sendKey: boolean | undefined;
+}
+
+export const DEFAULT_POLICY = {
+  maxAttempts: 5,
+  attemptTimeoutMs: 10_000,
+  deadlineMs: 60_000,
+  backoff: { baseDelayMs: 250, maxDelayMs: 30_000, multiplier: 2, jitter: 'full' as JitterKind },
+  retryAfter: { honor: true, maxRetryAfterMs: 60_000, jitterMs: 1_000 },
+  budget: { capacity: 10, ratio: 0.1, probeIntervalMs: 1_000, rampMs: 500, per: 'host' as const },
+  otherStatus: 'permanent' as AttemptClass,
+} as const;
+
+const posInt = () => z.number().check(z.int(), z.minimum(1));
+const nonNegMs = () => z.number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
+const positiveMs = () => z.number().check(z.minimum(1), z.maximum(2 ** 31 - 1));
+const statusMap = z.record(z.string().check(z.regex(/^[1-5]\d\d$/)), z.enum(ATTEMPT_CLASSES));
+
+const profileShape = z.looseObject({
+  name: z.string(),
+  keyHeader: z.string().check(z.regex(/^[A-Za-z0-9-]+$/)),
+  maxKeyLength: posInt(),
+  keyRetentionMs: positiveMs(),
+  statuses: statusMap,
+  notApplied: z.array(z.number()),
+  bodyRules: z.array(z.unknown()),
+  headerRules: z.array(z.unknown()),
+});
+
+export const policySchema = z.strictObject({
+  maxAttempts: z.optional(posInt()),
+  attemptTimeoutMs: z.optional(positiveMs()),
+  deadlineMs: z.optional(positiveMs()),
+  keyRetentionMs: z.optional(positiveMs()),
+  retainMs: z.optional(nonNegMs()),
+  backoff: z.optional(
+    z.strictObject({
+      baseDelayMs: z.optional(nonNegMs()),
+      maxDelayMs: z.optional(nonNegMs()),
+      multiplier: z.optional(z.number().check(z.minimum(1), z.maximum(100))),
+      jitter: z.optional(z.enum(['full', 'equal', 'decorrelated', 'none'])),
+    }),
+  ),
+  retryAfter: z.optional(
+    z.strictObject({
+      honor: z.optional(z.boolean()),
+      maxRetryAfterMs: z.optional(nonNegMs()),
+      jitterMs: z.optional(nonNegMs()),
+    }),
+  ),
+  budget: z.optional(
+    z.union([
+      z.literal(false),
+      z.strictObject({
+        capacity: z.optional(z.number().check(z.minimum(0))),
+        ratio: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
+        probeIntervalMs: z.optional(positiveMs()),
+        rampMs: z.optional(nonNegMs()),
+        per: z.optional(z.enum(['host', 'endpoint'])),
+      }),
+    ]),
+  ),
+  profile: z.optional(z.union([z.enum(['ietf', 'stripe']), profileShape])),
+  classify: z.optional(statusMap),
+  otherStatus: z.optional(z.enum(ATTEMPT_CLASSES)),
+  sendKey: z.optional(z.boolean()),
+});
+
+/** Validates policy options; throws `InvalidOptionsError` naming `prefix.field`. */
+export function validatePolicy(input: unknown, prefix: string): PolicyOptions {
+  const parsed = policySchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const text = issue === undefined ? 'invalid' : describeIssue(issue);
+    const [field, ...rest] = text.split(': ');
+    const path = field === '(root)' ? prefix : `${prefix}.${field}`;
+    throw new InvalidOptionsError(path, rest.join(': '));
+  }
+  const options = input as PolicyOptions;
+  const base = options.backoff?.baseDelayMs;
+  const max = options.backoff?.maxDelayMs;
+  if (base !== undefined && max !== undefined && max < base) {
+    throw new InvalidOptionsError(`${prefix}.backoff.maxDelayMs`, `must be >= backoff.baseDelayMs (${base})`);
+  }
+  return options;
+}
+
+/** Merges endpoint options over the default options over built-in defaults. */
+export function resolvePolicy(name: string, defaults: PolicyOptions, endpoint: PolicyOptions): ResolvedPolicy {
+  const pick = <K extends keyof PolicyOptions>(key: K): PolicyOptions[K] => endpoint[key] ?? defaults[key];
+  const profileOption = pick('profile') ?? 'ietf';
+  const profile = typeof profileOption === 'string' ? builtInProfiles[profileOption] : profileOption;
+  if (profile === undefined) throw new InvalidOptionsError(`${name}.profile`, 'unknown profile');
+  const keyRetentionMs = pick('keyRetentionMs') ?? profile.keyRetentionMs;
+  const budgetOption = endpoint.budget ?? defaults.budget;
+  return {
+    name,
+    maxAttempts: pick('maxAttempts') ?? DEFAULT_POLICY.maxAttempts,
+    attemptTimeoutMs: pick('attemptTimeoutMs') ?? DEFAULT_POLICY.attemptTimeoutMs,
+    // A retry after the server forgot the key would be new work: cap the deadline.
+    deadlineMs: Math.min(pick('deadlineMs') ?? DEFAULT_POLICY.deadlineMs, keyRetentionMs),
+    keyRetentionMs,
+    retainMs: pick('retainMs') ?? keyRetentionMs,
+    backoff: { ...DEFAULT_POLICY.backoff, ...defaults.backoff, ...endpoint.backoff },
+    retryAfter: { ...DEFAULT_POLICY.retryAfter, ...defaults.retryAfter, ...endpoint.retryAfter },
+    budget:
+      budgetOption === false
+        ? undefined
+        : {
+            ...DEFAULT_POLICY.budget,
+            ...(defaults.budget === false ? {} : defaults.budget),
+            ...(endpoint.budget === false ? {} : endpoint.budget),
+          },
+    profile,
+    classify: { ...defaults.classify, ...endpoint.classify },
+    otherStatus: pick('otherStatus') ?? DEFAULT_POLICY.otherStatus,
+    sendKey: pick('sendKey'),
+  };
+}
+
+/** The compiled endpoint table: resolve a policy for a method and URL. */
+export class EndpointTable {
+  readonly #patterns: EndpointPattern[] = [];
+  readonly #policies: ResolvedPolicy[] = [];
+  readonly #byName = new Map<string, ResolvedPolicy>();
+  readonly defaultPolicy: ResolvedPolicy;
+
+  constructor(defaults: PolicyOptions, endpoints: Readonly<Record<string, PolicyOptions>>) {
+    this.defaultPolicy = resolvePolicy('default', defaults, {});
+    this.#byName.set('default', this.defaultPolicy);
+    for (const [source, options] of Object.entries(endpoints)) {
+      let pattern: EndpointPattern;
+      try {
+        pattern = parseEndpointPattern(source);
+      } catch (error) {
+        throw new InvalidOptionsError(`endpoints["${source}"]`, (error as Error).message);
+      }
+      const policy = resolvePolicy(source, defaults, validatePolicy(options, `endpoints["${source}"]`));
+      this.#patterns.push(pattern);
+      this.#policies.push(policy);
+      this.#byName.set(source, policy);
+    }
+  }
+
+  /** The most specific policy for `method url`. */
+  resolve(method: string, url: URL): ResolvedPolicy {
+    const index = selectEndpoint(this.#patterns, method, url.pathname);
+    return this.#policies[index] ?? this.defaultPolicy;
+  }
+
+  /** The policy a stored record was created with (falls back to the default when renamed). */
+  byName(name: string): ResolvedPolicy {
+    return this.#byName.get(name) ?? this.defaultPolicy;
+  }
+}

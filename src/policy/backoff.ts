@@ -1,0 +1,56 @@
+/**
+ * Exponential backoff with jitter, as pure functions of serialisable state,
+ * so a resumed operation continues its schedule where it stopped.
+ *
+ * The jitter kinds follow the AWS Architecture Blog's "Exponential Backoff
+ * and Jitter": `full` spreads retries best, `equal` keeps a floor,
+ * `decorrelated` grows from the previous delay, `none` is for tests and
+ * callers that really want lockstep.
+ */
+
+export type JitterKind = 'full' | 'equal' | 'decorrelated' | 'none';
+
+export interface BackoffSettings {
+  baseDelayMs: number;
+  maxDelayMs: number;
+  multiplier: number;
+  jitter: JitterKind;
+}
+
+/**
+ * The delay before retry number `retryIndex` (0 for the first retry).
+ * `lastDelayMs` is the previous delay (0 before the first), used by
+ * `decorrelated`. `random` returns a float in [0, 1).
+ */
+export function backoffDelayMs(
+  settings: BackoffSettings,
+  retryIndex: number,
+  lastDelayMs: number,
+  random: () => number,
+): number {
+  const { baseDelayMs, maxDelayMs, multiplier, jitter } = settings;
+  const ceiling = Math.min(maxDelayMs, baseDelayMs * multiplier ** retryIndex);
+  switch (jitter) {
+    case 'none':
+      return Math.round(ceiling);
+    case 'full':
+      return Math.round(random() * ceiling);
+    case 'equal':
+      return Math.round(ceiling / 2 + random() * (ceiling / 2));
+    case 'decorrelated': {
+      const previous = Math.max(baseDelayMs, lastDelayMs);
+      const upper = Math.min(maxDelayMs, previous * multiplier);
+      return Math.round(Math.min(maxDelayMs, baseDelayMs + random() * Math.max(0, upper - baseDelayMs)));
+    }
+  }
+}
+
+/**
+ * The delay that honours a server hint: the hint is the earliest moment of
+ * the next attempt (never shortened), and a bounded random spread is added
+ * on top, because an exact hint puts every client that received it on the
+ * same beat (waves of N requests every second).
+ */
+export function hintedDelayMs(hintMs: number, jitterBoundMs: number, random: () => number): number {
+  return Math.round(hintMs + random() * jitterBoundMs);
+}

@@ -1,0 +1,158 @@
+/**
+ * Provider profiles: how one API family speaks idempotency, as plain data.
+ * Providers disagree on status codes (a 409 is "in progress" for one and a
+ * business conflict for another), so classification reads the profile of the
+ * endpoint instead of hard-coding one reading. Add one with `defineProfile`.
+ */
+import type { AttemptClass } from '../flow/record.js';
+
+/** A rule on the response body (parsed JSON): `path` into it equals `equals`, or the text contains `contains`. */
+export interface BodyRule {
+  status: readonly number[];
+  path?: readonly string[];
+  equals?: string;
+  contains?: string;
+  class: AttemptClass;
+  /** Why, for diagnostics. */
+  note: string;
+}
+
+/** A rule on a response header, e.g. `Stripe-Should-Retry: false`. */
+export interface HeaderRule {
+  header: string;
+  equals: string;
+  class: AttemptClass;
+  note: string;
+}
+
+export interface ProviderProfile {
+  name: string;
+  /** Header that carries the key. @default 'Idempotency-Key' */
+  keyHeader: string;
+  /** Longest key the provider accepts. */
+  maxKeyLength: number;
+  /** How long the provider remembers a key; an operation's deadline never exceeds it. */
+  keyRetentionMs: number;
+  /** Status → class, over the base table. */
+  statuses: Readonly<Record<number, AttemptClass>>;
+  /** Statuses that mean "not applied": a stop after only these is `failed`, not `unknown`. */
+  notApplied: readonly number[];
+  bodyRules: readonly BodyRule[];
+  headerRules: readonly HeaderRule[];
+  /** Response header whose value `true` marks a replayed answer. */
+  replayedHeader?: string;
+}
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/**
+ * The design's base table, shared by the built-in profiles:
+ * retryable 408/425/429/500/502/503/504, correctable 400/401/403/404/405/410/413/415/422,
+ * and 409 meaning "the same key is still in progress".
+ */
+export const BASE_STATUSES: Readonly<Record<number, AttemptClass>> = {
+  400: 'correctable',
+  401: 'correctable',
+  403: 'correctable',
+  404: 'correctable',
+  405: 'correctable',
+  408: 'retryable',
+  409: 'in_progress',
+  410: 'correctable',
+  413: 'correctable',
+  415: 'correctable',
+  422: 'correctable',
+  425: 'retryable',
+  429: 'retryable',
+  500: 'retryable',
+  502: 'retryable',
+  503: 'retryable',
+  504: 'retryable',
+};
+
+/** 408, 425, 429 and 503 say the request was not processed; 500/502/504 do not. */
+export const BASE_NOT_APPLIED: readonly number[] = [408, 425, 429, 503];
+
+/**
+ * draft-ietf-httpapi-idempotency-key-header: 400 when the key is missing,
+ * 409 while a request with the key is in flight, 422 when the key is reused
+ * with another payload. A 422 that does not mention idempotency is an
+ * ordinary validation error (correctable).
+ */
+export const ietfProfile: ProviderProfile = {
+  name: 'ietf',
+  keyHeader: 'Idempotency-Key',
+  maxKeyLength: 255,
+  keyRetentionMs: 24 * HOUR_MS,
+  statuses: BASE_STATUSES,
+  notApplied: BASE_NOT_APPLIED,
+  bodyRules: [
+    {
+      status: [422],
+      contains: 'idempotency',
+      class: 'permanent',
+      note: 'key reused with a different payload',
+    },
+  ],
+  headerRules: [],
+  replayedHeader: 'Idempotent-Replayed',
+};
+
+/**
+ * Stripe: keys up to 255 characters, kept at least 24 hours; 400
+ * `idempotency_error` means the key was reused with other parameters; 409
+ * `idempotency_key_in_use` means a request with the key is still running;
+ * `Stripe-Should-Retry` overrides the status reading; replays carry
+ * `Idempotent-Replayed: true`.
+ */
+export const stripeProfile: ProviderProfile = {
+  name: 'stripe',
+  keyHeader: 'Idempotency-Key',
+  maxKeyLength: 255,
+  keyRetentionMs: 24 * HOUR_MS,
+  statuses: { ...BASE_STATUSES, 409: 'permanent' },
+  notApplied: BASE_NOT_APPLIED,
+  bodyRules: [
+    {
+      status: [409],
+      path: ['error', 'code'],
+      equals: 'idempotency_key_in_use',
+      class: 'in_progress',
+      note: 'a request with this key is still being processed',
+    },
+    {
+      status: [400],
+      path: ['error', 'type'],
+      equals: 'idempotency_error',
+      class: 'permanent',
+      note: 'key reused with different parameters',
+    },
+  ],
+  headerRules: [
+    { header: 'Stripe-Should-Retry', equals: 'true', class: 'retryable', note: 'Stripe asked for a retry' },
+    { header: 'Stripe-Should-Retry', equals: 'false', class: 'permanent', note: 'Stripe said a retry will not help' },
+  ],
+  replayedHeader: 'Idempotent-Replayed',
+};
+
+export const builtInProfiles: Readonly<Record<string, ProviderProfile>> = {
+  ietf: ietfProfile,
+  stripe: stripeProfile,
+};
+
+/**
+ * Builds a profile from a base (default `ietf`) and overrides.
+ *
+ * @example
+ * const acme = defineProfile({ name: 'acme', keyHeader: 'X-Request-Id', statuses: { 409: 'permanent' } });
+ */
+export function defineProfile(
+  overrides: Partial<ProviderProfile> & { name: string },
+  base: ProviderProfile = ietfProfile,
+): ProviderProfile {
+  return {
+    ...base,
+    ...overrides,
+    statuses: { ...base.statuses, ...overrides.statuses },
+  };
+}

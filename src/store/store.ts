@@ -1,0 +1,73 @@
+/**
+ * The one narrow interface every store implements. The engine depends on
+ * nothing else, so a store is easy to write and to prove: the shared
+ * contract suite (`storeContract` in `oncely/testing`) runs against each.
+ *
+ * Requirements (each proven by the contract suite):
+ * - durable before a write resolves;
+ * - `update` is an atomic read-modify-write (compare-and-set), also across
+ *   tabs or processes for the durable stores;
+ * - records are validated on read: a corrupt one is quarantined and
+ *   reported, and every other record keeps working.
+ */
+import type { OperationRecord, OperationState } from '../flow/record.js';
+
+export interface RecordFilter {
+  /** Only records in this state (or any of these states). */
+  state?: OperationState | readonly OperationState[];
+  /** Only records whose `nextAttemptAt` is at or before this time. */
+  dueBy?: number;
+  /** Only records of this ordering scope. */
+  scope?: string;
+  /** At most this many, earliest `nextAttemptAt` first. */
+  limit?: number;
+}
+
+/**
+ * The change function of `update`: receives the current record (or
+ * `undefined`) and returns the next one. Returning the very same object (or
+ * `undefined` when there was none) writes nothing. Throwing aborts the
+ * update and the error propagates. Must be synchronous and pure: a store may
+ * call it more than once when it has to retry a compare-and-set.
+ */
+export type Updater = (current: OperationRecord | undefined) => OperationRecord | undefined;
+
+/** A record that failed validation, moved aside rather than deleted. */
+export interface QuarantineEntry {
+  id: string;
+  problems: readonly string[];
+  /** When it was moved aside. */
+  at: number;
+  /** The raw stored text, for forensics. */
+  raw: string;
+}
+
+export interface OperationStore {
+  get(key: string): Promise<OperationRecord | undefined>;
+  /** Creates or replaces. */
+  put(record: OperationRecord): Promise<void>;
+  /** Atomic read-modify-write; resolves with the record as stored afterwards. */
+  update(key: string, fn: Updater): Promise<OperationRecord | undefined>;
+  delete(key: string): Promise<void>;
+  /** Earliest `nextAttemptAt` first. */
+  list(filter?: RecordFilter): Promise<OperationRecord[]>;
+  /** Records moved aside because they failed validation. */
+  quarantined(): Promise<QuarantineEntry[]>;
+  /** Subscribe to quarantine reports. Returns an unsubscribe. */
+  onQuarantine(fn: (entry: QuarantineEntry) => void): () => void;
+  /** Releases handles (files, database connections). Optional. */
+  close?(): Promise<void>;
+}
+
+/** Applies a `RecordFilter` to a list of records (shared by the stores). */
+export function applyFilter(records: OperationRecord[], filter: RecordFilter = {}): OperationRecord[] {
+  const states = filter.state === undefined ? undefined : ([] as OperationState[]).concat(filter.state);
+  const selected = records.filter(
+    (r) =>
+      (states === undefined || states.includes(r.state)) &&
+      (filter.dueBy === undefined || r.nextAttemptAt <= filter.dueBy) &&
+      (filter.scope === undefined || r.scope === filter.scope),
+  );
+  selected.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
+  return filter.limit === undefined ? selected : selected.slice(0, filter.limit);
+}
