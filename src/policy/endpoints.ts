@@ -6,8 +6,9 @@
  * - an optional method, then a space, then a path;
  * - `*` matches exactly one path segment, `**` any number (also none);
  * - anything else matches literally.
- * Specificity: more literal segments, then a named method, then fewer
- * wildcards; ties go to the rule listed first.
+ * Specificity: more literal segments, then fewer `**`, then a named
+ * method, then more `*` (one segment is narrower than any number); ties go
+ * to the rule listed first.
  */
 
 export interface EndpointPattern {
@@ -49,16 +50,20 @@ function matchSegments(pattern: readonly string[], path: readonly string[]): boo
 }
 
 /** Larger is more specific. */
-function specificity(pattern: EndpointPattern): [number, number, number] {
-  const literals = pattern.segments.filter((s) => s !== '*' && s !== '**').length;
-  const wildcards = pattern.segments.length - literals;
-  return [literals, pattern.method === undefined ? 0 : 1, -wildcards];
+function specificity(pattern: EndpointPattern): Score {
+  const count = (segment: string) => pattern.segments.filter((s) => s === segment).length;
+  const doubles = count('**');
+  const singles = count('*');
+  const literals = pattern.segments.length - doubles - singles;
+  return [literals, -doubles, pattern.method === undefined ? 0 : 1, singles];
 }
+
+type Score = [number, number, number, number];
 
 /** The index of the most specific matching pattern, or -1. */
 export function selectEndpoint(patterns: readonly EndpointPattern[], method: string, pathname: string): number {
   let best = -1;
-  let bestScore: [number, number, number] | undefined;
+  let bestScore: Score | undefined;
   patterns.forEach((pattern, index) => {
     if (!matchesEndpoint(pattern, method, pathname)) return;
     const score = specificity(pattern);

@@ -6,6 +6,7 @@
  * @example
  * for (const c of storeContract({ create: () => memoryStore() })) it(c.name, c.run);
  */
+import canonicalize from 'canonicalize';
 import { type OperationRecord, RECORD_VERSION } from '../flow/record.js';
 import type { OperationStore } from './store.js';
 
@@ -57,8 +58,9 @@ function check(condition: unknown, message: string): asserts condition {
 }
 
 function same(actual: unknown, expected: unknown, message: string): void {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
+  // Canonical JSON: stores may return keys in another order.
+  const a = canonicalize(actual) ?? 'undefined';
+  const e = canonicalize(expected) ?? 'undefined';
   check(a === e, `${message}\n  expected ${e}\n  actual   ${a}`);
 }
 

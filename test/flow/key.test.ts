@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidRequestError } from '../../src/errors.js';
+import { assertValidKey, deriveKey, fingerprintOf } from '../../src/flow/key.js';
+
+const identity = { namespace: 'checkout.pay', version: 1, fields: { tenant: 't_1', cart: 'c_9', orderVersion: 3 } };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{12}$/;
+
+describe('deriveKey', () => {
+  it('is stable and ignores field order', async () => {
+    const a = await deriveKey(identity);
+    const b = await deriveKey({ ...identity, fields: { orderVersion: 3, cart: 'c_9', tenant: 't_1' } });
+    expect(a).toBe(b);
+  });
+
+  it('without a secret: a name-based UUIDv5', async () => {
+    const key = await deriveKey(identity);
+    expect(UUID.exec(key)?.[1]).toBe('5');
+  });
+
+  it('with a secret: an HMAC-SHA-256 UUIDv8 that depends on the secret', async () => {
+    const a = await deriveKey(identity, { secret: 'one' });
+    const b = await deriveKey(identity, { secret: 'two' });
+    const match = UUID.exec(a);
+    expect(match?.[1]).toBe('8');
+    expect(['8', '9', 'a', 'b']).toContain(match?.[2]);
+    expect(a).not.toBe(b);
+    expect(await deriveKey(identity, { secret: new TextEncoder().encode('one') })).toBe(a);
+  });
+
+  it('changes with any field, the namespace or the recipe version', async () => {
+    const base = await deriveKey(identity);
+    expect(await deriveKey({ ...identity, fields: { ...identity.fields, orderVersion: 4 } })).not.toBe(base);
+    expect(await deriveKey({ ...identity, namespace: 'checkout.refund' })).not.toBe(base);
+    expect(await deriveKey({ ...identity, version: 2 })).not.toBe(base);
+    // A number and its string are different identities.
+    expect(await deriveKey({ ...identity, fields: { ...identity.fields, orderVersion: '3' } })).not.toBe(base);
+  });
+
+  it('refuses non-scalar fields and bad versions', async () => {
+    await expect(deriveKey({ ...identity, fields: { nested: {} as unknown as string } })).rejects.toThrow(
+      /fields.nested/,
+    );
+    await expect(deriveKey({ ...identity, version: 1.5 })).rejects.toThrow(InvalidRequestError);
+    await expect(deriveKey(identity, { secret: '' })).rejects.toThrow(/secret/);
+  });
+});
+
+describe('fingerprint', () => {
+  const url = 'https://api.example.test/payments';
+  it('reordered JSON keys and whitespace give the same fingerprint', async () => {
+    const a = await fingerprintOf('POST', url, {
+      encoding: 'json',
+      text: '{"orderId":"ord_4819","amount":4800,"currency":"EUR"}',
+    });
+    const b = await fingerprintOf('post', url, {
+      encoding: 'json',
+      text: '{ "currency": "EUR", "amount": 4800, "orderId": "ord_4819" }',
+    });
+    expect(a).toBe(b);
+    expect(a).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a changed amount, method, URL or query changes it', async () => {
+    const body = { encoding: 'json' as const, text: '{"amount":4800}' };
+    const base = await fingerprintOf('POST', url, body);
+    expect(await fingerprintOf('POST', url, { encoding: 'json', text: '{"amount":5800}' })).not.toBe(base);
+    expect(await fingerprintOf('PUT', url, body)).not.toBe(base);
+    expect(await fingerprintOf('POST', `${url}?x=1`, body)).not.toBe(base);
+  });
+
+  it('text bodies compare byte for byte', async () => {
+    expect(await fingerprintOf('POST', url, { encoding: 'text', text: 'a=1&b=2' })).not.toBe(
+      await fingerprintOf('POST', url, { encoding: 'text', text: 'b=2&a=1' }),
+    );
+  });
+});
+
+describe('key validation', () => {
+  it('accepts safe keys and refuses others', () => {
+    expect(() => assertValidKey('order_4819:charge-1.v2', 255)).not.toThrow();
+    expect(() => assertValidKey('has space', 255)).toThrow(InvalidRequestError);
+    expect(() => assertValidKey('new\nline', 255)).toThrow(InvalidRequestError);
+    expect(() => assertValidKey('x'.repeat(256), 255)).toThrow(/1..255/);
+    expect(() => assertValidKey('', 255)).toThrow(InvalidRequestError);
+  });
+});

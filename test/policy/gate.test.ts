@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { HostGate } from '../../src/policy/gate.js';
+
+const settings = { capacity: 3, ratio: 0.5, probeIntervalMs: 1_000, rampMs: 500 };
+const noJitter = () => 0;
+
+describe('host gate', () => {
+  it('lets retries through while tokens last, then closes', () => {
+    const gate = new HostGate(settings);
+    for (let i = 0; i < 3; i++)
+      expect(gate.admitRetry(`op${i}`, 0, noJitter)).toEqual({ kind: 'go', atMs: 0, probe: false });
+    expect(gate.tokens).toBe(0);
+    const probe = gate.admitRetry('op3', 0, noJitter);
+    expect(gate.mode).toBe('closed');
+    expect(probe).toEqual({ kind: 'go', atMs: 0, probe: true });
+    expect(gate.admitRetry('op4', 0, noJitter)).toEqual({ kind: 'hold', untilMs: 1_000 });
+    expect(gate.heldCount).toBe(1);
+  });
+
+  it('first attempts refill a share of the budget, capped', () => {
+    const gate = new HostGate(settings);
+    gate.admitRetry('a', 0, noJitter);
+    gate.admitRetry('b', 0, noJitter);
+    gate.noteFirstAttempt();
+    expect(gate.tokens).toBe(1.5);
+    for (let i = 0; i < 10; i++) gate.noteFirstAttempt();
+    expect(gate.tokens).toBe(3);
+  });
+
+  it('one probe per interval while failing, never before Retry-After', () => {
+    const gate = new HostGate({ ...settings, capacity: 0 });
+    gate.reportFailure(false, 0, 3_000, noJitter);
+    expect(gate.admitRetry('a', 100, noJitter)).toEqual({ kind: 'hold', untilMs: 3_000 });
+    expect(gate.admitRetry('a', 3_000, noJitter)).toMatchObject({ kind: 'go', probe: true });
+    expect(gate.admitRetry('b', 3_000, noJitter)).toMatchObject({ kind: 'hold' });
+    gate.reportFailure(true, 3_050, 500, noJitter);
+    // Next probe: one interval after the failed probe (the hint was shorter).
+    expect(gate.admitRetry('b', 3_500, noJitter)).toEqual({ kind: 'hold', untilMs: 4_050 });
+    expect(gate.admitRetry('b', 4_050, noJitter)).toMatchObject({ kind: 'go', probe: true });
+  });
+
+  it('a successful probe releases held operations spread over the ramp, and notifies them', () => {
+    const gate = new HostGate({ ...settings, capacity: 1 });
+    let notified = 0;
+    gate.onChange(() => notified++);
+    expect(gate.admitRetry('first', 0, noJitter)).toMatchObject({ probe: false });
+    expect(gate.admitRetry('probe', 0, noJitter)).toMatchObject({ probe: true });
+    for (let i = 0; i < 5; i++) gate.admitRetry(`held${i}`, 0, noJitter);
+    expect(gate.heldCount).toBe(5);
+    gate.reportSuccess(true, 1_000);
+    expect(gate.mode).toBe('ramping');
+    expect(notified).toBe(1);
+    const slots = Array.from({ length: 5 }, (_, i) => gate.admitRetry(`held${i}`, 1_000, noJitter));
+    expect(slots.map((s) => (s.kind === 'go' ? s.atMs : -1))).toEqual([1_000, 1_100, 1_200, 1_300, 1_400]);
+    expect(gate.heldCount).toBe(0);
+    // After the ramp the host is open with a full budget again.
+    expect(gate.admitRetry('later', 1_600, noJitter)).toMatchObject({ kind: 'go', probe: false });
+    expect(gate.mode).toBe('open');
+  });
+
+  it('a failure during the ramp closes the gate again', () => {
+    const gate = new HostGate({ ...settings, capacity: 0 });
+    gate.admitRetry('probe', 0, noJitter);
+    gate.admitRetry('held', 0, noJitter);
+    gate.reportSuccess(true, 1_000);
+    gate.reportFailure(false, 1_010, 2_000, noJitter);
+    expect(gate.mode).toBe('closed');
+    expect(gate.admitRetry('held', 1_020, noJitter)).toEqual({ kind: 'hold', untilMs: 3_010 });
+  });
+
+  it('any success while closed (e.g. a new first attempt) proves recovery', () => {
+    const gate = new HostGate({ ...settings, capacity: 0 });
+    gate.admitRetry('probe', 0, noJitter);
+    gate.reportSuccess(false, 10);
+    expect(gate.mode).toBe('ramping');
+  });
+});
