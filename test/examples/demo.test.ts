@@ -1,0 +1,21 @@
+/**
+ * The examples are part of the product: each one runs here, so none can rot.
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const tsx = `${root}node_modules/.bin/tsx`;
+
+describe('examples', () => {
+  it('the main demo proves every payment took effect exactly once', async () => {
+    const { stdout } = await run(tsx, ['examples/demo/main.ts'], { cwd: root, timeout: 60_000 });
+    expect(stdout).toContain('Every payment took effect exactly once.');
+    expect(stdout.match(/✔/g)).toHaveLength(6);
+    expect(stdout).not.toContain('✘');
+    expect(stdout).toMatch(/resend #1, same key/);
+  }, 90_000);
+});
