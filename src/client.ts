@@ -240,7 +240,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     let fresh = false;
     const record = await store.update(prepared.key, (current) => {
       fresh = current === undefined;
-      return current ?? newRecord(prepared, policy, request, runtime.now());
+      return current ?? newRecord(prepared, policy, request, runtime.now(), engine.owner);
     });
     if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
     if (record.fingerprint !== prepared.fingerprint) throw new KeyConflictError(prepared.key, record.state);

@@ -6,6 +6,7 @@
  */
 import type { KyInstance } from 'ky';
 import type { Runtime } from '../runtime.js';
+import { base64ToBytes } from './bytes.js';
 import { isNotSentCode, type Observation } from './classify.js';
 import type { StoredBody, StoredRequest } from './record.js';
 
@@ -130,19 +131,4 @@ function bodyInit(body: StoredBody | undefined): BodyInit | undefined {
     case 'base64':
       return base64ToBytes(body.data);
   }
-}
-
-export function base64ToBytes(data: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(data);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
-export function bytesToBase64(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(binary);
 }

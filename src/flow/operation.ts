@@ -6,7 +6,7 @@
 import { InvalidRequestError } from '../errors.js';
 import type { ResolvedPolicy } from '../options.js';
 import type { Runtime } from '../runtime.js';
-import { bytesToBase64 } from './attempt.js';
+import { bytesToBase64 } from './bytes.js';
 import { assertValidKey, fingerprintOf } from './key.js';
 import { type OperationRecord, RECORD_VERSION, type StoredBody, type StoredRequest } from './record.js';
 
@@ -51,30 +51,23 @@ export interface OncelyRequest<T = unknown> {
   meta?: Record<string, unknown>;
 }
 
-/** The Standard Schema interface (zod, valibot, arktype implement it). */
+/** The Standard Schema interface (standardschema.dev), implemented by zod, valibot, arktype. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': {
     readonly version: 1;
     readonly vendor: string;
-    readonly validate: (value: unknown) =>
-      | { readonly value: Output; readonly issues?: undefined }
-      | {
-          readonly issues: ReadonlyArray<{
-            readonly message: string;
-            readonly path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
-          }>;
-        }
-      | Promise<
-          | { readonly value: Output; readonly issues?: undefined }
-          | {
-              readonly issues: ReadonlyArray<{
-                readonly message: string;
-                readonly path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
-              }>;
-            }
-        >;
+    readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
   };
+}
+
+export type StandardResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<StandardIssue> };
+
+export interface StandardIssue {
+  readonly message: string;
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
 }
 
 /** Header names never written to a record, whatever the options say. */
@@ -169,12 +162,13 @@ function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
   throw new InvalidRequestError('body', 'must be a string, Uint8Array or ArrayBuffer');
 }
 
-/** A fresh record, written before the first attempt. */
+/** A fresh record, written before the first attempt, leased to the client that creates it. */
 export function newRecord(
   prepared: PreparedOperation,
   policy: ResolvedPolicy,
   input: Pick<OncelyRequest, 'scope' | 'meta'>,
   nowMs: number,
+  owner: { id: string; leaseMs: number },
 ): OperationRecord {
   return {
     v: RECORD_VERSION,
@@ -187,7 +181,9 @@ export function newRecord(
     createdAt: nowMs,
     deadlineAt: nowMs + policy.deadlineMs,
     state: 'pending',
-    epoch: 0,
+    // Created already claimed by its creator: one durable write instead of two.
+    epoch: 1,
+    lease: { owner: owner.id, until: nowMs + owner.leaseMs },
     attempts: [],
     nextAttemptAt: nowMs,
     backoff: { retries: 0, lastDelayMs: 0 },

@@ -20,12 +20,13 @@ import type { OperationStore } from '../store/store.js';
 import { type AttemptOutput, performAttempt } from './attempt.js';
 import { type Classification, classify } from './classify.js';
 import { decide, type Stop, stopWith } from './decide.js';
-import { isTerminal, type OperationRecord, type StoredResult } from './record.js';
+import type { OperationRecord, StoredResult } from './record.js';
 import { storedBodyFrom, storedResponseHeaders } from './result.js';
 import {
   type AttemptEnd,
   assertFenced,
   claim,
+  claimOutcome,
   endLast,
   type Owner,
   refreshAuth,
@@ -72,20 +73,16 @@ export interface Engine {
  */
 export async function runOperation(engine: Engine, key: string, signal?: AbortSignal): Promise<OperationRecord> {
   for (;;) {
-    let claimed = false;
-    const record = await engine.store.update(key, (current) => {
-      const next = claim(current, key, engine.owner, engine.runtime.now());
-      claimed = next !== current;
-      return next;
-    });
+    const record = await engine.store.update(key, (current) => claim(current, key, engine.owner, engine.runtime.now()));
     if (record === undefined) throw new NotFoundError(key);
-    if (isTerminal(record.state)) return record;
-    if (claimed) {
+    const claimed = claimOutcome(record, engine.owner);
+    if (claimed.kind === 'terminal') return record;
+    if (claimed.kind === 'claimed') {
       const driven = await drive(engine, record, signal);
       if (driven !== undefined) return driven;
     } else {
       // Someone else holds the lease: look again when it would expire.
-      const waitMs = Math.min(engine.pollMs, Math.max(1, (record.lease?.until ?? 0) - engine.runtime.now()));
+      const waitMs = Math.min(engine.pollMs, Math.max(1, claimed.untilMs - engine.runtime.now()));
       if (!(await pause(engine, waitMs, signal))) return record;
     }
     if (engine.shutdown.aborted) {

@@ -30,7 +30,11 @@ export function claim(current: OperationRecord | undefined, key: string, owner: 
   if (current === undefined) throw new NotFoundError(key);
   if (isTerminal(current.state)) return current;
   const lease = current.lease;
-  if (lease !== undefined && lease.owner !== owner.id && lease.until > nowMs) return current;
+  if (lease !== undefined && lease.until > nowMs) {
+    // Held by someone else: leave it. Held by us and idle (e.g. created
+    // already claimed): nothing to write, saving a durable write per operation.
+    if (lease.owner !== owner.id || current.state === 'pending') return current;
+  }
   const attempts = current.attempts.map(
     (a): AttemptRecord =>
       a.endedAt === undefined
@@ -53,9 +57,10 @@ export function claim(current: OperationRecord | undefined, key: string, owner: 
   };
 }
 
-export function claimOutcome(record: OperationRecord, owner: Owner, epochBefore: number | undefined): ClaimOutcome {
+/** What a claim produced: ours, settled, or held by another owner until `untilMs`. */
+export function claimOutcome(record: OperationRecord, owner: Owner): ClaimOutcome {
   if (isTerminal(record.state)) return { kind: 'terminal', record };
-  if (record.lease?.owner === owner.id && record.epoch !== epochBefore) return { kind: 'claimed', record };
+  if (record.lease?.owner === owner.id) return { kind: 'claimed', record };
   return { kind: 'busy', record, untilMs: record.lease?.until ?? 0 };
 }
 

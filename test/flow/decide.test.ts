@@ -98,7 +98,7 @@ describe('decide', () => {
 
   it('not_sent attempts do not count against maxAttempts', () => {
     const unsent = Array.from({ length: 10 }, (_, i) => attempt(i + 1, { class: 'not_sent', sent: 'not' }));
-    expect(run(record(unsent), c({ class: 'not_sent', sent: 'not', status: undefined }))).toMatchObject({
+    expect(run(record(unsent), { class: 'not_sent', sent: 'not', effect: 'none', detail: 'refused' })).toMatchObject({
       kind: 'retry',
       budgeted: false,
       why: 'not_sent',
