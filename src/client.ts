@@ -26,7 +26,7 @@ import {
 } from './flow/operation.js';
 import { describeIssue, isTerminal, type OperationRecord, type OperationState } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
-import { type AttemptContext, type Engine, runOperation } from './flow/run.js';
+import { type AttemptContext, type Connectivity, type Engine, runOperation } from './flow/run.js';
 import { EndpointTable, type PolicyOptions, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
@@ -83,6 +83,12 @@ export interface ClientOptions {
   leaseMs?: number;
   /** Operations `resume()` drives at once. @default 8 */
   concurrency?: number;
+  /**
+   * What the platform knows about the network; while offline no attempt is
+   * made or counted. The browser client passes one built on `navigator.onLine`.
+   * @default none (always try)
+   */
+  connectivity?: Connectivity;
 }
 
 /** A settled success. */
@@ -205,6 +211,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     resultHeaders: options.resultHeaders ?? [],
     shutdown: shutdown.signal,
     pollMs: 1_000,
+    connectivity: options.connectivity,
   };
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
 
@@ -313,7 +320,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       const { record, fresh } = await admit(request);
       if (!fresh && isTerminal(record.state)) return settleInto(record, request, true);
       const settled = await drive(record.key, record.scope, request.signal);
-      if (!isTerminal(settled.state)) throw suspendedError(settled);
+      if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true);
       return settleInto(settled, request, false);
     },
 
@@ -333,9 +340,10 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       await client.sweep();
       const now = runtime.now();
       const candidates = await store.list({ state: ['pending', 'in_flight'] });
-      const free = candidates.filter(
-        (r) => r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
-      );
+      const free = candidates
+        .filter((r) => r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id)
+        // Creation order: operations of one scope must start in the order they were made.
+        .sort((a, b) => a.createdAt - b.createdAt);
       const limit = options.concurrency ?? 8;
       const outcomes: Outcome[] = [];
       let next = 0;
@@ -445,16 +453,16 @@ function failureError(record: OperationRecord): OperationError {
   );
 }
 
-function suspendedError(record: OperationRecord): OperationError {
-  return new OperationError(
-    `Operation ${record.key} was suspended (client closed) while ${record.state}; resume() continues it`,
-    {
-      key: record.key,
-      state: record.state,
-      attempts: record.attempts,
-      remediation: 'Call resume() on a client with the same store.',
-    },
-  );
+function suspendedError(record: OperationRecord, aborted: boolean): OperationError {
+  const why = aborted ? 'the caller stopped waiting' : 'the client closed';
+  return new OperationError(`Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}`, {
+    key: record.key,
+    state: record.state,
+    attempts: record.attempts,
+    ...(aborted ? { reason: 'aborted' as const } : {}),
+    remediation:
+      'It stays stored: another tab or process may be driving it, and resume() on the same store continues it.',
+  });
 }
 
 export { isOncelyError };

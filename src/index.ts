@@ -40,7 +40,7 @@ export type {
   StoredResult,
 } from './flow/record.js';
 export { ATTEMPT_CLASSES, OPERATION_STATES, parseRecord, RECORD_VERSION, STOP_REASONS } from './flow/record.js';
-export type { AttemptContext } from './flow/run.js';
+export type { AttemptContext, Connectivity } from './flow/run.js';
 export type { BudgetOptions, PolicyOptions, ResolvedPolicy } from './options.js';
 export { DEFAULT_POLICY } from './options.js';
 export type { BackoffSettings, JitterKind } from './policy/backoff.js';

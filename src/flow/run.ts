@@ -64,6 +64,19 @@ export interface Engine {
   shutdown: AbortSignal;
   /** How often to look again at an operation another owner holds. */
   pollMs: number;
+  /** Platform connectivity, when known (browsers): no attempt is made while offline. */
+  connectivity: Connectivity | undefined;
+}
+
+/**
+ * What the platform knows about the network. While `online()` is false no
+ * attempt is made (and none is counted); the operation waits for `onOnline`
+ * or its deadline.
+ */
+export interface Connectivity {
+  online(): boolean;
+  /** Calls `fn` when the platform may be back online. Returns an unsubscribe. */
+  onOnline(fn: () => void): () => void;
 }
 
 /**
@@ -132,6 +145,10 @@ async function drive(
         await pause(engine, record.nextAttemptAt - now, signal);
         continue;
       }
+      if (engine.connectivity !== undefined && !engine.connectivity.online()) {
+        await waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);
+        continue;
+      }
       let probe = false;
       if (needsAdmission && gate !== undefined) {
         const admitted = await admit(engine, gate, record, base, signal);
@@ -151,7 +168,7 @@ async function drive(
       const attempt = record.attempts.length;
       const resendCount = record.attempts.filter((a) => a.sent !== 'not').length - 1;
       events.emit('attempt:started', { ...base, attempt, resendCount });
-      if (resendCount === 0) gate?.noteFirstAttempt();
+      if (attempt === 1) gate?.noteFirstAttempt();
 
       const context: AttemptContext = {
         key,
@@ -271,6 +288,22 @@ async function admit(
     const completed = await pause(engine, admission.untilMs - now, signal, woken.signal);
     unsubscribe();
     if (!completed && !woken.signal.aborted) return 'interrupted';
+  }
+}
+
+/** Waits until the platform reports it is back online (or `maxMs` passes, or a signal fires). */
+async function waitForOnline(
+  engine: Engine,
+  connectivity: Connectivity,
+  maxMs: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const woken = new AbortController();
+  const unsubscribe = connectivity.onOnline(() => woken.abort());
+  try {
+    if (!connectivity.online()) await pause(engine, maxMs, signal, woken.signal);
+  } finally {
+    unsubscribe();
   }
 }
 

@@ -2,7 +2,7 @@
  * The browser store: one IndexedDB database per store name, opened through
  * idb-keyval's `createStore` (which also creates the object store on first
  * use). Records are kept as JSON text, parsed and validated with
- * `parseRecord` on every read, exactly like the memory and file stores.
+ * `parseRecord` on every read, like every other store.
  *
  * Why each choice:
  * - Every write runs in ONE readwrite transaction that we open ourselves
@@ -142,7 +142,7 @@ function toQuarantineEntry(value: unknown): QuarantineEntry | undefined {
   };
 }
 
-/** Resolves with the request's result; the transaction's own abort handler reports failures. */
+/** Resolves with a read request's result, or rejects with its error. */
 function requested<T>(request: IDBRequest<T>): Promise<T> {
   return new Promise((resolve, reject) => {
     request.onsuccess = () => resolve(request.result);
@@ -165,7 +165,7 @@ export function indexedDbStore(options: IndexedDbStoreOptions = {}): IndexedDbSt
   let closed = false;
   let sequence = 0;
 
-  /** Forget the current connection (closing it) so the next call opens a new one. */
+  /** Forgets (and closes) the connection, if `db` is still the current one, so the next call opens anew. */
   function forget(db?: IDBDatabase): void {
     if (db !== undefined && db !== database) return;
     database?.close();
@@ -185,12 +185,16 @@ export function indexedDbStore(options: IndexedDbStoreOptions = {}): IndexedDbSt
     const opening = use('readonly', (store) => store.transaction.db).then(
       (db) => {
         database = db;
-
+        db.addEventListener('versionchange', () => forget(db));
         db.addEventListener('close', () => forget(db));
         return db;
       },
       (error: unknown) => {
-        if (connection === opening) forget();
+        // Start from a fresh idb-keyval store next time (its cached connection may be the closing one).
+        if (connection === opening) {
+          connection = undefined;
+          use = undefined;
+        }
         throw error;
       },
     );
@@ -212,14 +216,17 @@ export function indexedDbStore(options: IndexedDbStoreOptions = {}): IndexedDbSt
   ): Promise<T> {
     for (let reopened = false; ; reopened = true) {
       if (closed) throw closedError();
+      let db: IDBDatabase | undefined;
       let tx: IDBTransaction;
       try {
-        const db = await connect();
+        db = await connect();
         if (closed) throw closedError();
         tx = db.transaction(OBJECT_STORE, mode, mode === 'readwrite' ? { durability: 'strict' } : undefined);
       } catch (error) {
+        // InvalidStateError from transaction() means "the connection is closing" (Safari does this unasked).
         if (reopened || closed || errorName(error) !== 'InvalidStateError') throw error;
-        forget();
+        // Only the connection that failed is dropped: a concurrent call may already have reopened.
+        if (db !== undefined) forget(db);
         continue;
       }
       return body(tx.objectStore(OBJECT_STORE), tx);

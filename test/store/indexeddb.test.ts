@@ -254,6 +254,24 @@ describe('indexedDbStore: a connection closed under us (Safari)', () => {
     expect(opens).toHaveBeenCalledTimes(1);
   });
 
+  it('concurrent calls that find the connection closed share one reopened connection', async () => {
+    const store = fresh();
+    await store.put(sampleRecord('k1'));
+    const opens = vi.spyOn(indexedDB, 'open');
+    closeBeforeTransaction(1);
+    const bump = (r: OperationRecord | undefined) => (r === undefined ? r : { ...r, epoch: r.epoch + 1 });
+    const [got, , , listed] = await Promise.all([
+      store.get('k1'),
+      store.update('k1', bump),
+      store.update('k1', bump),
+      store.list(),
+    ]);
+    expect(got?.key).toBe('k1');
+    expect(listed.map((r) => r.key)).toEqual(['k1']);
+    expect((await store.get('k1'))?.epoch).toBe(2);
+    expect(opens).toHaveBeenCalledTimes(1);
+  });
+
   it('reports InvalidStateError when the reopened connection is closing too', async () => {
     const store = fresh();
     await store.put(sampleRecord('k1'));
