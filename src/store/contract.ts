@@ -210,6 +210,30 @@ export function storeContract(options: StoreContractOptions): ContractCase[] {
     },
   ];
 
+  cases.push({
+    name: 'writing an invalid record rejects and writes nothing',
+    run: async () => {
+      const store = await options.create();
+      const invalid = { ...sampleRecord('bad'), state: 'exploded' } as unknown as OperationRecord;
+      let rejected = false;
+      try {
+        await store.put(invalid);
+      } catch {
+        rejected = true;
+      }
+      check(rejected, 'put of an invalid record resolved');
+      check((await store.get('bad')) === undefined, 'an invalid record was stored');
+      let updateRejected = false;
+      try {
+        await store.update('bad', () => invalid);
+      } catch {
+        updateRejected = true;
+      }
+      check(updateRejected, 'update to an invalid record resolved');
+      check((await store.get('bad')) === undefined, 'an invalid record was stored by update');
+    },
+  });
+
   if (options.reopen !== undefined) {
     const reopen = options.reopen;
     cases.push({
@@ -237,6 +261,9 @@ export function storeContract(options: StoreContractOptions): ContractCase[] {
           await store.put(sampleRecord('truncated'));
           await corrupt(store, 'bad', '{"v":1,"key":"bad","state":"exploded"}');
           await corrupt(store, 'truncated', '{"v":1,"key":"trunc');
+          // Valid JSON of a valid record, but stored under another key: not trusted either.
+          await store.put(sampleRecord('elsewhere'));
+          await corrupt(store, 'elsewhere', JSON.stringify(sampleRecord('other')));
           same(
             (await store.list()).map((r) => r.key),
             ['good'],
@@ -244,8 +271,8 @@ export function storeContract(options: StoreContractOptions): ContractCase[] {
           );
           check((await store.get('bad')) === undefined, 'corrupt record was returned');
           const quarantined = (await store.quarantined()).map((q) => q.id).sort();
-          same(quarantined, ['bad', 'truncated'], 'quarantine list');
-          same([...new Set(reports)].sort(), ['bad', 'truncated'], 'quarantine reports');
+          same(quarantined, ['bad', 'elsewhere', 'truncated'], 'quarantine list');
+          same([...new Set(reports)].sort(), ['bad', 'elsewhere', 'truncated'], 'quarantine reports');
           await store.update('good', (current) => (current === undefined ? undefined : { ...current, epoch: 7 }));
           same((await store.get('good'))?.epoch, 7, 'healthy record stopped working');
         },

@@ -6,6 +6,7 @@
  * exercises the same validation path.
  */
 
+import { CorruptRecordError } from '../errors.js';
 import type { OperationRecord } from '../flow/record.js';
 import { parseRecord } from '../flow/record.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from './store.js';
@@ -46,6 +47,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       moveAside(key, text, parsed.problems);
       return undefined;
     }
+    if (parsed.record.key !== key) {
+      moveAside(key, text, [`stored under ${key} but names ${parsed.record.key}`]);
+      return undefined;
+    }
     return parsed.record;
   }
 
@@ -56,7 +61,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     for (const fn of [...listeners]) fn(entry);
   }
 
+  /** Refuses to store what it could not read back: an invalid record is a bug, not data. */
   function write(record: OperationRecord): void {
+    const parsed = parseRecord(record);
+    if (!parsed.ok) throw new CorruptRecordError(record.key, `refusing to write: ${parsed.problems.join('; ')}`);
     texts.set(record.key, JSON.stringify(record));
   }
 

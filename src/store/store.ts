@@ -53,7 +53,11 @@ export interface OperationStore {
   list(filter?: RecordFilter): Promise<OperationRecord[]>;
   /** Records moved aside because they failed validation. */
   quarantined(): Promise<QuarantineEntry[]>;
-  /** Subscribe to quarantine reports. Returns an unsubscribe. */
+  /**
+   * Subscribe to quarantine reports. Only the handle that moved a record
+   * aside reports it; other handles (tabs, processes) see it in `quarantined()`.
+   * Returns an unsubscribe.
+   */
   onQuarantine(fn: (entry: QuarantineEntry) => void): () => void;
   /** Releases handles (files, database connections). Optional. */
   close?(): Promise<void>;
