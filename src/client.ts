@@ -27,7 +27,7 @@ import {
 import { describeIssue, isTerminal, type OperationRecord, type OperationState } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
 import { type AttemptContext, type Connectivity, type Engine, runOperation } from './flow/run.js';
-import { EndpointTable, type PolicyOptions, validatePolicy } from './options.js';
+import { EndpointTable, type PolicyOptions, type ResolvedPolicy, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 import { memoryStore } from './store/memory.js';
@@ -140,6 +140,12 @@ export interface OncelyClient {
   /** Removes finished operations past their `retainUntil`. Returns how many. */
   sweep(): Promise<number>;
   on<E extends OncelyEventName>(event: E, fn: Listener<E>): () => void;
+  /**
+   * The policy a request would get: which endpoint rule matched (its pattern
+   * is the policy's `name`, or `default`) and every resolved setting.
+   * @example client.policyFor('POST', '/payments').profile.name // 'stripe'
+   */
+  policyFor(method: string, url: string | URL): ResolvedPolicy;
   /** Stops driving operations; unfinished ones stay stored and resumable. */
   close(): Promise<void>;
 }
@@ -428,6 +434,8 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     },
 
     on: (event, fn) => events.on(event, fn),
+
+    policyFor: (method, url) => endpoints.resolve(method, resolveUrl(url, options.baseUrl)),
 
     async close() {
       shutdown.abort();

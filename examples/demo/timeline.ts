@@ -19,10 +19,14 @@ export function attachTimeline(client: OncelyClient, write: (line: string) => vo
 
   client.on('enqueued', (e) => print(`${who(e.key)} written ahead   key=${e.key}`));
   client.on('attempt:started', (e) =>
-    print(`${who(e.key)} attempt ${e.attempt} → sent${e.resendCount > 0 ? ` (resend #${e.resendCount}, same key)` : ''}`),
+    print(
+      `${who(e.key)} attempt ${e.attempt} → sent${e.resendCount > 0 ? ` (resend #${e.resendCount}, same key)` : ''}`,
+    ),
   );
   client.on('attempt:ended', (e) =>
-    print(`${who(e.key)} attempt ${e.attempt} ← ${e.class}${e.status === undefined ? '' : ` ${e.status}`}  (${e.detail})`),
+    print(
+      `${who(e.key)} attempt ${e.attempt} ← ${e.class}${e.status === undefined ? '' : ` ${e.status}`}  (${e.detail})`,
+    ),
   );
   client.on('retry:scheduled', (e) =>
     print(

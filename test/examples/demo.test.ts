@@ -18,4 +18,13 @@ describe('examples', () => {
     expect(stdout).not.toContain('✘');
     expect(stdout).toMatch(/resend #1, same key/);
   }, 90_000);
+
+  it('per-endpoint-policy shows rule matching and each endpoint behaving per its policy', async () => {
+    const { stdout } = await run(tsx, ['examples/per-endpoint-policy/main.ts'], { cwd: root, timeout: 60_000 });
+    expect(stdout).toMatch(/POST \/v1\/payments\s+→ POST \/v1\/payments\s+profile=stripe/);
+    expect(stdout).toMatch(/GET\s+\/catalog\/shoes\/42\s+→ GET \/catalog\/\*\*.*header=no key/);
+    expect(stdout).toMatch(/POST \/v1\/refunds\s+→ default/);
+    expect(stdout.match(/✔/g)).toHaveLength(6);
+    expect(stdout).not.toContain('✘');
+  }, 90_000);
 });
