@@ -1,0 +1,76 @@
+/**
+ * Plain-text rendering of operations for the CLI: one line per operation in
+ * lists, and an attempt timeline for `show`.
+ */
+import type { OperationRecord, QuarantineEntry } from '../index.js';
+
+export function formatTime(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+function relative(ms: number, from: number): string {
+  const d = ms - from;
+  return `${d >= 0 ? '+' : '-'}${(Math.abs(d) / 1000).toFixed(3)}s`;
+}
+
+export function listLine(record: OperationRecord, nowMs: number): string {
+  const due =
+    record.state === 'pending'
+      ? record.nextAttemptAt <= nowMs
+        ? 'due now'
+        : `next ${relative(record.nextAttemptAt, nowMs)}`
+      : (record.failure?.reason ?? '');
+  return [
+    record.state.padEnd(9),
+    record.key.padEnd(38),
+    `${record.request.method} ${record.request.url}`.padEnd(48),
+    `attempts=${record.attempts.length}`.padEnd(11),
+    due,
+  ].join(' ');
+}
+
+export function quarantineLine(entry: QuarantineEntry): string {
+  return `${'corrupt'.padEnd(9)} ${entry.id.padEnd(38)} moved aside ${formatTime(entry.at)}: ${entry.problems.join('; ')}`;
+}
+
+/** The operation and its attempt history as a timeline. */
+export function timeline(record: OperationRecord): string {
+  const lines = [
+    `key         ${record.key}`,
+    `request     ${record.request.method} ${record.request.url}`,
+    `state       ${record.state}${record.failure === undefined ? '' : ` (${record.failure.reason})`}`,
+    `policy      ${record.policy}${record.scope === undefined ? '' : `   scope ${record.scope}`}`,
+    `fingerprint ${record.fingerprint}`,
+    `created     ${formatTime(record.createdAt)}`,
+    `deadline    ${formatTime(record.deadlineAt)} (${relative(record.deadlineAt, record.createdAt)})`,
+  ];
+  if (record.lease !== undefined)
+    lines.push(`lease       ${record.lease.owner} until ${formatTime(record.lease.until)}`);
+  lines.push('', 'attempts:');
+  if (record.attempts.length === 0) lines.push('  (none yet)');
+  for (const a of record.attempts) {
+    const outcome =
+      a.endedAt === undefined
+        ? 'in flight (no outcome recorded)'
+        : `${a.class ?? '?'}${a.status === undefined ? '' : ` ${a.status}`}${a.error === undefined ? '' : ` — ${a.error}`}`;
+    const took = a.endedAt === undefined ? '' : ` in ${a.endedAt - a.startedAt} ms`;
+    const next =
+      a.delayMs === undefined
+        ? ''
+        : `, next in ${a.delayMs} ms${a.hintMs === undefined ? '' : ` (server hint ${a.hintMs} ms)`}`;
+    lines.push(`  #${a.n} ${relative(a.startedAt, record.createdAt)} sent=${a.sent} ${outcome}${took}${next}`);
+  }
+  if (record.result !== undefined) {
+    lines.push('', `result      ${record.result.status}${record.result.replayed ? ' (replayed by the server)' : ''}`);
+  }
+  if (record.failure !== undefined) {
+    lines.push('', `why         ${record.failure.message}`, `next step   ${record.failure.remediation}`);
+  }
+  return lines.join('\n');
+}
+
+/** A one-line progress bar, redrawn in place on a terminal. */
+export function progressBar(done: number, total: number, width = 30): string {
+  const filled = total === 0 ? width : Math.round((done / total) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`;
+}
