@@ -73,7 +73,13 @@ export interface ClientOptions {
    * @example { endpoints: { 'POST /payments': { profile: 'stripe', deadlineMs: 600_000 }, 'GET /catalog/**': { deadlineMs: 5_000 } } }
    */
   endpoints?: Record<string, PolicyOptions>;
-  /** This client's lease owner id. @default a random uuid */
+  /**
+   * This client's lease owner id. A single-instance worker with a stable id
+   * reclaims its own operations at once after a restart; otherwise another
+   * owner waits for the lease (`leaseMs`) to expire. Never share one id
+   * between processes that run at the same time.
+   * @default a random uuid
+   */
   owner?: string;
   /**
    * How long a claim on an operation lasts beyond its current attempt or

@@ -27,4 +27,12 @@ describe('examples', () => {
     expect(stdout.match(/✔/g)).toHaveLength(6);
     expect(stdout).not.toContain('✘');
   }, 90_000);
+
+  it('node-outbox buffers while the API is down, survives SIGKILL, drains once after restart', async () => {
+    const { stdout } = await run(tsx, ['examples/node-outbox/main.ts'], { cwd: root, timeout: 90_000 });
+    expect(stdout).toContain('Every buffered action took effect exactly once after the restart.');
+    expect(stdout.match(/✔ outbox-\w+: effects=1/g)).toHaveLength(5);
+    expect(stdout.match(/\[drain\] drained outbox-\w+: succeeded/g)).toHaveLength(5);
+    expect(stdout).toMatch(/\[enqueue\] attempt \d+ for outbox-\w+: not_sent/);
+  }, 120_000);
 });
