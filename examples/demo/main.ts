@@ -2,17 +2,26 @@
  * The oncely demo: payments through a flaky network, each taking effect
  * exactly once. Starts the reference idempotent server with scripted faults
  * (lost responses after commit, connection resets, 503 with Retry-After, a
- * double click), sends payments, prints the timeline and the server's proof.
+ * double click, a process killed mid-payment), sends payments through a
+ * durable file store, prints the timeline and the server's proof.
  *
  * Run: npm run demo
  */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createClient } from 'oncely';
+import { fileStore } from 'oncely/node';
 import { startReferenceServer } from 'oncely/testing';
 import { attachTimeline } from './timeline.js';
 
 const server = await startReferenceServer();
+const dir = await mkdtemp(join(tmpdir(), 'oncely-demo-'));
 const client = createClient({
   baseUrl: server.url,
+  store: fileStore({ dir }),
   // Short timings so the demo runs in seconds; production defaults are longer.
   policy: { attemptTimeoutMs: 800, backoff: { baseDelayMs: 100 }, retryAfter: { jitterMs: 300 } },
   endpoints: { 'POST /payments': { profile: 'ietf', deadlineMs: 30_000 } },
@@ -71,13 +80,41 @@ const results = await Promise.all(
   }),
 );
 
+// A process crash: another process starts a payment, the server charges it,
+// and the process is killed before the answer arrives. This process resumes
+// the stored operation with the same key: the server replays, no second charge.
+const crashKey = `pay-crash-${Date.now().toString(36)}`;
+timeline.label(crashKey, 'pay-crash');
+timeline.print(`${'pay-crash'.padEnd(12)} another process pays, the server charges, the process is SIGKILLed`);
+const hold = server.hold({ key: crashKey });
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', fileURLToPath(new URL('./crash-child.ts', import.meta.url)), dir, server.url, crashKey],
+  {
+    stdio: 'ignore',
+  },
+);
+await hold.arrived;
+child.kill('SIGKILL');
+await new Promise((resolve) => child.on('exit', resolve));
+hold.release();
+timeline.print(`${'pay-crash'.padEnd(12)} process killed mid-flight; resuming from the file store`);
+let resumedState = 'none';
+for (let i = 0; i < 50 && resumedState !== 'succeeded'; i++) {
+  // The dead process's lease must expire before anyone else may send.
+  const [outcome] = await client.resume();
+  resumedState = outcome?.state ?? resumedState;
+  if (resumedState !== 'succeeded') await new Promise((resolve) => setTimeout(resolve, 200));
+}
+results.push({ scenario: { name: 'pay-crash', story: '', arrange: () => {} }, key: crashKey, settled: [] });
+
 console.log('\nThe server’s ledger (the proof):');
 let ok = true;
 for (const { scenario, key, settled } of results) {
   const effects = server.ledger.effectCount(key);
   const requests = server.ledger.requestsFor(key);
   const sameKey = requests.every((r) => r.key === key);
-  const succeeded = settled.every((s) => s.status === 'fulfilled');
+  const succeeded = settled.every((s) => s.status === 'fulfilled') && (await client.get(key))?.state === 'succeeded';
   const good = effects === 1 && sameKey && succeeded;
   ok &&= good;
   console.log(
@@ -86,5 +123,6 @@ for (const { scenario, key, settled } of results) {
 }
 await client.close();
 await server.close();
+await rm(dir, { recursive: true, force: true });
 console.log(ok ? '\nEvery payment took effect exactly once.' : '\nSomething took effect more or less than once!');
 process.exit(ok ? 0 : 1);

@@ -14,7 +14,8 @@ describe('examples', () => {
   it('the main demo proves every payment took effect exactly once', async () => {
     const { stdout } = await run(tsx, ['examples/demo/main.ts'], { cwd: root, timeout: 60_000 });
     expect(stdout).toContain('Every payment took effect exactly once.');
-    expect(stdout.match(/✔/g)).toHaveLength(6);
+    expect(stdout.match(/✔/g)).toHaveLength(7);
+    expect(stdout).toMatch(/✔ pay-crash\s+effects=1/);
     expect(stdout).not.toContain('✘');
     expect(stdout).toMatch(/resend #1, same key/);
   }, 90_000);
@@ -24,7 +25,8 @@ describe('examples', () => {
     expect(stdout).toMatch(/POST \/v1\/payments\s+→ POST \/v1\/payments\s+profile=stripe/);
     expect(stdout).toMatch(/GET\s+\/catalog\/shoes\/42\s+→ GET \/catalog\/\*\*.*header=no key/);
     expect(stdout).toMatch(/POST \/v1\/refunds\s+→ default/);
-    expect(stdout.match(/✔/g)).toHaveLength(6);
+    expect(stdout.match(/✔/g)).toHaveLength(7);
+    expect(stdout).toMatch(/✔ pay-crash\s+effects=1/);
     expect(stdout).not.toContain('✘');
   }, 90_000);
 
