@@ -7,5 +7,5 @@
 export type { ContractCase, StoreContractOptions } from './store/contract.js';
 export { sampleRecord, storeContract } from './store/contract.js';
 export type { FakeRuntime, FakeRuntimeOptions, RunOptions } from './testing/fake-runtime.js';
-export { createFakeRuntime } from './testing/fake-runtime.js';
+export { createFakeRuntime, seededRandom } from './testing/fake-runtime.js';
 export * from './testing/reference-server.js';

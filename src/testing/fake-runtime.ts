@@ -47,8 +47,8 @@ interface Timer {
   resolve: () => void;
 }
 
-/** Mulberry32: tiny, fast, good enough for jitter in tests. */
-function seeded(seed: number): () => number {
+/** A seeded random sequence in [0, 1) (Mulberry32: tiny, fast, good enough for jitter in tests). */
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -64,8 +64,8 @@ const realDelay = (ms: number): Promise<void> => new Promise((resolve) => setTim
 
 export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
   let now = options.startMs ?? 1_767_225_600_000;
-  const random = seeded(options.seed ?? 1);
-  const uuidRandom = seeded((options.seed ?? 1) ^ 0x5bd1e995);
+  const random = seededRandom(options.seed ?? 1);
+  const uuidRandom = seededRandom((options.seed ?? 1) ^ 0x5bd1e995);
   const timers: Timer[] = [];
   const sleeps: number[] = [];
   let seq = 0;

@@ -5,6 +5,7 @@
  * every operation must finish soon after recovery: both at once.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { seededRandom } from '../../src/testing.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 afterEach(closeAll);
@@ -61,14 +62,3 @@ describe('outage: budget + gate', () => {
     expect(Math.max(...perMs.values())).toBeLessThanOrEqual(5);
   });
 });
-
-function mulberry(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
