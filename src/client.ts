@@ -17,6 +17,7 @@ import {
   ResponseValidationError,
 } from './errors.js';
 import { Emitter, type Listener, type OncelyEventName } from './events.js';
+import { directFetch } from './flow/attempt.js';
 import {
   ALWAYS_DENIED_HEADERS,
   newRecord,
@@ -27,6 +28,7 @@ import {
 import { describeIssue, isTerminal, type OperationRecord, type OperationState } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
 import { type AttemptContext, type Connectivity, type Engine, runOperation } from './flow/run.js';
+import { Shutdown } from './flow/shutdown.js';
 import { EndpointTable, type PolicyOptions, type ResolvedPolicy, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
@@ -95,6 +97,19 @@ export interface ClientOptions {
    * @default none (always try)
    */
   connectivity?: Connectivity;
+  /**
+   * Who runs an operation's loop once it is its scope's turn. `run` is this
+   * client's own loop for `key`; the hook may call it (at once, or later
+   * under a limit) or wait for another owner to settle the operation, and
+   * resolves with the record as stored. The browser client uses it so that
+   * only the tab elected as drainer ever sends.
+   * @default run at once
+   */
+  dispatch?: (
+    key: string,
+    run: (signal?: AbortSignal) => Promise<OperationRecord>,
+    signal?: AbortSignal,
+  ) => Promise<OperationRecord>;
 }
 
 /** A settled success. */
@@ -173,7 +188,7 @@ function validateClientOptions(options: ClientOptions): void {
     const [field, ...rest] = (issue === undefined ? 'options: invalid' : describeIssue(issue)).split(': ');
     throw new InvalidOptionsError(field ?? 'options', rest.join(': '));
   }
-  for (const name of ['headers', 'onUnauthorized', 'fetch'] as const) {
+  for (const name of ['headers', 'onUnauthorized', 'fetch', 'dispatch'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new InvalidOptionsError(name, 'must be a function');
     }
@@ -203,17 +218,19 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
   const store = options.store ?? memoryStore({ now: runtime.now });
   const events = new Emitter();
-  const shutdown = new AbortController();
+  const shutdown = new Shutdown();
   const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
   const engine: Engine = {
     store,
     runtime,
     owner: { id: options.owner ?? runtime.uuid(), leaseMs: options.leaseMs ?? 30_000 },
+    // ky's own retry and timeout are off (oncely has one loop and times attempts itself);
+    // `directFetch` keeps the body off ky's Request → fetch(Request) path (see flow/attempt.ts).
     http: ky.create({
       retry: 0,
       timeout: false,
       throwHttpErrors: false,
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      fetch: directFetch(() => options.fetch ?? globalThis.fetch),
     }),
     endpoints,
     governor: new Governor(),
@@ -221,7 +238,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     credentials: options.headers,
     onUnauthorized: options.onUnauthorized,
     resultHeaders: options.resultHeaders ?? [],
-    shutdown: shutdown.signal,
+    shutdown,
     pollMs: 1_000,
     connectivity: options.connectivity,
   };
@@ -237,7 +254,9 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     const previous = scope === undefined ? undefined : scopeTails.get(scope);
     const run = (async () => {
       if (previous !== undefined) await previous.catch(() => undefined);
-      return runOperation(engine, key, signal);
+      const dispatch = options.dispatch;
+      if (dispatch === undefined) return runOperation(engine, key, signal);
+      return dispatch(key, (s) => runOperation(engine, key, s), signal);
     })();
     running.set(key, run);
     if (scope !== undefined) scopeTails.set(scope, run);
@@ -444,7 +463,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     policyFor: (method, url) => endpoints.resolve(method, resolveUrl(url, options.baseUrl)),
 
     async close() {
-      shutdown.abort();
+      shutdown.stop();
       await Promise.allSettled([...running.values()]);
       await store.close?.();
     },

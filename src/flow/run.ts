@@ -22,6 +22,7 @@ import { type Classification, classify } from './classify.js';
 import { decide, type Stop, stopWith } from './decide.js';
 import type { OperationRecord, StoredResult } from './record.js';
 import { storedBodyFrom, storedResponseHeaders } from './result.js';
+import type { Shutdown } from './shutdown.js';
 import {
   type AttemptEnd,
   assertFenced,
@@ -61,7 +62,7 @@ export interface Engine {
   /** Extra response headers to keep in stored results. */
   resultHeaders: readonly string[];
   /** Aborted when the client closes: loops suspend (records stay pending). */
-  shutdown: AbortSignal;
+  shutdown: Shutdown;
   /** How often to look again at an operation another owner holds. */
   pollMs: number;
   /** Platform connectivity, when known (browsers): no attempt is made while offline. */
@@ -98,7 +99,7 @@ export async function runOperation(engine: Engine, key: string, signal?: AbortSi
       const waitMs = Math.min(engine.pollMs, Math.max(1, claimed.untilMs - engine.runtime.now()));
       if (!(await pause(engine, waitMs, signal))) return record;
     }
-    if (engine.shutdown.aborted) {
+    if (engine.shutdown.stopped) {
       const latest = await engine.store.get(key);
       if (latest === undefined) throw new NotFoundError(key);
       return latest;
@@ -133,7 +134,7 @@ async function drive(
   try {
     for (;;) {
       if (signal?.aborted) return await settle(stopWith(record, 'aborted', 'The caller aborted the operation'));
-      if (engine.shutdown.aborted) {
+      if (engine.shutdown.stopped) {
         await write(release);
         return undefined;
       }
@@ -313,18 +314,21 @@ async function waitForOnline(
  */
 async function pause(engine: Engine, ms: number, signal?: AbortSignal, wake?: AbortSignal): Promise<boolean> {
   const interrupt = new AbortController();
-  const sources = [signal, engine.shutdown, wake].filter((s): s is AbortSignal => s !== undefined);
+  const sources = [signal, wake].filter((s): s is AbortSignal => s !== undefined);
   const onAbort = (): void => interrupt.abort();
+  if (engine.shutdown.stopped) return false;
   for (const s of sources) {
     if (s.aborted) return false;
     s.addEventListener('abort', onAbort, { once: true });
   }
+  const unsubscribe = engine.shutdown.onStop(onAbort);
   try {
     await engine.runtime.sleep(Math.max(0, ms), interrupt.signal);
     return true;
   } catch {
     return false;
   } finally {
+    unsubscribe();
     for (const s of sources) s.removeEventListener('abort', onAbort);
   }
 }
