@@ -130,8 +130,11 @@ export interface BrowserHarness {
   url: string;
   /** A fresh context: its own storage (IndexedDB, caches), like a new profile. */
   newContext(): Promise<BrowserContext>;
-  /** Opens the page in `context` and waits for its script; rejects on any page error. */
-  openPage(context: BrowserContext): Promise<Page>;
+  /**
+   * Opens the page in `context` and waits for its script; rejects on any page error.
+   * `path` (default `/`) may carry a query string for the page script to read.
+   */
+  openPage(context: BrowserContext, path?: string): Promise<Page>;
   /** Errors the page has thrown so far (uncaught exceptions and console errors). */
   errors(page: Page): string[];
   close(): Promise<void>;
@@ -159,7 +162,7 @@ export async function startHarness(options: HarnessOptions): Promise<BrowserHarn
     browser,
     url: server.url,
     newContext: () => browser.newContext(),
-    async openPage(context) {
+    async openPage(context, path = '/') {
       const page = await context.newPage();
       const errors: string[] = [];
       pageErrors.set(page, errors);
@@ -168,7 +171,7 @@ export async function startHarness(options: HarnessOptions): Promise<BrowserHarn
         if (message.type() === 'error') errors.push(`console.error: ${message.text()}`);
       });
       // 'load' fires after module scripts have run (they are deferred).
-      await page.goto(`${server.url}/`, { waitUntil: 'load' });
+      await page.goto(`${server.url}${path}`, { waitUntil: 'load' });
       if (errors.length > 0) throw new Error(`the page failed to load:\n${errors.join('\n')}`);
       return page;
     },
