@@ -163,6 +163,19 @@ async function drive(
       }
       needsAdmission = false;
 
+      const context: AttemptContext = {
+        key,
+        attempt: record.attempts.length + 1,
+        method: record.request.method,
+        url: record.request.url,
+        meta: record.meta,
+      };
+      // Credentials first: if the callback fails (say, a token refresh), nothing
+      // can be sent, and the attempt must not look as if it might have been.
+      const credentials = await attemptHeaders(engine, policy, record, context).then(
+        (headers) => ({ headers }),
+        (error: unknown) => ({ error }),
+      );
       const startedAt = runtime.now();
       const timeoutMs = Math.max(1, Math.min(policy.attemptTimeoutMs, record.deadlineAt - startedAt));
       record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
@@ -171,19 +184,15 @@ async function drive(
       events.emit('attempt:started', { ...base, attempt, resendCount });
       if (attempt === 1) gate?.noteFirstAttempt();
 
-      const context: AttemptContext = {
-        key,
-        attempt,
-        method: record.request.method,
-        url: record.request.url,
-        meta: record.meta,
-      };
-      const output = await performAttempt(engine.http, runtime, {
-        request: record.request,
-        extraHeaders: await attemptHeaders(engine, policy, record, context),
-        timeoutMs,
-        signal,
-      });
+      const output =
+        'headers' in credentials
+          ? await performAttempt(engine.http, runtime, {
+              request: record.request,
+              extraHeaders: credentials.headers,
+              timeoutMs,
+              signal,
+            })
+          : credentialsFailed(credentials.error);
       const endedAt = runtime.now();
       const classification = classify(output.observation, {
         profile: policy.profile,
@@ -245,6 +254,21 @@ async function drive(
 }
 
 type Base = { key: string; operation: string; fingerprint: string };
+
+/** The `headers` callback threw: the attempt was never sent (retried until the deadline, attempts untouched). */
+function credentialsFailed(error: unknown): AttemptOutput {
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    observation: {
+      kind: 'transport_error',
+      sent: 'not',
+      code: 'CREDENTIALS',
+      message: `headers callback failed: ${message}`,
+    },
+    headers: {},
+    bytes: undefined,
+  };
+}
 
 function emitEnded(engine: Engine, base: Base, record: OperationRecord, end: AttemptEnd): void {
   const last = record.attempts[record.attempts.length - 1];

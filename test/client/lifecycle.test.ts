@@ -283,3 +283,27 @@ describe('durability across clients', () => {
     void memoryStore;
   });
 });
+
+describe('a failing credentials callback', () => {
+  it('sends nothing, counts no attempt, and the operation goes on once credentials come back', async () => {
+    let calls = 0;
+    const h = await harness({
+      policy: { maxAttempts: 1 },
+      headers: () => {
+        calls++;
+        if (calls < 3) throw new Error('token service down');
+        return { authorization: 'Bearer ok' };
+      },
+    });
+    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'cred', json: {} }));
+    expect(result.status).toBe(201);
+    const record = await h.client.get('cred');
+    expect(record?.attempts.map((a) => [a.class, a.sent])).toEqual([
+      ['not_sent', 'not'],
+      ['not_sent', 'not'],
+      ['completed', 'definitely'],
+    ]);
+    expect(record?.attempts[0]?.error).toMatch(/headers callback failed: token service down/);
+    expect(h.server.ledger.requests).toHaveLength(1);
+  });
+});
