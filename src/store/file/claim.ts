@@ -1,0 +1,330 @@
+/**
+ * The cross-process lock of one record, which is also its temp file.
+ *
+ * To change `<name>.json`, a process creates `<name>.json.pending` with
+ * `O_CREAT | O_EXCL`: whoever creates it holds the record. The file first
+ * holds one line naming its holder (host id, pid, token). To commit, the
+ * holder writes the new record into it (`<record json>\n<holder>\n`),
+ * fsyncs it and renames it over `<name>.json`: one rename publishes the
+ * record atomically and releases the lock. So an update costs the same two
+ * directory-entry changes as a plain temp-file write (create, rename); a
+ * separate lock file would add two more, and on a busy disk each of those
+ * waits for the journal.
+ *
+ * Written by hand rather than with `proper-lockfile` because:
+ * - `proper-lockfile` keeps a lock directory beside the file (mkdir + rmdir
+ *   per hold: the two extra journal operations above) and a timer per lock;
+ * - it only knows mtime age (stale after seconds), while a holder killed
+ *   mid-update here (the crash tests do it hundreds of times) is taken over
+ *   at once: the pending file names its holder, and `kill(pid, 0)` on this
+ *   host tells a dead one from a live one;
+ * - taking over must not let two contenders both win, which needs the
+ *   takeover below.
+ *
+ * Staleness. A claim is stale, and taken over at once, when its holder is
+ * provably gone: a dead pid on this host, a claim of this very process that
+ * no store of it holds, or a file older than the last boot (a power cut).
+ * A holder we cannot check (another host sharing the directory, a recycled
+ * pid, a file without a readable holder line) is stale only once we have
+ * watched it unchanged for `staleMs` of our own monotonic time; live holders
+ * refresh their file's mtime every `staleMs / 3`, and a monotonic clock
+ * does not run while the machine sleeps, so a laptop waking up does not
+ * take a claim from a holder that slept with it.
+ *
+ * Takeover renames the stale file aside to a unique name (atomic), checks it
+ * moved the very file it judged stale, and gives back with `link` (which
+ * never replaces) a fresh claim it moved by mistake. Before committing, a
+ * holder checks that the pending path is still its own file (same inode as
+ * its open descriptor, which cannot be recycled while open); a holder that
+ * lost its claim gives up and its update runs again.
+ *
+ * Residual risk, documented: a holder frozen (SIGSTOP, debugger) for longer
+ * than `staleMs` exactly between that check and its rename (microseconds
+ * apart) could rename its successor's pending file. Nothing short of a
+ * kernel lock closes that window, and Node has none (no flock).
+ */
+import * as fs from 'node:fs';
+import { uptime } from 'node:os';
+import { type DirSync, writeSteps } from './durable.js';
+import { closeFile, fsyncFile, isErrno, openFile, renameFile, unlinkFile, writeAt } from './io.js';
+import { HOST_ID, pidAlive, randomToken } from './liveness.js';
+
+export interface ClaimOptions {
+  /** How long a claim of a holder we cannot check must stay unchanged before it is taken over. */
+  staleMs: number;
+  /** Give up waiting for a live holder after this long. */
+  timeoutMs: number;
+}
+
+interface HolderInfo {
+  host: string;
+  pid: number;
+  token: string;
+}
+
+/**
+ * A pending file still empty after we watched it this long is stale: its
+ * creator died between creating it and writing its holder line (a window of
+ * one thread-pool round trip), or is stuck there, in which case its check
+ * before committing makes it retry.
+ */
+const EMPTY_CLAIM_GRACE_MS = 1_000;
+/** A sweep, which cannot watch, removes an empty claim once it is this old (wall clock). */
+export const EMPTY_CLAIM_SWEEP_AGE_MS = 5_000;
+const MAX_POLL_MS = 16;
+/** When this machine booted (ms since epoch, ±1 s): files older than that belong to no living process. */
+const BOOTED_AT = Date.now() - uptime() * 1_000 - 1_000;
+
+/** Tokens of the claims this process holds or is taking right now, across every store instance. */
+const heldTokens = new Set<string>();
+
+export class LockTimeoutError extends Error {
+  override name = 'LockTimeoutError';
+  readonly code = 'ELOCKTIMEOUT';
+}
+
+function step(name: Parameters<NonNullable<typeof writeSteps.hook>>[0]): void {
+  writeSteps.hook?.(name);
+}
+
+/** A held claim on one record: commit a new version, or release. */
+export class Claim {
+  readonly #path: string;
+  readonly #fd: number;
+  readonly #ino: number;
+  readonly #token: string;
+  readonly #holderLine: string;
+  readonly #refresh: NodeJS.Timeout;
+  #done = false;
+
+  constructor(path: string, fd: number, token: string, holderLine: string, staleMs: number) {
+    this.#path = path;
+    this.#fd = fd;
+    this.#ino = fs.fstatSync(fd).ino;
+    this.#token = token;
+    this.#holderLine = holderLine;
+    this.#refresh = setInterval(() => this.#touch(), Math.max(1, Math.floor(staleMs / 3)));
+    this.#refresh.unref();
+  }
+
+  /**
+   * Publishes `text` as the record at `recordPath`, durably: write, fsync,
+   * rename (which also releases the claim), directory fsync. Resolves false,
+   * writing nothing, when the claim was lost (the caller retries).
+   */
+  async commit(dir: DirSync, recordPath: string, text: string): Promise<boolean> {
+    await writeAt(this.#fd, Buffer.from(`${text}\n${this.#holderLine}`, 'utf8'), 0);
+    step('temp-written');
+    await fsyncFile(this.#fd);
+    step('temp-synced');
+    if (!this.#stillOurs()) return false;
+    try {
+      await renameFile(this.#path, recordPath);
+    } catch (error) {
+      // Taken over between the check and the rename: nothing was published.
+      if (isErrno(error, 'ENOENT')) return false;
+      throw error;
+    }
+    this.#done = true;
+    step('renamed');
+    await this.release();
+    await dir.sync();
+    step('dir-synced');
+    return true;
+  }
+
+  /** Drops the claim without committing (nothing changed, or the update failed). Idempotent. */
+  async release(): Promise<void> {
+    clearInterval(this.#refresh);
+    if (!this.#done) {
+      this.#done = true;
+      if (this.#stillOurs()) await unlinkFile(this.#path).catch(() => undefined);
+    }
+    if (heldTokens.delete(this.#token)) await closeFile(this.#fd).catch(() => undefined);
+  }
+
+  /** The pending path is still the file we created (not taken over and replaced). */
+  #stillOurs(): boolean {
+    try {
+      return fs.statSync(this.#path).ino === this.#ino;
+    } catch {
+      return false;
+    }
+  }
+
+  #touch(): void {
+    const now = new Date();
+    fs.futimes(this.#fd, now, now, () => undefined);
+  }
+}
+
+/** Takes the claim at `path` (`<record>.pending`), waiting for a live holder and taking over a dead one. */
+export async function takeClaim(path: string, options: ClaimOptions): Promise<Claim> {
+  const token = randomToken();
+  const holderLine = `${JSON.stringify({ host: HOST_ID, pid: process.pid, token } satisfies HolderInfo)}\n`;
+  const deadline = Date.now() + options.timeoutMs;
+  // Registered before the file exists: a sweep in this process must never take it for a leftover.
+  heldTokens.add(token);
+  let watched: { ino: number; mtimeMs: number; size: number; since: number } | undefined;
+  try {
+    for (let round = 0; ; round++) {
+      const fd = await tryCreate(path, holderLine);
+      if (fd !== undefined) return new Claim(path, fd, token, holderLine, options.staleMs);
+      const holder = inspect(path);
+      if (holder === undefined) continue; // released meanwhile: try again at once
+      if (provablyStale(holder)) {
+        breakClaim(path, holder, token);
+        continue;
+      }
+      const now = performance.now();
+      if (
+        watched === undefined ||
+        watched.ino !== holder.ino ||
+        watched.mtimeMs !== holder.mtimeMs ||
+        watched.size !== holder.size
+      ) {
+        watched = { ino: holder.ino, mtimeMs: holder.mtimeMs, size: holder.size, since: now };
+      } else if (now - watched.since >= (holder.size === 0 ? EMPTY_CLAIM_GRACE_MS : options.staleMs)) {
+        breakClaim(path, holder, token);
+        watched = undefined;
+        continue;
+      }
+      if (Date.now() >= deadline) {
+        const who =
+          holder.info === undefined ? 'an unknown holder' : `pid ${holder.info.pid} (host ${holder.info.host})`;
+        throw new LockTimeoutError(`Timed out after ${options.timeoutMs} ms waiting for ${path}, held by ${who}`);
+      }
+      const pollMs = Math.min(MAX_POLL_MS, 2 ** Math.min(round, 4));
+      await new Promise((resolve) => setTimeout(resolve, pollMs * (0.5 + Math.random())));
+    }
+  } catch (error) {
+    heldTokens.delete(token);
+    throw error;
+  }
+}
+
+/** Creates the pending file with our holder line; undefined when someone holds it. */
+async function tryCreate(path: string, holderLine: string): Promise<number | undefined> {
+  let fd: number;
+  try {
+    fd = await openFile(path, 'wx', 0o600);
+  } catch (error) {
+    if (isErrno(error, 'EEXIST')) return undefined;
+    throw error;
+  }
+  try {
+    // Not writeSync: on a busy disk even a small write to a new file can wait
+    // for a journal commit, and that must not stall the whole process.
+    await writeAt(fd, Buffer.from(holderLine, 'utf8'), 0);
+  } catch (error) {
+    await closeFile(fd).catch(() => undefined);
+    await unlinkFile(path).catch(() => undefined);
+    throw error;
+  }
+  return fd;
+}
+
+interface Holder {
+  raw: string;
+  info: HolderInfo | undefined;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+function inspect(path: string): Holder | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, 'r');
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return undefined;
+    throw error;
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    const raw = fs.readFileSync(fd, 'utf8');
+    return { raw, info: holderOf(raw), ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The holder named by the last line of a pending file. */
+function holderOf(raw: string): HolderInfo | undefined {
+  const lines = raw.split('\n').filter((line) => line.length > 0);
+  const last = lines[lines.length - 1];
+  if (last === undefined) return undefined;
+  try {
+    const value = JSON.parse(last) as Partial<HolderInfo> | null;
+    if (typeof value?.host === 'string' && typeof value.pid === 'number' && typeof value.token === 'string') {
+      return { host: value.host, pid: value.pid, token: value.token };
+    }
+  } catch {
+    // Torn: no holder to check.
+  }
+  return undefined;
+}
+
+function provablyStale(holder: Holder): boolean {
+  if (holder.mtimeMs < BOOTED_AT) return true;
+  const { info } = holder;
+  if (info === undefined || info.host !== HOST_ID) return false;
+  if (info.pid === process.pid) return !heldTokens.has(info.token);
+  return !pidAlive(info.pid);
+}
+
+/**
+ * Removes the stale claim `observed` (same file, same content), and nothing
+ * else: rename it aside (atomic), check what was moved, and give back a
+ * fresh claim moved by mistake.
+ */
+function breakClaim(path: string, observed: Holder, token: string): void {
+  const aside = `${path}.broken-${token}`;
+  try {
+    fs.renameSync(path, aside);
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return;
+    throw error;
+  }
+  let same = false;
+  try {
+    same = fs.statSync(aside).ino === observed.ino && fs.readFileSync(aside, 'utf8') === observed.raw;
+  } catch {
+    same = false;
+  }
+  if (!same) {
+    try {
+      fs.linkSync(aside, path);
+    } catch {
+      // EEXIST: a newer claim took the name meanwhile. The holder we moved
+      // finds its file gone when it checks before committing, and retries.
+    }
+  }
+  fs.rmSync(aside, { force: true });
+}
+
+/**
+ * Removes the pending files of dead holders (a crash leaves them; a record
+ * nobody updates again would keep its pending file forever): provably dead
+ * ones, and empty ones older than `EMPTY_CLAIM_SWEEP_AGE_MS`. Safe while
+ * others work: it uses the same takeover as `takeClaim`.
+ */
+export function sweepClaim(path: string): void {
+  try {
+    const holder = inspect(path);
+    if (holder === undefined) return;
+    const emptyAndOld = holder.size === 0 && Date.now() - holder.mtimeMs > EMPTY_CLAIM_SWEEP_AGE_MS;
+    if (provablyStale(holder) || emptyAndOld) breakClaim(path, holder, randomToken());
+  } catch {
+    // Raced with its holder or another sweeper: it is their file now.
+  }
+}
+
+/** Removes a takeover leftover (`*.pending.broken-*`) once it is older than `staleMs`. */
+export function sweepBroken(path: string, staleMs: number): void {
+  try {
+    if (Date.now() - fs.statSync(path).mtimeMs > staleMs) fs.rmSync(path, { force: true });
+  } catch {
+    // Already gone.
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Durability: temp file, fsync, rename, fsync of the directory (the temp
+ * file is the record's claim file, see claim.ts).
+ *
+ * Why each step: the rename makes the new content appear atomically (a
+ * reader sees the old record or the new one, never a torn one); the fsync
+ * before it makes sure the renamed file has its bytes (otherwise a power cut
+ * can leave a renamed but empty file); the directory fsync makes the rename
+ * itself survive a power cut. A crash before the rename leaves only the
+ * temp file, which is never read as a record and is removed later.
+ *
+ * Group commit: the directory fsync is shared. Every write that renamed
+ * into the directory while a directory fsync was running waits for the next
+ * one, and that single fsync covers all of them, so N concurrent writes cost
+ * N file fsyncs (issued in parallel) + about one directory fsync, instead of
+ * 2N. Nobody resolves before an fsync that started after its own rename.
+ * (Measured on ext4: 0.18 directory fsyncs per write at 32 writers. ext4
+ * already folds concurrent fsyncs into one journal commit, so there this
+ * saves thread-pool time more than disk flushes; the file fsync per record
+ * is the floor of a one-file-per-record store.)
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { fsyncFile, isErrno, renameFile, unlinkFile } from './io.js';
+
+/** The steps of one durable write, in order. */
+export type WriteStep = 'temp-written' | 'temp-synced' | 'renamed' | 'dir-synced';
+
+/**
+ * Test seam for the crash tests (not exported from `oncely/node`): called at
+ * each step of every durable write, so a test process can kill itself at an
+ * exact point of the protocol.
+ */
+export const writeSteps: { hook: ((step: WriteStep) => void) | undefined } = { hook: undefined };
+
+/** Windows cannot open a directory to fsync it; NTFS journals the rename itself. */
+const CAN_SYNC_DIRECTORIES = process.platform !== 'win32';
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Group-committed fsync of one directory. */
+export class DirSync {
+  readonly path: string;
+  #fd: number | undefined;
+  #running: Promise<void> | undefined;
+  #queued: Deferred | undefined;
+  /** Directory fsyncs performed (for benchmarks: compare with `requests`). */
+  rounds = 0;
+  /** Durability requests served. */
+  requests = 0;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Resolves once every entry change made in the directory before this call is durable. */
+  sync(): Promise<void> {
+    this.requests++;
+    if (!CAN_SYNC_DIRECTORIES) return Promise.resolve();
+    // A round is already queued: it starts after our change, so it covers us.
+    if (this.#queued !== undefined) return this.#queued.promise;
+    if (this.#running === undefined) return this.#start();
+    // The running round may have started before our change: wait for the next.
+    this.#queued = deferred();
+    return this.#queued.promise;
+  }
+
+  #start(): Promise<void> {
+    this.rounds++;
+    let synced: Promise<void>;
+    try {
+      const fd = this.#fd ?? fs.openSync(this.path, 'r');
+      this.#fd = fd;
+      synced = fsyncFile(fd);
+    } catch (error) {
+      synced = Promise.reject(error);
+    }
+    const run = synced.finally(() => {
+      this.#running = undefined;
+      const queued = this.#queued;
+      this.#queued = undefined;
+      if (queued !== undefined) this.#start().then(queued.resolve, queued.reject);
+    });
+    this.#running = run;
+    return run;
+  }
+
+  /** Waits for pending rounds, then closes the directory handle. */
+  async close(): Promise<void> {
+    while (this.#running !== undefined) await this.#running.catch(() => undefined);
+    if (this.#fd !== undefined) fs.closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}
+
+/** Removes `dir/name` durably. Resolves false when it did not exist. */
+export async function removeDurably(dir: DirSync, name: string): Promise<boolean> {
+  try {
+    await unlinkFile(join(dir.path, name));
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return false;
+    throw error;
+  }
+  await dir.sync();
+  return true;
+}
+
+/** Moves `from.path/name` to `to.path/target` durably (both directory entries). False when it was gone. */
+export async function moveDurably(from: DirSync, name: string, to: DirSync, target: string): Promise<boolean> {
+  try {
+    await renameFile(join(from.path, name), join(to.path, target));
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return false;
+    throw error;
+  }
+  await to.sync();
+  await from.sync();
+  return true;
+}

@@ -1,0 +1,7 @@
+/**
+ * The file store for Node.js: see store.ts for the design.
+ */
+
+export { LockTimeoutError } from './claim.js';
+export type { FileStore, FileStoreOptions } from './store.js';
+export { fileStore } from './store.js';

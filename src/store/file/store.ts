@@ -1,0 +1,431 @@
+/**
+ * The file store (`oncely/node`): one JSON file per operation in a private
+ * directory, safe against crashes and shared by processes.
+ *
+ * Layout of `dir` (0700; files 0600):
+ *
+ *   <name>.json           one record per key (names: see names.ts): the
+ *                         record as one JSON line, then a line naming the
+ *                         process that wrote it
+ *   <name>.json.pending   an update in progress: the claim (lock) of the
+ *                         record and the temp file of its next version, or
+ *                         left by a crash (never read as a record)
+ *   quarantine/<at>-<token>-<name>.json   records that failed validation
+ *
+ * Guarantees, and where they come from:
+ * - durable before resolve: temp file, fsync, rename, directory fsync, the
+ *   latter group-committed across concurrent writes (durable.ts, claim.ts);
+ * - `update` is atomic across processes: within a process updates of a key
+ *   queue up (keyed-queue.ts), then take the record's claim file (claim.ts);
+ *   `fn` always sees the latest record on disk, read under the claim, so the
+ *   engine's epoch fencing inside `fn` is sound;
+ * - readers never take a lock: a rename replaces a file atomically, so a
+ *   read sees a whole old or a whole new record;
+ * - every read is validated with `parseRecord`; a file that fails (torn,
+ *   garbage, wrong key) is moved to `quarantine/` under its claim (after a
+ *   second look, so a record being rewritten is never moved), reported, and
+ *   skipped; every other record keeps working.
+ */
+import * as fs from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { InvalidOptionsError } from '../../errors.js';
+import { type OperationRecord, type ParseResult, parseRecord } from '../../flow/record.js';
+import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
+import { applyFilter } from '../store.js';
+import { type Claim, type ClaimOptions, sweepBroken, sweepClaim, takeClaim } from './claim.js';
+import { DirSync, moveDurably, removeDurably } from './durable.js';
+import { queueFor } from './keyed-queue.js';
+import { randomToken } from './liveness.js';
+import { belongsTo, fileNameFor, PENDING_SUFFIX, parseFileName } from './names.js';
+
+export interface FileStoreOptions {
+  /**
+   * Directory of the store; created with mode 0700 when missing (an existing
+   * directory's mode is left alone). Give each application its own.
+   * @default '.oncely' under the current working directory
+   * @example fileStore({ dir: path.join(os.homedir(), '.my-app', 'outbox') })
+   */
+  dir?: string;
+  /** Clock for quarantine timestamps. @default Date.now */
+  now?: () => number;
+  /**
+   * How long an update waits for another (live) process holding the same
+   * record before it rejects with a `LockTimeoutError` (`code`
+   * `'ELOCKTIMEOUT'`). A hold lasts one write: milliseconds.
+   * @default 30_000
+   */
+  lockTimeoutMs?: number;
+  /**
+   * A claim whose holder cannot be checked (a process on another host
+   * sharing the directory, a recycled pid) is taken over once it stayed
+   * unchanged this long; live holders refresh theirs every third of it. A
+   * holder that died on this host is taken over at once. Keep it below
+   * `lockTimeoutMs`.
+   * @default 10_000
+   */
+  staleLockMs?: number;
+}
+
+export interface FileStore extends OperationStore {
+  /** The store directory, absolute. */
+  readonly dir: string;
+  /** The file that holds (or would hold) the record of `key`. */
+  pathOf(key: string): string;
+  /** Waits for this handle's pending writes, then releases its directory handles. */
+  close(): Promise<void>;
+}
+
+/** Counters for benchmarks and diagnostics (not part of the public API). */
+export interface FileStoreStats {
+  /** Durable writes and removals requested. */
+  commits: number;
+  /** Directory fsyncs actually performed (lower than `commits` when group commit batches). */
+  dirSyncs: number;
+}
+
+const statsOf = new WeakMap<FileStore, () => FileStoreStats>();
+
+/** Internal: the counters of a file store. */
+export function fileStoreStats(store: FileStore): FileStoreStats {
+  const read = statsOf.get(store);
+  if (read === undefined) throw new TypeError('not a file store');
+  return read();
+}
+
+const QUARANTINE_DIR = 'quarantine';
+/** `list()` yields to the event loop after this many files (reads are synchronous: faster than the thread pool). */
+const LIST_YIELD_EVERY = 256;
+
+/** Tells `exclusive` to take the lock again and redo the task (the lock was lost before committing). */
+const RETRY = Symbol('retry');
+
+interface Opened {
+  records: DirSync;
+  quarantine: DirSync;
+  queue: ReturnType<typeof queueFor>;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidOptionsError(name, 'must be a positive number of milliseconds');
+  }
+  return value;
+}
+
+/**
+ * A durable, crash-safe, multi-process store for Node.js.
+ *
+ * @example
+ * import { createClient, fileStore } from 'oncely/node';
+ * const client = createClient({ store: fileStore({ dir: '.oncely' }) });
+ * await client.resume(); // finish what a previous run left in flight
+ */
+export function fileStore(options: FileStoreOptions = {}): FileStore {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
+  if (options.dir !== undefined && (typeof options.dir !== 'string' || options.dir.length === 0)) {
+    throw new InvalidOptionsError('dir', 'must be a non-empty path');
+  }
+  if (options.now !== undefined && typeof options.now !== 'function') {
+    throw new InvalidOptionsError('now', 'must be a function');
+  }
+  const now = options.now ?? Date.now;
+  const claimOptions: ClaimOptions = {
+    timeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs, 30_000),
+    staleMs: positive('staleLockMs', options.staleLockMs, 10_000),
+  };
+  const dir = resolve(options.dir ?? '.oncely');
+  const quarantineDir = join(dir, QUARANTINE_DIR);
+  const listeners = new Set<(entry: QuarantineEntry) => void>();
+  const pending = new Set<Promise<unknown>>();
+  let opened: Opened | undefined;
+  let closed = false;
+  let commits = 0;
+
+  /** Creates the directories on first use (synchronously: once per store). */
+  function open(): Opened {
+    if (closed) throw new Error(`file store ${dir} is closed`);
+    if (opened !== undefined) return opened;
+    makeDirectory(dir);
+    makeDirectory(quarantineDir);
+    opened = {
+      records: new DirSync(dir),
+      quarantine: new DirSync(quarantineDir),
+      queue: queueFor(fs.realpathSync(dir)),
+    };
+    return opened;
+  }
+
+  /** Tracks work so `close()` can wait for it. */
+  function track<T>(work: Promise<T>): Promise<T> {
+    pending.add(work);
+    const done = (): void => {
+      pending.delete(work);
+    };
+    work.then(done, done);
+    return work;
+  }
+
+  /**
+   * Runs `task` holding the record's claim: after earlier tasks of this
+   * process on the same file, and with the cross-process claim file. A task
+   * that finds the claim lost before committing returns RETRY and runs again.
+   */
+  function exclusive<T>(name: string, task: (claim: Claim) => Promise<T | typeof RETRY>): Promise<T> {
+    const { queue } = open();
+    const pendingPath = join(dir, name + PENDING_SUFFIX);
+    return track(
+      queue.run(name, async () => {
+        for (;;) {
+          const claim = await takeClaim(pendingPath, claimOptions);
+          try {
+            const result = await task(claim);
+            if (result !== RETRY) return result;
+          } finally {
+            await claim.release();
+          }
+        }
+      }),
+    );
+  }
+
+  function readText(name: string): string | undefined {
+    try {
+      return fs.readFileSync(join(dir, name), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  /** Validates stored text: a JSON record line, the record schema, and that it is filed under its own key. */
+  function check(name: string, text: string): ParseResult {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(recordLine(text));
+    } catch (error) {
+      return { ok: false, problems: [`not JSON: ${(error as Error).message}`] };
+    }
+    const parsed = parseRecord(raw);
+    if (parsed.ok && !belongsTo(name, parsed.record.key)) {
+      return { ok: false, problems: [`key: file ${name} holds the record of another key (${parsed.record.key})`] };
+    }
+    return parsed;
+  }
+
+  /** The key a (possibly corrupt) file stands for, as well as we can tell. */
+  function idOf(name: string, text: string): string {
+    const parsed = parseFileName(name);
+    if (parsed.kind === 'record') return parsed.key;
+    try {
+      const key = (JSON.parse(recordLine(text)) as { key?: unknown } | null)?.key;
+      if (typeof key === 'string' && belongsTo(name, key)) return key;
+    } catch {
+      // Unreadable: the file name is all we have.
+    }
+    return name;
+  }
+
+  function notify(entry: QuarantineEntry): void {
+    for (const listener of [...listeners]) {
+      try {
+        listener(entry);
+      } catch (error) {
+        // A failing report must not break the store for every other record.
+        process.emitWarning(`oncely: an onQuarantine listener threw: ${String(error)}`);
+      }
+    }
+  }
+
+  /** Moves the file aside (caller holds its claim) and reports it. */
+  async function quarantineLocked(name: string, text: string, problems: readonly string[]): Promise<void> {
+    const { records, quarantine } = open();
+    const at = now();
+    if (!(await moveDurably(records, name, quarantine, `${at}-${randomToken()}-${name}`))) return;
+    notify({ id: idOf(name, text), problems, at, raw: text });
+  }
+
+  /** Takes the claim, looks again, and quarantines the file if it is still bad. Returns the record if it is fine now. */
+  function quarantineChecked(name: string): Promise<OperationRecord | undefined> {
+    return exclusive(name, async () => {
+      const text = readText(name);
+      if (text === undefined) return undefined;
+      const checked = check(name, text);
+      if (checked.ok) return checked.record;
+      await quarantineLocked(name, text, checked.problems);
+      return undefined;
+    });
+  }
+
+  /** Reads one record without a lock; a bad file is quarantined. */
+  async function readRecord(name: string): Promise<OperationRecord | undefined> {
+    const text = readText(name);
+    if (text === undefined) return undefined;
+    const checked = check(name, text);
+    return checked.ok ? checked.record : quarantineChecked(name);
+  }
+
+  /** JSON text of a record, and the record as a later read will return it (validated before anything is written). */
+  function serialize(record: OperationRecord): { text: string; stored: OperationRecord } {
+    const text = JSON.stringify(record);
+    const parsed = parseRecord(JSON.parse(text));
+    if (!parsed.ok) {
+      throw new TypeError(`Refusing to store an invalid record for ${record.key}: ${parsed.problems.join('; ')}`);
+    }
+    return { text, stored: parsed.record };
+  }
+
+  function commit(name: string, text: string, claim: Claim): Promise<boolean> {
+    commits++;
+    const { records } = open();
+    return claim.commit(records, join(dir, name), text);
+  }
+
+  const store: FileStore = {
+    dir,
+
+    pathOf(key) {
+      return join(dir, fileNameFor(key));
+    },
+
+    async get(key) {
+      open();
+      return track(readRecord(fileNameFor(key)));
+    },
+
+    async put(record) {
+      const name = fileNameFor(record.key);
+      const { text } = serialize(record);
+      await exclusive(name, async (claim) => ((await commit(name, text, claim)) ? undefined : RETRY));
+    },
+
+    async update(key: string, fn: Updater) {
+      const name = fileNameFor(key);
+      return exclusive(name, async (claim) => {
+        const text = readText(name);
+        let current: OperationRecord | undefined;
+        if (text !== undefined) {
+          const checked = check(name, text);
+          if (checked.ok) current = checked.record;
+          else await quarantineLocked(name, text, checked.problems);
+        }
+        const next = fn(current);
+        if (next === current || next === undefined) return current;
+        if (next.key !== key) throw new TypeError(`update of ${key} returned a record for ${next.key}`);
+        const { text: nextText, stored } = serialize(next);
+        return (await commit(name, nextText, claim)) ? stored : RETRY;
+      });
+    },
+
+    async delete(key) {
+      const name = fileNameFor(key);
+      await exclusive(name, async () => {
+        commits++;
+        await removeDurably(open().records, name);
+        return undefined;
+      });
+    },
+
+    async list(filter?: RecordFilter) {
+      open();
+      const names = await fs.promises.readdir(dir);
+      const states = filter?.state === undefined ? undefined : ([] as string[]).concat(filter.state);
+      const limit = filter?.limit;
+      let selected: OperationRecord[] = [];
+      const corrupt: string[] = [];
+      let seen = 0;
+      for (const name of names) {
+        if (++seen % LIST_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+        const kind = parseFileName(name).kind;
+        // Crash debris: claims of dead processes, and takeovers that died half-way.
+        if (kind === 'pending') sweepClaim(join(dir, name));
+        if (kind === 'broken') sweepBroken(join(dir, name), claimOptions.staleMs);
+        if (kind !== 'record' && kind !== 'hashed') continue;
+        const text = readText(name);
+        if (text === undefined) continue;
+        const checked = check(name, text);
+        if (!checked.ok) {
+          corrupt.push(name);
+          continue;
+        }
+        const record = checked.record;
+        // Filter as we go and keep at most ~2×limit: a list of 100k records holds only what it returns.
+        if (states !== undefined && !states.includes(record.state)) continue;
+        if (filter?.dueBy !== undefined && record.nextAttemptAt > filter.dueBy) continue;
+        if (filter?.scope !== undefined && record.scope !== filter.scope) continue;
+        selected.push(record);
+        if (limit !== undefined && selected.length >= 2 * limit + 64) selected = applyFilter(selected, { limit });
+      }
+      for (const name of corrupt) {
+        const record = await quarantineChecked(name);
+        if (record !== undefined) selected.push(record);
+      }
+      return applyFilter(selected, filter);
+    },
+
+    async quarantined() {
+      open();
+      const entries: QuarantineEntry[] = [];
+      for (const file of await fs.promises.readdir(quarantineDir)) {
+        const match = /^(\d+)-[0-9a-f]+-(.+)$/.exec(file);
+        if (match === null) continue;
+        const [, at, name = ''] = match;
+        let raw: string;
+        try {
+          raw = fs.readFileSync(join(quarantineDir, file), 'utf8');
+        } catch {
+          continue;
+        }
+        const checked = check(name, raw);
+        const problems = checked.ok ? ['passes validation now (quarantined by another version?)'] : checked.problems;
+        entries.push({ id: idOf(name, raw), problems, at: Number(at), raw });
+      }
+      return entries.sort((a, b) => a.at - b.at);
+    },
+
+    onQuarantine(fn) {
+      listeners.add(fn);
+      return () => {
+        listeners.delete(fn);
+      };
+    },
+
+    async close() {
+      if (closed) return;
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+      closed = true;
+      if (opened !== undefined) {
+        await opened.records.close();
+        await opened.quarantine.close();
+      }
+    },
+  };
+  statsOf.set(store, () => ({ commits, dirSyncs: opened === undefined ? 0 : opened.records.rounds }));
+  return store;
+}
+
+/** The record part of a stored file: its first line (the second names the writer). */
+function recordLine(text: string): string {
+  const end = text.indexOf('\n');
+  return end === -1 ? text : text.slice(0, end);
+}
+
+/** mkdir 0700, and make the new entry itself durable (fsync of each new directory's parent). */
+function makeDirectory(path: string): void {
+  const first = fs.mkdirSync(path, { recursive: true, mode: 0o700 });
+  if (first === undefined) return;
+  for (let created = path; ; created = dirname(created)) {
+    syncDirectory(dirname(created));
+    if (created === first || dirname(created) === created) break;
+  }
+}
+
+function syncDirectory(path: string): void {
+  if (process.platform === 'win32') return;
+  const fd = fs.openSync(path, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -1,0 +1,138 @@
+/**
+ * Child process for the crash, race and cross-process tests. It is a real
+ * oncely user: a client on a file store, talking to the reference server of
+ * the parent test process (whose ledger outlives every child).
+ *
+ * Configured by one JSON argument (`WorkerConfig`). Prints one line per
+ * event on stdout (`ready`, `enq <key> <op>`, `done <json>`) so the parent
+ * learns which operations were acknowledged as written ahead.
+ *
+ * Modes:
+ * - `run`: enqueue `enqueue` new operations, then resume everything stored
+ *   (taking over what a killed predecessor left once its lease expires)
+ *   until nothing is pending or in flight. A `kill` plan makes the process
+ *   SIGKILL itself at an exact point; the parent may also kill it any time.
+ * - `increment`: `count` read-modify-writes of one record through
+ *   `store.update` (cross-process atomicity of the store itself).
+ */
+import { createClient, fileStore, type OperationRecord } from '../../src/node.js';
+import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
+
+export type KillPlan =
+  /** At the n-th `attempt:started` (recorded durably, not yet sent), optionally `afterMs` later (mid-request). */
+  | { at: 'attempt'; n: number; afterMs?: number }
+  /** At the n-th time a durable write reaches `step`. */
+  | { at: 'write'; step: WriteStep; n: number };
+
+export type WorkerConfig =
+  | {
+      mode: 'run';
+      dir: string;
+      baseUrl: string;
+      /** Request path; lanes use their own so server faults can target them. */
+      path: string;
+      /** New operations to enqueue; their bodies carry `${opPrefix}-${i}`. */
+      enqueue: number;
+      opPrefix: string;
+      leaseMs: number;
+      attemptTimeoutMs: number;
+      concurrency: number;
+      kill?: KillPlan;
+    }
+  | { mode: 'increment'; dir: string; key: string; count: number };
+
+function print(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function die(): never {
+  process.kill(process.pid, 'SIGKILL');
+  // SIGKILL to ourselves is delivered before the syscall returns; never reached.
+  throw new Error('unreachable');
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function run(config: Extract<WorkerConfig, { mode: 'run' }>): Promise<void> {
+  const store = fileStore({ dir: config.dir });
+  const client = createClient({
+    store,
+    baseUrl: config.baseUrl,
+    leaseMs: config.leaseMs,
+    concurrency: config.concurrency,
+    // Credentials come from a callback for each attempt and are never stored.
+    headers: () => ({ authorization: 'Bearer crash-secret' }),
+    policy: {
+      attemptTimeoutMs: config.attemptTimeoutMs,
+      // Crashes close attempts as ambiguous; they must not exhaust the operation.
+      maxAttempts: 1_000,
+      deadlineMs: 30 * 60_000,
+      backoff: { baseDelayMs: 5, maxDelayMs: 50 },
+      retryAfter: { jitterMs: 10 },
+    },
+  });
+
+  const plan = config.kill;
+  if (plan?.at === 'attempt') {
+    let seen = 0;
+    client.on('attempt:started', () => {
+      if (++seen !== plan.n) return;
+      if (plan.afterMs === undefined) die();
+      setTimeout(die, plan.afterMs);
+    });
+  } else if (plan?.at === 'write') {
+    let seen = 0;
+    writeSteps.hook = (step) => {
+      if (step === plan.step && ++seen === plan.n) die();
+    };
+  }
+  print('ready');
+
+  const settled: Promise<unknown>[] = [];
+  for (let i = 0; i < config.enqueue; i++) {
+    const op = `${config.opPrefix}-${i}`;
+    const enqueued = await client.enqueue({ url: config.path, json: { op, amount: 100 + i } });
+    print(`enq ${enqueued.key} ${op}`);
+    settled.push(enqueued.settled);
+  }
+
+  // Drive everything to a terminal state, ours and our predecessors'. An
+  // operation a dead process held is skipped by resume() until its lease
+  // expires, hence the loop.
+  let rounds = 0;
+  for (;;) {
+    rounds++;
+    await client.resume();
+    const open = await store.list({ state: ['pending', 'in_flight'] });
+    if (open.length === 0) break;
+    await sleep(25);
+  }
+  await Promise.all(settled);
+  const states: Record<string, number> = {};
+  for (const record of await store.list()) states[record.state] = (states[record.state] ?? 0) + 1;
+  print(`done ${JSON.stringify({ rounds, states })}`);
+  await client.close();
+}
+
+async function increment(config: Extract<WorkerConfig, { mode: 'increment' }>): Promise<void> {
+  const store = fileStore({ dir: config.dir });
+  print('ready');
+  await Promise.all(
+    Array.from({ length: config.count }, () =>
+      store.update(config.key, (current: OperationRecord | undefined) =>
+        current === undefined ? undefined : { ...current, epoch: current.epoch + 1 },
+      ),
+    ),
+  );
+  print('done {}');
+  await store.close();
+}
+
+const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
+(config.mode === 'run' ? run(config) : increment(config)).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`worker failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
