@@ -112,6 +112,28 @@ export interface ClientOptions {
   ) => Promise<OperationRecord>;
 }
 
+export interface ResumeOptions {
+  /**
+   * Also wait for operations held by other owners, taking over those whose
+   * owner vanished once their lease expires. Use it to drain a store after a
+   * crash (a worker restarting with a new owner id, a CLI).
+   * @default false
+   */
+  waitForLeases?: boolean;
+}
+
+/** Finished-record sweeps run at most this often from `resume()`. */
+const SWEEP_INTERVAL_MS = 60_000;
+
+/** Runs `work` over `items`, at most `limit` at once. */
+async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let item = items[next++]; item !== undefined; item = items[next++]) await work(item);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 /** A settled success. */
 export interface SendResult<T = unknown> {
   key: string;
@@ -148,8 +170,14 @@ export interface OncelyClient {
   send<T = unknown>(request: OncelyRequest<T>): Promise<SendResult<T>>;
   /** Writes the operation ahead and returns once it is stored; `settled` follows. */
   enqueue<T = unknown>(request: OncelyRequest<T>): Promise<Enqueued<T>>;
-  /** Drives every stored operation that is due and not held by another owner. */
-  resume(): Promise<Outcome[]>;
+  /**
+   * Drives every stored operation that is not finished, in creation order,
+   * `concurrency` at a time, and resolves when they settle. Operations another
+   * live tab or process holds are left to it, unless `waitForLeases` is set:
+   * then resume waits for that owner to finish, or for its lease to expire
+   * (it crashed) and takes over with the same key.
+   */
+  resume(options?: ResumeOptions): Promise<Outcome[]>;
   get(key: string): Promise<OperationRecord | undefined>;
   list(filter?: RecordFilter): Promise<OperationRecord[]>;
   /** Records the store moved aside because they failed validation. */
@@ -245,18 +273,24 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
 
   const running = new Map<string, Promise<OperationRecord>>();
+  let lastSweepAt = Number.NEGATIVE_INFINITY;
   const scopeTails = new Map<string, Promise<unknown>>();
 
   /** One loop per key in this client; later callers join it. Scoped operations queue behind their scope. */
-  function drive(key: string, scope: string | undefined, signal?: AbortSignal): Promise<OperationRecord> {
+  function drive(
+    key: string,
+    scope: string | undefined,
+    signal?: AbortSignal,
+    busy: 'wait' | 'skip' = 'wait',
+  ): Promise<OperationRecord> {
     const existing = running.get(key);
     if (existing !== undefined) return existing;
     const previous = scope === undefined ? undefined : scopeTails.get(scope);
     const run = (async () => {
       if (previous !== undefined) await previous.catch(() => undefined);
       const dispatch = options.dispatch;
-      if (dispatch === undefined) return runOperation(engine, key, signal);
-      return dispatch(key, (s) => runOperation(engine, key, s), signal);
+      if (dispatch === undefined) return runOperation(engine, key, signal, busy);
+      return dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
     })();
     running.set(key, run);
     if (scope !== undefined) scopeTails.set(scope, run);
@@ -266,6 +300,18 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     };
     run.then(cleanup, cleanup);
     return run;
+  }
+
+  /**
+   * Drives until terminal. Joining a `resume()` pass that skips busy records
+   * can return early; then drive again, waiting for the other owner.
+   */
+  async function driveToEnd(key: string, scope: string | undefined, signal?: AbortSignal): Promise<OperationRecord> {
+    let record = await drive(key, scope, signal);
+    while (!isTerminal(record.state) && !shutdown.stopped && signal?.aborted !== true) {
+      record = await drive(key, scope, signal);
+    }
+    return record;
   }
 
   /** Validates, then writes the record ahead (or finds the existing one for this key). */
@@ -350,7 +396,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     async send<T>(request: OncelyRequest<T>): Promise<SendResult<T>> {
       const { record, fresh } = await admit(request);
       if (!fresh && isTerminal(record.state)) return settleInto(record, request, true);
-      const settled = await drive(record.key, record.scope, request.signal);
+      const settled = await driveToEnd(record.key, record.scope, request.signal);
       if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true);
       return settleInto(settled, request, false);
     },
@@ -362,35 +408,43 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
           ? outcomeOf(record, request, true)
           : guarded(
               record.key,
-              drive(record.key, record.scope, request.signal).then((r) => outcomeOf(r, request, false)),
+              driveToEnd(record.key, record.scope, request.signal).then((r) => outcomeOf(r, request, false)),
             );
       return { key: record.key, settled };
     },
 
-    async resume() {
-      await client.sweep();
+    async resume(resumeOptions = {}) {
+      const waitForLeases = resumeOptions.waitForLeases ?? false;
       const now = runtime.now();
-      const candidates = await store.list({ state: ['pending', 'in_flight'] });
-      const free = candidates
-        .filter((r) => r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id)
+      // Sweeping reads every finished record: at most once a minute, not on every resume.
+      if (now - lastSweepAt >= SWEEP_INTERVAL_MS) await client.sweep();
+      const candidates = (await store.list({ state: ['pending', 'in_flight'] }))
+        .filter(
+          (r) => waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
+        )
         // Creation order: operations of one scope must start in the order they were made.
         .sort((a, b) => a.createdAt - b.createdAt);
-      const limit = options.concurrency ?? 8;
       const outcomes: Outcome[] = [];
-      let next = 0;
-      const worker = async (): Promise<void> => {
-        for (;;) {
-          const record = free[next++];
-          if (record === undefined) return;
-          outcomes.push(
-            await guarded(
-              record.key,
-              drive(record.key, record.scope).then((r) => outcomeOf(r, {}, false)),
-            ),
-          );
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(limit, free.length) }, worker));
+      const skipped: OperationRecord[] = [];
+      // First pass: everything free. A record another owner claims meanwhile is
+      // skipped, not waited on (several processes draining one store do not queue behind each other).
+      await pool(candidates, options.concurrency ?? 8, async (record) => {
+        const outcome = await guarded(
+          record.key,
+          drive(record.key, record.scope, undefined, 'skip').then((r) => outcomeOf(r, {}, false)),
+        );
+        if (!outcome.ok && !isTerminal(outcome.state) && waitForLeases && !shutdown.stopped) skipped.push(record);
+        else outcomes.push(outcome);
+      });
+      // Second pass (waitForLeases): wait for other owners to finish, or for their leases to expire and take over.
+      await pool(skipped, options.concurrency ?? 8, async (record) => {
+        outcomes.push(
+          await guarded(
+            record.key,
+            drive(record.key, record.scope).then((r) => outcomeOf(r, {}, false)),
+          ),
+        );
+      });
       return outcomes;
     },
 
@@ -447,6 +501,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
 
     async sweep() {
       const now = runtime.now();
+      lastSweepAt = now;
       const finished = await store.list({ state: ['succeeded', 'blocked', 'failed', 'unknown'] });
       let removed = 0;
       for (const record of finished) {
@@ -465,7 +520,8 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     async close() {
       shutdown.stop();
       await Promise.allSettled([...running.values()]);
-      await store.close?.();
+      // A store passed in belongs to the caller (it may be shared); only close our own.
+      if (options.store === undefined) await store.close?.();
     },
   };
   return client;

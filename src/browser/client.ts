@@ -517,6 +517,8 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
         for (const off of unsubscribers) off();
         // Loops stop (in-flight attempts finish and are recorded), leases are released...
         await core.close();
+        // The core closes only stores it made; this one we made.
+        if (givenStore === undefined) await store.close?.();
         connectivity.dispose();
         // ...and only then may another tab become the drainer.
         await leadership.release();

@@ -150,7 +150,8 @@ async function drain(client: Client): Promise<number> {
     draw();
   });
   draw();
-  const outcomes = await client.resume();
+  // A drain takes over operations of crashed processes too, once their leases expire.
+  const outcomes = await client.resume({ waitForLeases: true });
   stop();
   if (tty) process.stderr.write('\n');
   const failed = outcomes.filter((o) => !o.ok);

@@ -82,10 +82,16 @@ export interface Connectivity {
 
 /**
  * Drives operation `key` until it is terminal (or the client shuts down) and
- * resolves with the record as stored. If another owner holds it, waits for
- * that owner to finish or its lease to expire, then takes over.
+ * resolves with the record as stored. If another owner holds it: with
+ * `busy: 'wait'`, waits for that owner to finish or its lease to expire, then
+ * takes over; with `busy: 'skip'`, returns the record as it is.
  */
-export async function runOperation(engine: Engine, key: string, signal?: AbortSignal): Promise<OperationRecord> {
+export async function runOperation(
+  engine: Engine,
+  key: string,
+  signal?: AbortSignal,
+  busy: 'wait' | 'skip' = 'wait',
+): Promise<OperationRecord> {
   for (;;) {
     const record = await engine.store.update(key, (current) => claim(current, key, engine.owner, engine.runtime.now()));
     if (record === undefined) throw new NotFoundError(key);
@@ -95,7 +101,8 @@ export async function runOperation(engine: Engine, key: string, signal?: AbortSi
       const driven = await drive(engine, record, signal);
       if (driven !== undefined) return driven;
     } else {
-      // Someone else holds the lease: look again when it would expire.
+      // Someone else holds the lease: leave it to them, or look again when it would expire.
+      if (busy === 'skip') return record;
       const waitMs = Math.min(engine.pollMs, Math.max(1, claimed.untilMs - engine.runtime.now()));
       if (!(await pause(engine, waitMs, signal))) return record;
     }

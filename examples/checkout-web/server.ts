@@ -1,0 +1,240 @@
+/**
+ * The checkout demo's servers, started in-process by `main.ts` (for
+ * `npm run demo:web`) and by the browser test:
+ *
+ * - the reference idempotent server (`oncely/testing`): the payment API,
+ *   with its ledger and scripted faults. The page pays it directly,
+ *   cross-origin (CORS preflight and all), as a real app pays its API;
+ * - a small static server for the page: `index.html`, `styles.css`, and
+ *   `app.js` — `page.ts` bundled with esbuild at start-up, importing
+ *   `oncely/browser` like any app would;
+ * - the page's control endpoints on that same origin: `GET /config.json`,
+ *   `POST /control/fail` (arms faults on the reference server with
+ *   `server.script(...)`) and `GET /control/ledger` (the proof).
+ *
+ * Both listen on 127.0.0.1 only.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { type Fault, type ReferenceServer, startReferenceServer } from 'oncely/testing';
+import {
+  type DemoConfig,
+  type FailureKind,
+  isFailureKind,
+  type LedgerView,
+  MAX_FAILURES,
+  PAYMENTS_PATH,
+} from './protocol.js';
+
+export interface CheckoutDemoOptions {
+  /** The page's port on 127.0.0.1. @default 0 (the OS picks a free one) */
+  port?: number;
+}
+
+export interface CheckoutDemo {
+  /** The page, e.g. `http://127.0.0.1:4300/`. */
+  url: string;
+  /** The payment API the page pays through; its `ledger` is the proof. */
+  referenceServer: ReferenceServer;
+  /** Stops both servers. */
+  close(): Promise<void>;
+}
+
+interface StaticFile {
+  body: string;
+  type: string;
+}
+
+const MAX_BODY_BYTES = 16 * 1024;
+
+const here = (name: string): string => fileURLToPath(new URL(name, import.meta.url));
+
+/** `page.ts` → one ES module for the browser. Needs `npm run build` (the page imports `oncely/browser` from dist/). */
+async function bundlePage(): Promise<string> {
+  try {
+    const result = await build({
+      entryPoints: [here('./page.ts')],
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      target: 'es2022',
+      write: false,
+      sourcemap: 'inline',
+      logLevel: 'silent',
+    });
+    const output = result.outputFiles[0];
+    if (output === undefined) throw new Error('esbuild produced no output');
+    return output.text;
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new Error(`Could not bundle the checkout page (run \`npm run build\` first?): ${detail}`);
+  }
+}
+
+function faultFor(kind: FailureKind): Fault {
+  const match = { method: 'POST', path: PAYMENTS_PATH };
+  if (kind === 'status-503') return { kind: 'status', status: 503, retryAfter: 1, match };
+  return { kind, match };
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
+
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        reject(new Error('body is not JSON'));
+      }
+    });
+  });
+}
+
+function listen(server: ReturnType<typeof createServer>, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Promise<CheckoutDemo> {
+  const [script, html, css] = await Promise.all([
+    bundlePage(),
+    readFile(here('./index.html'), 'utf8'),
+    readFile(here('./styles.css'), 'utf8'),
+  ]);
+  const files: Record<string, StaticFile> = {
+    '/': { body: html, type: 'text/html; charset=utf-8' },
+    '/index.html': { body: html, type: 'text/html; charset=utf-8' },
+    '/styles.css': { body: css, type: 'text/css; charset=utf-8' },
+    '/app.js': { body: script, type: 'text/javascript; charset=utf-8' },
+  };
+
+  const referenceServer = await startReferenceServer();
+  const config: DemoConfig = { api: referenceServer.url, run: randomUUID().slice(0, 8) };
+  let scripted = 0;
+
+  function ledgerView(): LedgerView {
+    const { ledger } = referenceServer;
+    const byKey = new Map<string, LedgerView['keys'][number]>();
+    let faulted = 0;
+    for (const entry of ledger.requests) {
+      if (entry.fault !== undefined) faulted++;
+      if (entry.key === undefined) continue;
+      let row = byKey.get(entry.key);
+      if (row === undefined) {
+        row = { key: entry.key, effects: ledger.effectCount(entry.key), requests: [] };
+        byKey.set(entry.key, row);
+      }
+      row.requests.push({ at: entry.at, outcome: entry.outcome, status: entry.status, fault: entry.fault });
+    }
+    return {
+      keys: [...byKey.values()],
+      totalEffects: ledger.totalEffects(),
+      requests: ledger.requests.length,
+      armed: Math.max(0, scripted - faulted),
+    };
+  }
+
+  async function fail(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = (await readJson(req)) as { kind?: unknown; count?: unknown } | null;
+    const kind = body?.kind;
+    const count = body?.count;
+    if (!isFailureKind(kind)) {
+      sendJson(res, 400, { error: 'kind: unknown failure' });
+      return;
+    }
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_FAILURES) {
+      sendJson(res, 400, { error: `count: must be an integer from 1 to ${MAX_FAILURES}` });
+      return;
+    }
+    referenceServer.script(...Array.from({ length: count }, () => faultFor(kind)));
+    scripted += count;
+    sendJson(res, 200, ledgerView());
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    const method = req.method ?? 'GET';
+    if (path === '/control/fail') {
+      if (method !== 'POST') {
+        sendJson(res, 405, { error: 'POST only' });
+        return;
+      }
+      await fail(req, res);
+      return;
+    }
+    if (method !== 'GET' && method !== 'HEAD') {
+      sendJson(res, 405, { error: 'GET only' });
+      return;
+    }
+    if (path === '/config.json') {
+      sendJson(res, 200, config);
+      return;
+    }
+    if (path === '/control/ledger') {
+      sendJson(res, 200, ledgerView());
+      return;
+    }
+    const file = Object.hasOwn(files, path) ? files[path] : undefined;
+    if (file === undefined) {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store' });
+    res.end(method === 'HEAD' ? undefined : file.body);
+  }
+
+  const server = createServer((req, res) => {
+    route(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 400, { error: error instanceof Error ? error.message : String(error) });
+      else res.destroy();
+    });
+  });
+  let port: number;
+  try {
+    port = await listen(server, options.port ?? 0);
+  } catch (error) {
+    await referenceServer.close();
+    throw error;
+  }
+
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    referenceServer,
+    close() {
+      closed ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await referenceServer.close();
+      })();
+      return closed;
+    },
+  };
+}
