@@ -50,7 +50,9 @@ describe('outage: budget + gate', () => {
     const h = await harness({ policy: { deadlineMs: 60_000 } });
     h.server.setOutage({ status: 503, retryAfter: 1, until: h.rt.now() + 3_000 });
     // 50 separate clients (as 50 browsers), one operation each, each with its own seed.
-    const clients = Array.from({ length: 50 }, (_, i) => h.another({ runtime: { ...h.rt, random: seededRandom(i + 1) } }));
+    const clients = Array.from({ length: 50 }, (_, i) =>
+      h.another({ runtime: { ...h.rt, random: seededRandom(i + 1) } }),
+    );
     const enqueued = await Promise.all(
       clients.map((c, i) => c.enqueue({ url: '/payments', key: `c${i}`, json: { i } })),
     );

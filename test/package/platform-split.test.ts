@@ -39,9 +39,9 @@ async function externalImports(entry: string): Promise<string[]> {
 describe('platform split', () => {
   it('oncely (universal) imports no node:* and no idb-keyval', async () => {
     const imports = await externalImports('src/index.ts');
-    expect(imports.filter((i) => i.startsWith('node:') || i === 'idb-keyval' || /^(fs|path|http|crypto)$/.test(i))).toEqual(
-      [],
-    );
+    expect(
+      imports.filter((i) => i.startsWith('node:') || i === 'idb-keyval' || /^(fs|path|http|crypto)$/.test(i)),
+    ).toEqual([]);
     // The runtime dependencies it does use are the chosen ones.
     expect(imports.every((i) => ['ky', 'uuid', 'zod/mini', 'canonicalize'].includes(i))).toBe(true);
   });
