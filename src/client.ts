@@ -125,6 +125,26 @@ export interface ResumeOptions {
 /** Finished-record sweeps run at most this often from `resume()`. */
 const SWEEP_INTERVAL_MS = 60_000;
 
+/**
+ * Earliest `nextAttemptAt` first, except that operations of one scope keep
+ * their creation order (they must start in the order they were made): each
+ * scope's records are placed, oldest first, into the slots its records took
+ * in the due-time order.
+ */
+export function orderForResume(records: OperationRecord[]): void {
+  records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
+  const slots = new Map<string, number[]>();
+  records.forEach((r, i) => {
+    if (r.scope !== undefined) slots.set(r.scope, [...(slots.get(r.scope) ?? []), i]);
+  });
+  for (const indexes of slots.values()) {
+    const scoped = indexes.map((i) => records[i] as OperationRecord).sort((a, b) => a.createdAt - b.createdAt);
+    indexes.forEach((slot, k) => {
+      records[slot] = scoped[k] as OperationRecord;
+    });
+  }
+}
+
 /** Runs `work` over `items`, at most `limit` at once. */
 async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -418,12 +438,10 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       const now = runtime.now();
       // Sweeping reads every finished record: at most once a minute, not on every resume.
       if (now - lastSweepAt >= SWEEP_INTERVAL_MS) await client.sweep();
-      const candidates = (await store.list({ state: ['pending', 'in_flight'] }))
-        .filter(
-          (r) => waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
-        )
-        // Creation order: operations of one scope must start in the order they were made.
-        .sort((a, b) => a.createdAt - b.createdAt);
+      const candidates = (await store.list({ state: ['pending', 'in_flight'] })).filter(
+        (r) => waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
+      );
+      orderForResume(candidates);
       const outcomes: Outcome[] = [];
       const skipped: OperationRecord[] = [];
       // First pass: everything free. A record another owner claims meanwhile is

@@ -66,3 +66,19 @@ describe('scopes', () => {
     expect(order.indexOf('free')).toBeLessThan(order.indexOf('s1'));
   });
 });
+
+describe('resume order', () => {
+  it('earliest due first, but each scope keeps its creation order', async () => {
+    const { orderForResume } = await import('../../src/client.js');
+    const { sampleRecord } = await import('../../src/testing.js');
+    const records = [
+      sampleRecord('a1', { scope: 'a', createdAt: 1, nextAttemptAt: 500 }),
+      sampleRecord('free', { createdAt: 2, nextAttemptAt: 50 }),
+      sampleRecord('a2', { scope: 'a', createdAt: 3, nextAttemptAt: 100 }),
+      sampleRecord('b1', { scope: 'b', createdAt: 4, nextAttemptAt: 300 }),
+      sampleRecord('late', { createdAt: 5, nextAttemptAt: 900 }),
+    ];
+    orderForResume(records);
+    expect(records.map((r) => r.key)).toEqual(['free', 'a1', 'b1', 'a2', 'late']);
+  });
+});
