@@ -3,8 +3,19 @@
  * oncely has exactly one retry loop (flow/run.ts) and times attempts itself
  * through the injectable runtime. Returns an `Observation`; never throws for
  * network trouble (that is data for `classify`).
+ *
+ * Performance (see BENCHMARKS.md): ky builds a `Request` and hands it to
+ * `fetch(request, init)`. On Node (undici) that path builds a second
+ * `Request` from the first, pipes the body through a `TransformStream`
+ * (the spec's "proxy" of a used body) and follows the abort signal twice:
+ * 200–350 µs of CPU per request, the larger part of ky's cost over bare
+ * `fetch`. So the body and the abort signal travel beside ky's request
+ * (`DIRECT_OPTION`, which ky forwards to its `fetch` untouched) and
+ * `directFetch` calls `fetch(url, init)` with ky's URL, method and headers.
+ * ky still resolves the request; oncely sets no ky hooks that could want
+ * the body.
  */
-import type { KyInstance } from 'ky';
+import type { KyInstance, Options } from 'ky';
 import type { Runtime } from '../runtime.js';
 import { base64ToBytes } from './bytes.js';
 import { isNotSentCode, type Observation } from './classify.js';
@@ -50,12 +61,12 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
     () => {},
   );
   try {
-    const response = await http(request.url, {
+    const options: Options & { [DIRECT_OPTION]?: DirectBody } = {
       method: request.method,
       headers: { ...request.headers, ...input.extraHeaders },
-      body: bodyInit(request.body) ?? null,
-      signal: controller.signal,
-    });
+      [DIRECT_OPTION]: { body: bodyInit(request.body) ?? null, signal: controller.signal },
+    };
+    const response = await http(request.url, options);
     // Read the whole body inside the timeout: a 2xx whose body was lost is
     // ambiguous, and the retry gets the server's stored replay instead.
     const bytes = new Uint8Array(await response.arrayBuffer());
@@ -78,9 +89,44 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
     if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'maybe' });
     return noAnswer(transportError(error));
   } finally {
-    timer.abort();
+    // A reason of our own: without one, abort() builds a DOMException (with a stack) every attempt.
+    timer.abort(ATTEMPT_SETTLED);
     signal?.removeEventListener('abort', onCallerAbort);
   }
+}
+
+const ATTEMPT_SETTLED = 'attempt settled';
+
+/** The name of the ky option that carries the body and signal past ky's `Request` (ky forwards unknown options to `fetch`). */
+export const DIRECT_OPTION = 'oncelyDirect';
+
+interface DirectBody {
+  body: BodyInit | null;
+  signal: AbortSignal;
+}
+
+/**
+ * The `fetch` oncely gives ky: when ky passes its `Request` along with the
+ * direct body, sends `fetch(url, init)` instead of `fetch(request)`, which
+ * on Node re-creates the request and streams the body through a
+ * `TransformStream`. Anything else goes to `fetch` as ky gave it.
+ *
+ * @param base the fetch to call, looked up per request (as ky does) so a
+ *   replaced `globalThis.fetch` is honoured.
+ */
+export function directFetch(base: () => typeof globalThis.fetch): typeof globalThis.fetch {
+  return (input, init) => {
+    const direct = (init as { [DIRECT_OPTION]?: DirectBody } | undefined)?.[DIRECT_OPTION];
+    if (direct === undefined || !(input instanceof Request)) return base()(input, init);
+    const { [DIRECT_OPTION]: _direct, ...rest } = init as RequestInit & { [DIRECT_OPTION]?: DirectBody };
+    return base()(input.url, {
+      ...rest,
+      method: input.method,
+      headers: input.headers,
+      body: direct.body,
+      signal: direct.signal,
+    });
+  };
 }
 
 function noAnswer(observation: Observation): AttemptOutput {

@@ -1,0 +1,411 @@
+/**
+ * 3. Outage amplification: 200 concurrent operations (one POST each, with an
+ * Idempotency-Key) against a server that answers 503 with `Retry-After: 1`
+ * for the first 10 s, then recovers.
+ *
+ * Real time, real sockets. Every contender has its own reference server
+ * (`startReferenceServer` from oncely/testing: it counts every request it
+ * receives, with its arrival time and key, and proves exactly-once with its
+ * effect ledger). All contenders of a round run at the same time, against
+ * their own server, with outages that start together; a round is repeated
+ * and medians are reported.
+ *
+ * Measured per contender: requests received per logical operation (during
+ * the outage, and in all), operations completed, the time from recovery to
+ * the last success, and the retry waves (requests per 100 ms).
+ *
+ *   npx tsx bench/outage.ts [--quick]
+ */
+
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { ExponentialBackoff as CockatielBackoff, retry as cockatielRetry, handleAll } from 'cockatiel';
+import ky from 'ky';
+import pRetry from 'p-retry';
+import { createClient, type PolicyOptions } from '../src/index.js';
+import { createFakeRuntime, type ReferenceServer, seededRandom, startReferenceServer } from '../src/testing.js';
+import { emit, quick, roundsOption, type TargetCheck } from './lib/section.js';
+import { fmtFixed, fmtInt, fmtMs, median, table } from './lib/stats.js';
+
+const OPERATIONS = 200;
+const OUTAGE_MS = quick ? 4_000 : 10_000;
+/** A round ends when every contender settled all its operations, or after this long. */
+const ROUND_LIMIT_MS = quick ? 30_000 : 60_000;
+const ROUNDS = quick ? 1 : roundsOption(3);
+const BIN_MS = 100;
+
+type Send = (url: string, key: string, index: number) => Promise<unknown>;
+
+interface Contender {
+  id: string;
+  name: string;
+  /** Builds this round's senders (e.g. one client, or 200). */
+  prepare(): { send: Send; close(): Promise<void> };
+}
+
+const payload = (i: number) => ({ amount: 4800 + i, currency: 'EUR' });
+
+async function fetchOk(url: string, key: string, index: number): Promise<unknown> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(payload(index)),
+  });
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  return response.json();
+}
+
+function oncelyOneClient(id: string, name: string, policy?: PolicyOptions): Contender {
+  return {
+    id,
+    name,
+    prepare() {
+      const client = createClient(policy === undefined ? {} : { policy });
+      return {
+        send: (url, key, i) => client.send({ url, key, json: payload(i) }),
+        close: () => client.close(),
+      };
+    },
+  };
+}
+
+function oncelyManyClients(id: string, name: string, policy?: PolicyOptions): Contender {
+  return {
+    id,
+    name,
+    prepare() {
+      const clients = Array.from({ length: OPERATIONS }, () => createClient(policy === undefined ? {} : { policy }));
+      return {
+        send: (url, key, i) => (clients[i] ?? createClient()).send({ url, key, json: payload(i) }),
+        close: async () => {
+          await Promise.all(clients.map((c) => c.close()));
+        },
+      };
+    },
+  };
+}
+
+const contenders: Contender[] = [
+  oncelyOneClient('oncely', 'oncely, default policy and budget (one client)'),
+  oncelyManyClients('oncely-200', 'oncely, 200 clients (one operation each)'),
+  {
+    id: 'ky-2',
+    name: "ky, retry {limit: 2, methods: ['post']}",
+    prepare: () => {
+      const api = ky.create({ retry: { limit: 2, methods: ['post'] } });
+      return {
+        send: (url, key, i) => api.post(url, { json: payload(i), headers: { 'idempotency-key': key } }).json(),
+        close: async () => {},
+      };
+    },
+  },
+  {
+    id: 'ky-10',
+    name: "ky, retry {limit: 10, methods: ['post'], jitter: true}",
+    prepare: () => {
+      const api = ky.create({ retry: { limit: 10, methods: ['post'], jitter: true } });
+      return {
+        send: (url, key, i) => api.post(url, { json: payload(i), headers: { 'idempotency-key': key } }).json(),
+        close: async () => {},
+      };
+    },
+  },
+  {
+    id: 'p-retry',
+    name: 'p-retry defaults around fetch',
+    prepare: () => ({ send: (url, key, i) => pRetry(() => fetchOk(url, key, i)), close: async () => {} }),
+  },
+  {
+    id: 'cockatiel',
+    name: 'cockatiel retry, ExponentialBackoff, 10 attempts',
+    prepare: () => {
+      const policy = cockatielRetry(handleAll, { maxAttempts: 10, backoff: new CockatielBackoff() });
+      return { send: (url, key, i) => policy.execute(() => fetchOk(url, key, i)), close: async () => {} };
+    },
+  },
+];
+
+interface RoundResult {
+  duringOutage: number;
+  total: number;
+  completed: number;
+  /** ms from recovery to the last success (of those that completed). */
+  lastSuccessAfterRecoveryMs: number;
+  /** Most retries (requests after a key's first) in one 100 ms bin during the outage. */
+  peakPerBin: number;
+  /** Requests per second of the round, from t = 0. */
+  perSecond: number[];
+  duplicateEffects: number;
+}
+
+async function runContender(
+  contender: Contender,
+  prepared: { send: Send; close(): Promise<void> },
+  server: ReferenceServer,
+  startAt: number,
+): Promise<RoundResult> {
+  const recoverAt = startAt + OUTAGE_MS;
+  const { send, close } = prepared;
+  const url = `${server.url}/payments`;
+  const successAt: number[] = [];
+  await Promise.all(
+    Array.from({ length: OPERATIONS }, async (_, i) => {
+      try {
+        await send(url, `${contender.id}-${startAt}-${i}`, i);
+        successAt.push(Date.now());
+      } catch {
+        // Gave up: counted as not completed.
+      }
+    }),
+  );
+  await close();
+  const requests = server.ledger.requests.filter((r) => r.method === 'POST');
+  const bins = new Map<number, number>();
+  const perSecond: number[] = [];
+  const seen = new Set<string | undefined>();
+  for (const r of requests) {
+    const t = r.at - startAt;
+    // Waves are made of retries: a key's first request is its first attempt.
+    const isRetry = seen.has(r.key);
+    seen.add(r.key);
+    const bin = Math.floor(t / BIN_MS);
+    if (isRetry && r.at < recoverAt) bins.set(bin, (bins.get(bin) ?? 0) + 1);
+    const s = Math.max(0, Math.floor(t / 1_000));
+    perSecond[s] = (perSecond[s] ?? 0) + 1;
+  }
+  let duplicateEffects = 0;
+  for (const count of server.ledger.effects.values()) if (count > 1) duplicateEffects += count - 1;
+  return {
+    duringOutage: requests.filter((r) => r.at < recoverAt).length,
+    total: requests.length,
+    completed: successAt.length,
+    lastSuccessAfterRecoveryMs: successAt.length === 0 ? Number.NaN : Math.max(...successAt) - recoverAt,
+    peakPerBin: Math.max(0, ...bins.values()),
+    perSecond: Array.from(perSecond, (n) => n ?? 0),
+    duplicateEffects,
+  };
+}
+
+async function warmUp(server: ReferenceServer): Promise<void> {
+  await Promise.all(
+    Array.from({ length: OPERATIONS }, async () => {
+      const response = await fetch(`${server.url}/warm-up`);
+      await response.arrayBuffer();
+    }),
+  );
+  server.reset();
+}
+
+interface Waves {
+  name: string;
+  /** Retries (requests after a key's first) per 100 ms of virtual time during the outage. */
+  peakPerBin: number;
+  /** Bins of 100 ms that carried at least one retry. */
+  binsUsed: number;
+  requestsPerOperation: number;
+  completed: number;
+  perSecond: number[];
+}
+
+/**
+ * The waves of 200 separate clients (as 200 browsers), measured on the fake
+ * runtime: the reference server stamps every real request it receives with
+ * the same virtual clock, so a stall of this (shared, busy) machine cannot
+ * bunch requests together or spread them apart. Each client draws its own
+ * random sequence.
+ */
+async function virtualWaves(name: string, policy: PolicyOptions | undefined): Promise<Waves> {
+  const rt = createFakeRuntime({ seed: 7 });
+  const server = await startReferenceServer({ now: rt.now });
+  const startAt = rt.now();
+  const recoverAt = startAt + OUTAGE_MS;
+  server.setOutage({ status: 503, retryAfter: 1, until: recoverAt });
+  const clients = Array.from({ length: OPERATIONS }, (_, i) =>
+    createClient({
+      runtime: { ...rt, random: seededRandom(1_000 + i) },
+      fetch: rt.fetch,
+      ...(policy === undefined ? {} : { policy }),
+    }),
+  );
+  const outcomes = await rt.run(
+    Promise.all(
+      clients.map((c, i) =>
+        c.send({ url: `${server.url}/payments`, key: `browser-${i}`, json: payload(i) }).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    ),
+  );
+  await Promise.all(clients.map((c) => c.close()));
+  const requests = server.ledger.requests.filter((r) => r.method === 'POST');
+  await server.close();
+  const seen = new Set<string | undefined>();
+  const bins = new Map<number, number>();
+  const perSecond: number[] = [];
+  for (const r of requests) {
+    const isRetry = seen.has(r.key);
+    seen.add(r.key);
+    const t = r.at - startAt;
+    if (isRetry && r.at < recoverAt) bins.set(Math.floor(t / BIN_MS), (bins.get(Math.floor(t / BIN_MS)) ?? 0) + 1);
+    const second = Math.max(0, Math.floor(t / 1_000));
+    perSecond[second] = (perSecond[second] ?? 0) + 1;
+  }
+  return {
+    name,
+    peakPerBin: Math.max(0, ...bins.values()),
+    binsUsed: bins.size,
+    requestsPerOperation: requests.length / OPERATIONS,
+    completed: outcomes.filter(Boolean).length,
+    perSecond: Array.from(perSecond, (n) => n ?? 0),
+  };
+}
+
+async function main(): Promise<void> {
+  const only = process.argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',');
+  const chosen = only === undefined ? contenders : contenders.filter((c) => only.includes(c.id));
+  const rounds: Record<string, RoundResult[]> = {};
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  for (let round = 0; round < ROUNDS; round++) {
+    const servers = await Promise.all(chosen.map(() => startReferenceServer()));
+    // Open the connections first (200 per server, kept alive): otherwise
+    // 1,400 simultaneous connects skew the first seconds of the outage.
+    await Promise.all(servers.map((server) => warmUp(server)));
+    const prepared = chosen.map((c) => c.prepare());
+    const startAt = Date.now();
+    for (const server of servers) server.setOutage({ status: 503, retryAfter: 1, until: startAt + OUTAGE_MS });
+    const limit = new Promise<'limit'>((resolve) => setTimeout(() => resolve('limit'), ROUND_LIMIT_MS).unref());
+    const results = await Promise.all(
+      chosen.map((c, i) =>
+        Promise.race([
+          runContender(c, prepared[i] as ReturnType<Contender['prepare']>, servers[i] as ReferenceServer, startAt),
+          limit,
+        ]).then((r) => {
+          if (r === 'limit') throw new Error(`${c.name} did not settle within ${ROUND_LIMIT_MS} ms`);
+          return r;
+        }),
+      ),
+    );
+    chosen.forEach((c, i) => {
+      const runs = rounds[c.id] ?? [];
+      runs.push(results[i] as RoundResult);
+      rounds[c.id] = runs;
+    });
+    await Promise.all(servers.map((s) => s.close()));
+  }
+  lag.disable();
+  const eventLoopLagMs = { p50: lag.percentile(50) / 1e6, p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 };
+
+  const summary = chosen.map((c) => {
+    const runs = rounds[c.id] ?? [];
+    return {
+      id: c.id,
+      name: c.name,
+      outageLoad: median(runs.map((r) => r.duringOutage / OPERATIONS)),
+      requestsPerOperation: median(runs.map((r) => r.total / OPERATIONS)),
+      completed: median(runs.map((r) => r.completed)),
+      allCompletedEveryRound: runs.every((r) => r.completed === OPERATIONS),
+      lastSuccessAfterRecoveryMs: median(runs.map((r) => r.lastSuccessAfterRecoveryMs)),
+      worstLastSuccessAfterRecoveryMs: Math.max(...runs.map((r) => r.lastSuccessAfterRecoveryMs)),
+      peakPerBin: median(runs.map((r) => r.peakPerBin)),
+      duplicateEffects: Math.max(...runs.map((r) => r.duplicateEffects)),
+      perSecond: runs[0]?.perSecond ?? [],
+    };
+  });
+  const rows = summary.map((s) => [
+    s.name,
+    `${fmtFixed(s.outageLoad, 2)}×`,
+    fmtFixed(s.requestsPerOperation, 2),
+    `${fmtInt(s.completed)}/${OPERATIONS}`,
+    s.completed === 0 ? '–' : fmtMs(s.lastSuccessAfterRecoveryMs),
+    fmtInt(s.peakPerBin),
+    String(s.duplicateEffects),
+  ]);
+  const realWaves = summary.filter((s) => s.id === 'oncely-200' || s.id === 'ky-10');
+  const oncely = summary.find((s) => s.id === 'oncely');
+  const targets: TargetCheck[] = [];
+  if (oncely !== undefined) {
+    targets.push({
+      name: 'oncely (default policy) outage load ≤ 1.2× first attempts AND every operation done ≤ 2 s after recovery',
+      measured: `${fmtFixed(oncely.outageLoad, 2)}×, ${fmtInt(oncely.completed)}/${OPERATIONS} done in every round: ${oncely.allCompletedEveryRound ? 'yes' : 'no'}, last success ${fmtMs(oncely.worstLastSuccessAfterRecoveryMs)} after recovery (worst round)`,
+      met: oncely.outageLoad <= 1.2 && oncely.allCompletedEveryRound && oncely.worstLastSuccessAfterRecoveryMs <= 2_000,
+    });
+  }
+
+  // Waves of 200 separate clients, on virtual time (see virtualWaves).
+  const waves =
+    only !== undefined && !only.includes('waves')
+      ? []
+      : [
+          await virtualWaves('oncely, 200 clients, default (Retry-After + up to 1 s jitter)', undefined),
+          await virtualWaves('oncely, 200 clients, Retry-After jitter off (jitterMs: 0)', {
+            retryAfter: { jitterMs: 0 },
+          }),
+        ];
+  const [jittered, lockstep] = waves;
+  if (jittered !== undefined && lockstep !== undefined) {
+    targets.push({
+      name: '200 separate clients: jitter on top of Retry-After breaks up the waves (peak retries per 100 ms ≤ 1/4 of no-jitter)',
+      measured: `peak ${fmtInt(jittered.peakPerBin)} vs ${fmtInt(lockstep.peakPerBin)} retries per 100 ms without jitter`,
+      met: jittered.peakPerBin * 4 <= lockstep.peakPerBin,
+    });
+  }
+  emit({
+    id: 'outage',
+    title: `3. Outage amplification (${OPERATIONS} operations, 503 + Retry-After: 1 for ${OUTAGE_MS / 1000} s, real time)`,
+    text: [
+      table(
+        [
+          'contender',
+          'load during outage (× first attempts)',
+          'requests/op (total)',
+          'completed',
+          'recovery → last success',
+          'peak retries per 100 ms',
+          'duplicate effects',
+        ],
+        rows,
+      ),
+      '',
+      `Medians of ${ROUNDS} round(s); in each round all contenders run at once, each against its own reference server (connections opened beforehand). "Peak retries per 100 ms" counts requests after each key's first, during the outage.`,
+      '',
+      `Event-loop delay of the benchmark process during the rounds: p50 ${fmtFixed(eventLoopLagMs.p50, 0)} ms, p99 ${fmtFixed(eventLoopLagMs.p99, 0)} ms, max ${fmtFixed(eventLoopLagMs.max, 0)} ms (stalls bunch timers, so real-time wave peaks are noisy).`,
+      '',
+      'Requests received per second from the start (first round, real time):',
+      '',
+      ...realWaves.map((w) => `- ${w.name}: ${w.perSecond.join(' ')}`),
+      ...(waves.length === 0
+        ? []
+        : [
+            '',
+            `Retry waves of 200 separate clients (one operation each, as 200 browsers), on virtual time: the fake runtime drives the clients and the reference server stamps each real request with the same clock, so machine stalls cannot bunch or spread them:`,
+            '',
+            table(
+              [
+                '200 separate clients',
+                'peak retries per 100 ms',
+                '100 ms bins with retries',
+                'requests/op',
+                'completed',
+              ],
+              waves.map((w) => [
+                w.name,
+                fmtInt(w.peakPerBin),
+                fmtInt(w.binsUsed),
+                fmtFixed(w.requestsPerOperation, 2),
+                `${fmtInt(w.completed)}/${OPERATIONS}`,
+              ]),
+            ),
+            '',
+            ...waves.map((w) => `- ${w.name}, requests per second: ${w.perSecond.join(' ')}`),
+          ]),
+    ].join('\n'),
+    targets,
+    data: { operations: OPERATIONS, outageMs: OUTAGE_MS, rounds: ROUNDS, eventLoopLagMs, summary, waves, raw: rounds },
+  });
+}
+
+await main();

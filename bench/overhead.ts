@@ -1,0 +1,245 @@
+/**
+ * 1. Overhead per request: a small JSON POST to a `node:http` server on
+ * 127.0.0.1 (in its own process), sequentially and at 32 in flight.
+ *
+ * Contenders run in this one process, interleaved: every round runs each of
+ * them once (in a rotated order) for the same number of requests. Reported:
+ * medians over rounds, and the median over rounds of each round's ratio to
+ * the baseline (ratios survive a noisy shared machine; absolute numbers do not).
+ *
+ *   npx tsx bench/overhead.ts [--quick]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import ky, { type Options } from 'ky';
+import { DIRECT_OPTION, directFetch } from '../src/flow/attempt.js';
+import { createClient, type OncelyClient } from '../src/index.js';
+import { fileStore } from '../src/node.js';
+import { startChildServer } from './lib/json-server.js';
+import { emit, quick, roundsOption, type TargetCheck } from './lib/section.js';
+import { fmtFixed, fmtInt, fmtRatio, median, rotate, table } from './lib/stats.js';
+
+const payload = { amount: 4800, currency: 'EUR', customer: 'cus_42', description: 'order 1234' };
+
+interface Contender {
+  id: string;
+  name: string;
+  /** Called before each measured run (not timed): fresh client, fresh store. */
+  setUp(): Promise<() => Promise<unknown>>;
+  /** Called after each run (not timed). */
+  tearDown?(): Promise<void>;
+}
+
+interface RunResult {
+  rps: number;
+  latencyMs: number;
+  cpuUsPerRequest: number;
+  requests: number;
+}
+
+/**
+ * Sends with `inFlight` workers until `durationMs` has passed (and at least
+ * `minRequests` were sent): a slow contender gets as much time as a fast one.
+ */
+async function measure(
+  send: () => Promise<unknown>,
+  durationMs: number,
+  inFlight: number,
+  minRequests = inFlight * 4,
+): Promise<RunResult> {
+  const latencies: number[] = [];
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const until = t0 + durationMs;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < until || latencies.length < minRequests) {
+      const start = performance.now();
+      await send();
+      latencies.push(performance.now() - start);
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  const elapsedMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    rps: (latencies.length / elapsedMs) * 1000,
+    latencyMs: median(latencies),
+    cpuUsPerRequest: (cpu.user + cpu.system) / latencies.length,
+    requests: latencies.length,
+  };
+}
+
+async function main(): Promise<void> {
+  const server = await startChildServer();
+  const url = `${server.url}/payments`;
+  const api = ky.create({ retry: 0 });
+  const kyAsOncely = ky.create({
+    retry: 0,
+    timeout: false,
+    throwHttpErrors: false,
+    fetch: directFetch(() => globalThis.fetch),
+  });
+  const dirs: string[] = [];
+  let client: OncelyClient | undefined;
+
+  const contenders: Contender[] = [
+    {
+      id: 'fetch',
+      name: 'bare fetch',
+      setUp: async () => async () => {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(payload),
+        });
+        return response.json();
+      },
+    },
+    {
+      id: 'ky',
+      name: 'bare ky (retry 0)',
+      setUp: async () => () => api.post(url, { json: payload }).json(),
+    },
+    {
+      // Diagnostic: what ky does underneath (a Request, then fetch(request)).
+      id: 'fetch-request',
+      name: 'diag: fetch(new Request(…))',
+      setUp: async () => async () => {
+        const controller = new AbortController();
+        const request = new Request(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(payload),
+          signal: controller.signal,
+        });
+        return (await fetch(request)).json();
+      },
+    },
+    {
+      // Diagnostic: ky as oncely drives it (retry 0, timeout off, body and signal beside ky's Request).
+      id: 'ky-direct',
+      name: 'diag: ky as oncely calls it',
+      setUp: async () => async () => {
+        const controller = new AbortController();
+        const options: Options & { [DIRECT_OPTION]: unknown } = {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          [DIRECT_OPTION]: { body: JSON.stringify(payload), signal: controller.signal },
+        };
+        return (await kyAsOncely(url, options)).json();
+      },
+    },
+    {
+      id: 'memory',
+      name: 'oncely, memory store',
+      setUp: async () => {
+        const c = createClient();
+        client = c;
+        return () => c.send({ url, json: payload });
+      },
+      tearDown: async () => client?.close(),
+    },
+    {
+      id: 'file',
+      name: 'oncely, file store',
+      setUp: async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'oncely-bench-'));
+        dirs.push(dir);
+        const c = createClient({ store: fileStore({ dir }) });
+        client = c;
+        return () => c.send({ url, json: payload });
+      },
+      tearDown: async () => {
+        await client?.close();
+        for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+      },
+    },
+  ];
+
+  const only = process.argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',');
+  if (only !== undefined) contenders.splice(0, contenders.length, ...contenders.filter((c) => only.includes(c.id)));
+  const rounds = quick ? 2 : roundsOption(11);
+  const settings = [
+    { inFlight: 1, durationMs: quick ? 150 : 300 },
+    { inFlight: 32, durationMs: quick ? 200 : 400 },
+  ];
+  const results: Record<string, Record<string, RunResult[]>> = {};
+  for (const { inFlight, durationMs } of settings) {
+    const byName: Record<string, RunResult[]> = {};
+    results[`c${inFlight}`] = byName;
+    // Warm-up: JIT, connection pool, first file-store directory.
+    for (const c of contenders) {
+      const send = await c.setUp();
+      await measure(send, durationMs, inFlight);
+      await c.tearDown?.();
+    }
+    for (let round = 0; round < rounds; round++) {
+      for (const c of rotate(contenders, round)) {
+        const send = await c.setUp();
+        const run = await measure(send, durationMs, inFlight);
+        await c.tearDown?.();
+        const runs = byName[c.name] ?? [];
+        runs.push(run);
+        byName[c.name] = runs;
+      }
+    }
+  }
+  await server.close();
+
+  // Per-round ratios (the same round index ran every contender close together).
+  const ratio = (key: string, name: string, base: string): number => {
+    const runs = results[key]?.[name] ?? [];
+    const bases = results[key]?.[base] ?? [];
+    return median(runs.map((r, i) => r.rps / (bases[i]?.rps ?? Number.NaN)));
+  };
+  const rows: string[][] = [];
+  const summary: Record<string, unknown> = {};
+  for (const { inFlight } of settings) {
+    const key = `c${inFlight}`;
+    for (const c of contenders) {
+      const runs = results[key]?.[c.name] ?? [];
+      const row = {
+        rps: median(runs.map((r) => r.rps)),
+        latencyMs: median(runs.map((r) => r.latencyMs)),
+        cpuUsPerRequest: median(runs.map((r) => r.cpuUsPerRequest)),
+        vsFetch: ratio(key, c.name, 'bare fetch'),
+        vsKy: ratio(key, c.name, 'bare ky (retry 0)'),
+      };
+      summary[`${key} ${c.name}`] = row;
+      rows.push([
+        c.name,
+        String(inFlight),
+        fmtInt(row.rps),
+        fmtFixed(row.latencyMs, 3),
+        fmtInt(row.cpuUsPerRequest),
+        fmtRatio(row.vsFetch),
+        fmtRatio(row.vsKy),
+      ]);
+    }
+  }
+  const targets: TargetCheck[] = settings.map(({ inFlight }) => {
+    const value = ratio(`c${inFlight}`, 'oncely, memory store', 'bare ky (retry 0)');
+    return {
+      name: `oncely (memory store) ≥ 0.90× bare ky requests/s, ${inFlight === 1 ? 'sequential' : `${inFlight} in flight`}`,
+      measured: fmtRatio(value),
+      met: value >= 0.9,
+    };
+  });
+  emit({
+    id: 'overhead',
+    title: '1. Overhead per request (small JSON POST, node:http on 127.0.0.1)',
+    text: [
+      table(['contender', 'in flight', 'req/s', 'median ms', 'client CPU µs/req', '× bare fetch', '× bare ky'], rows),
+      '',
+      `${rounds} interleaved rounds per concurrency; req/s, latency and CPU are medians over rounds, ratios are medians of per-round req/s ratios. The server runs in its own process; CPU is the client process only.`,
+    ].join('\n'),
+    targets,
+    data: { rounds, settings, summary, runs: results },
+  });
+}
+
+await main();

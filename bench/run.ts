@@ -1,0 +1,155 @@
+/**
+ * `npm run bench`: runs every benchmark, each in its own Node process (a
+ * clean heap and JIT; the memory benchmark needs `--expose-gc`), prints one
+ * report, writes `bench/results.json`, and refreshes the generated part of
+ * BENCHMARKS.md (between the `results` markers).
+ *
+ *   npm run bench                      # everything (~6–9 minutes)
+ *   npm run bench -- --only=outage     # some: overhead, outage, bundle, memory, file-store…
+ *   npm run bench -- --quick           # a short smoke run; numbers are not meaningful
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Section } from './lib/section.js';
+import { table } from './lib/stats.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+interface Benchmark {
+  id: string;
+  file: string;
+  nodeFlags: string[];
+  /** Writes a `Section` to `--json <file>`; otherwise its stdout is kept as the section's text. */
+  writesSection: boolean;
+}
+
+const BENCHMARKS: Benchmark[] = [
+  { id: 'overhead', file: 'overhead.ts', nodeFlags: [], writesSection: true },
+  { id: 'outage', file: 'outage.ts', nodeFlags: [], writesSection: true },
+  { id: 'bundle', file: 'bundle.ts', nodeFlags: [], writesSection: true },
+  { id: 'memory', file: 'memory.ts', nodeFlags: ['--expose-gc'], writesSection: true },
+  // Items 2 and 4 of the benchmark issue (file store) belong to the file-store
+  // work: every `bench/file-store*.ts` is run here too, with its own defaults,
+  // and its output is included as printed. (To join the targets table, accept
+  // `--json <file>` and write a `Section` with `emit()` from bench/lib/section.ts.)
+  ...readdirSync(here)
+    .filter((f) => /^file-store.*\.ts$/.test(f))
+    .sort()
+    .map((f) => ({ id: f.replace(/(\.bench)?\.ts$/, ''), file: f, nodeFlags: ['--expose-gc'], writesSection: false })),
+];
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+
+/** Runs one benchmark in its own process; resolves with its stdout when it does not write a section. */
+function runOne(bench: Benchmark, out: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const extra = bench.writesSection ? ['--json', out, ...(quick ? ['--quick'] : [])] : [];
+    const child = spawn(process.execPath, [...bench.nodeFlags, '--import', 'tsx', join(here, bench.file), ...extra], {
+      cwd: root,
+      stdio: ['ignore', bench.writesSection ? 'inherit' : 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${bench.file} exited with ${code}`))));
+  });
+}
+
+function machine(): Record<string, unknown> {
+  const cpuList = cpus();
+  return {
+    node: process.version,
+    v8: process.versions.v8,
+    undici: process.versions.undici,
+    os: `${platform()} ${release()}`,
+    cpu: `${cpuList[0]?.model ?? 'unknown'} × ${cpuList.length}`,
+    memoryGb: Math.round(totalmem() / 1024 ** 3),
+    loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
+  };
+}
+
+async function main(): Promise<void> {
+  // A quick smoke run leaves out the file-store benchmarks (they have no quick mode) unless named.
+  const chosen =
+    only === undefined
+      ? BENCHMARKS.filter((b) => b.writesSection || !quick)
+      : BENCHMARKS.filter((b) => only.includes(b.id));
+  const started = new Date();
+  const host = machine();
+  const work = mkdtempSync(join(tmpdir(), 'oncely-bench-run-'));
+  const sections: Section[] = [];
+  try {
+    for (const bench of chosen) {
+      const t0 = performance.now();
+      console.error(`[bench] ${bench.id} …`);
+      const out = join(work, `${bench.id}.json`);
+      const printed = await runOne(bench, out);
+      sections.push(
+        bench.writesSection
+          ? (JSON.parse(readFileSync(out, 'utf8')) as Section)
+          : {
+              id: bench.id,
+              title: `File store: bench/${bench.file} (its own report, as printed)`,
+              text: ['```', printed.trim(), '```'].join('\n'),
+              targets: [],
+              data: { stdout: printed },
+            },
+      );
+      console.error(`[bench] ${bench.id} done in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+  const minutes = (Date.now() - started.getTime()) / 60_000;
+  host.loadAverageAtEnd = loadavg().map((l) => Number(l.toFixed(2)));
+
+  const targetRows = sections.flatMap((s) => s.targets.map((t) => [t.met ? 'met' : 'MISSED', t.name, t.measured]));
+  const machineLine = `Node ${host.node} (undici ${host.undici}), ${host.os}, ${host.cpu}, ${host.memoryGb} GB; load average ${(host.loadAverageAtStart as number[]).join(' / ')} at start, ${(host.loadAverageAtEnd as number[]).join(' / ')} at end.`;
+  const report = [
+    `Run ${started.toISOString()}${quick ? ' (--quick: smoke run, numbers not meaningful)' : ''}, ${minutes.toFixed(1)} min.`,
+    '',
+    `Machine: ${machineLine}`,
+    '',
+    '### Targets',
+    '',
+    table(['', 'target', 'measured'], targetRows, ['left', 'left', 'left']),
+    ...sections.flatMap((s) => ['', `### ${s.title}`, '', s.text]),
+  ].join('\n');
+  console.log(`\n${report}\n`);
+
+  writeFileSync(
+    join(here, 'results.json'),
+    `${JSON.stringify({ date: started.toISOString(), quick, minutes, machine: host, sections }, null, 2)}\n`,
+  );
+  if (!quick && only === undefined) updateBenchmarksMd(report);
+}
+
+/** Replaces the generated part of BENCHMARKS.md; the prose around it is kept. */
+function updateBenchmarksMd(report: string): void {
+  const file = join(root, 'BENCHMARKS.md');
+  const start = '<!-- results:start (generated by npm run bench) -->';
+  const end = '<!-- results:end -->';
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return;
+  }
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) return;
+  writeFileSync(file, `${text.slice(0, a + start.length)}\n\n${report}\n\n${text.slice(b)}`);
+}
+
+await main();

@@ -1,0 +1,34 @@
+/**
+ * Browser bundle budget: each entry bundled with esbuild for the browser,
+ * every dependency included, minified and gzipped (the same measurement as
+ * `bench/bundle.ts`).
+ *
+ * The goal is `TARGET_GZIP_BYTES` for `oncely/browser`. The entries are over
+ * it today (see BENCHMARKS.md: ky and zod alone are ~16 KB of it, oncely's
+ * own code ~20 KB), so what is enforced is a ceiling at today's size plus a
+ * small margin: the test fails as soon as an entry grows past its ceiling.
+ * Lower a ceiling whenever the bundle shrinks, until it reaches the target.
+ */
+import { describe, expect, it } from 'vitest';
+import { bundleSize } from '../../bench/lib/bundle-size.js';
+
+/** The budget asked for `oncely/browser`: 20 KB gzip. */
+const TARGET_GZIP_BYTES = 20 * 1024;
+
+/** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
+const CEILING_GZIP_BYTES: Record<string, number> = {
+  oncely: 34 * 1024,
+  'oncely/browser': 41 * 1024,
+};
+
+describe('browser bundle size', () => {
+  for (const [entry, ceiling] of Object.entries(CEILING_GZIP_BYTES)) {
+    it(`${entry} stays within ${(ceiling / 1024).toFixed(0)} KB gzip`, async () => {
+      const size = await bundleSize(entry);
+      expect(
+        size.gzipBytes,
+        `${entry} is ${(size.gzipBytes / 1024).toFixed(1)} KB gzip (ceiling ${(ceiling / 1024).toFixed(0)} KB, target ${TARGET_GZIP_BYTES / 1024} KB for oncely/browser); by package (minified bytes): ${JSON.stringify(size.minifiedByPackage)}`,
+      ).toBeLessThanOrEqual(ceiling);
+    });
+  }
+});
