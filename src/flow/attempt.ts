@@ -17,6 +17,7 @@
  */
 import type { KyInstance, Options } from 'ky';
 import type { Runtime } from '../runtime.js';
+import { onAbort } from './abort.js';
 import { base64ToBytes } from './bytes.js';
 import { isNotSentCode, type Observation } from './classify.js';
 import type { StoredBody, StoredRequest } from './record.js';
@@ -50,7 +51,7 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
   // retains memory per call on Node 20).
   const controller = new AbortController();
   const onCallerAbort = (): void => controller.abort(signal?.reason);
-  signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const offCallerAbort = signal === undefined ? undefined : onAbort(signal, onCallerAbort);
   const timer = new AbortController();
   let timedOut = false;
   runtime.sleep(input.timeoutMs, timer.signal).then(
@@ -91,7 +92,7 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
   } finally {
     // A reason of our own: without one, abort() builds a DOMException (with a stack) every attempt.
     timer.abort(ATTEMPT_SETTLED);
-    signal?.removeEventListener('abort', onCallerAbort);
+    offCallerAbort?.();
   }
 }
 

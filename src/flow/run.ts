@@ -17,6 +17,7 @@ import type { Admission, Governor, HostGate } from '../policy/gate.js';
 import { parseServerHintMs } from '../policy/retry-after.js';
 import type { Runtime } from '../runtime.js';
 import type { OperationStore } from '../store/store.js';
+import { onAbort } from './abort.js';
 import { type AttemptOutput, performAttempt } from './attempt.js';
 import { type Classification, classify } from './classify.js';
 import { decide, type Stop, stopWith } from './decide.js';
@@ -344,23 +345,20 @@ async function waitForOnline(
  * when interrupted by the caller's signal, the client's shutdown or `wake`.
  */
 async function pause(engine: Engine, ms: number, signal?: AbortSignal, wake?: AbortSignal): Promise<boolean> {
+  if (engine.shutdown.stopped || signal?.aborted === true || wake?.aborted === true) return false;
   const interrupt = new AbortController();
-  const sources = [signal, wake].filter((s): s is AbortSignal => s !== undefined);
-  const onAbort = (): void => interrupt.abort();
-  if (engine.shutdown.stopped) return false;
-  for (const s of sources) {
-    if (s.aborted) return false;
-    s.addEventListener('abort', onAbort, { once: true });
-  }
-  const unsubscribe = engine.shutdown.onStop(onAbort);
+  const stop = (): void => interrupt.abort();
+  const unsubscribe = [
+    engine.shutdown.onStop(stop),
+    ...[signal, wake].filter((s): s is AbortSignal => s !== undefined).map((s) => onAbort(s, stop)),
+  ];
   try {
     await engine.runtime.sleep(Math.max(0, ms), interrupt.signal);
     return true;
   } catch {
     return false;
   } finally {
-    unsubscribe();
-    for (const s of sources) s.removeEventListener('abort', onAbort);
+    for (const off of unsubscribe) off();
   }
 }
 

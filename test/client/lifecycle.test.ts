@@ -307,3 +307,26 @@ describe('a failing credentials callback', () => {
     expect(h.server.ledger.requests).toHaveLength(1);
   });
 });
+
+describe('one caller signal shared by many sends', () => {
+  it('adds one listener to it, not one per operation (no MaxListeners warning), and still aborts them all', async () => {
+    const h = await harness();
+    h.server.setOutage({ status: 503, retryAfter: 5 });
+    const controller = new AbortController();
+    let added = 0;
+    const original = controller.signal.addEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<AbortSignal['addEventListener']>) => {
+      added++;
+      original(...args);
+    }) as AbortSignal['addEventListener'];
+    const sends = Array.from({ length: 20 }, (_, i) =>
+      h.client.send({ url: '/payments', key: `sig${i}`, json: {}, signal: controller.signal }).catch((e: unknown) => e),
+    );
+    h.client.on('retry:scheduled', () => {
+      if (h.events.filter((e) => e.name === 'retry:scheduled').length === 20) controller.abort();
+    });
+    const errors = await h.rt.run(Promise.all(sends));
+    expect(errors.every((e) => (e as { reason?: string }).reason === 'aborted')).toBe(true);
+    expect(added).toBe(1);
+  });
+});
