@@ -33,7 +33,13 @@ import { EndpointTable, type PolicyOptions, type ResolvedPolicy, validatePolicy 
 import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 import { memoryStore } from './store/memory.js';
-import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
+import {
+  type OperationStore,
+  type QuarantineEntry,
+  type RecordFilter,
+  type RecordSummary,
+  summaryOf,
+} from './store/store.js';
 
 export interface ClientOptions {
   /**
@@ -131,27 +137,46 @@ const SWEEP_INTERVAL_MS = 60_000;
  * scope's records are placed, oldest first, into the slots its records took
  * in the due-time order.
  */
-export function orderForResume(records: OperationRecord[]): void {
+export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' | 'createdAt' | 'scope'>>(
+  records: T[],
+): void {
   records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
   const slots = new Map<string, number[]>();
   records.forEach((r, i) => {
-    if (r.scope !== undefined) slots.set(r.scope, [...(slots.get(r.scope) ?? []), i]);
+    if (r.scope === undefined) return;
+    const indexes = slots.get(r.scope);
+    if (indexes === undefined) slots.set(r.scope, [i]);
+    else indexes.push(i);
   });
   for (const indexes of slots.values()) {
-    const scoped = indexes.map((i) => records[i] as OperationRecord).sort((a, b) => a.createdAt - b.createdAt);
+    const scoped = indexes.map((i) => records[i] as T).sort((a, b) => a.createdAt - b.createdAt);
     indexes.forEach((slot, k) => {
-      records[slot] = scoped[k] as OperationRecord;
+      records[slot] = scoped[k] as T;
     });
   }
 }
 
-/** Runs `work` over `items`, at most `limit` at once. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+/**
+ * Runs `work` over `items`, at most `limit` at once. Each slot is cleared
+ * as it is taken, so the array does not keep items that were dealt with.
+ */
+async function pool<T>(items: (T | undefined)[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let item = items[next++]; item !== undefined; item = items[next++]) await work(item);
+    while (next < items.length) {
+      const at = next++;
+      const item = items[at] as T;
+      items[at] = undefined;
+      await work(item);
+    }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+/** `store.listSummaries`, or the summaries of `store.list` for a store without it. */
+async function summaries(store: OperationStore, filter: RecordFilter): Promise<RecordSummary[]> {
+  if (store.listSummaries !== undefined) return store.listSummaries(filter);
+  return (await store.list(filter)).map(summaryOf);
 }
 
 /** A settled success. */
@@ -438,12 +463,13 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       const now = runtime.now();
       // Sweeping reads every finished record: at most once a minute, not on every resume.
       if (now - lastSweepAt >= SWEEP_INTERVAL_MS) await client.sweep();
-      const candidates = (await store.list({ state: ['pending', 'in_flight'] })).filter(
+      // Summaries, not whole records: with 100k open operations, whole records would all be held until the end.
+      const candidates = (await summaries(store, { state: ['pending', 'in_flight'] })).filter(
         (r) => waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
       );
       orderForResume(candidates);
       const outcomes: Outcome[] = [];
-      const skipped: OperationRecord[] = [];
+      const skipped: RecordSummary[] = [];
       // First pass: everything free. A record another owner claims meanwhile is
       // skipped, not waited on (several processes draining one store do not queue behind each other).
       await pool(candidates, options.concurrency ?? 8, async (record) => {
@@ -520,7 +546,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     async sweep() {
       const now = runtime.now();
       lastSweepAt = now;
-      const finished = await store.list({ state: ['succeeded', 'blocked', 'failed', 'unknown'] });
+      const finished = await summaries(store, { state: ['succeeded', 'blocked', 'failed', 'unknown'] });
       let removed = 0;
       for (const record of finished) {
         if (record.retainUntil !== undefined && record.retainUntil <= now) {

@@ -54,5 +54,5 @@ export type { Runtime } from './runtime.js';
 export { systemRuntime } from './runtime.js';
 export type { MemoryStore, MemoryStoreOptions } from './store/memory.js';
 export { memoryStore } from './store/memory.js';
-export type { OperationStore, QuarantineEntry, RecordFilter, Updater } from './store/store.js';
-export { applyFilter } from './store/store.js';
+export type { OperationStore, QuarantineEntry, RecordFilter, RecordSummary, Updater } from './store/store.js';
+export { applyFilter, summaryOf } from './store/store.js';

@@ -29,6 +29,8 @@ export interface ChildReport {
   maxRssMB: number;
   cpuUserMs: number;
   cpuSystemMs: number;
+  /** [seconds since resume() was called, RSS MB, heapUsed MB, attempts started], at most ~40 points. */
+  timeline: [number, number, number, number][];
 }
 
 const { values } = parseArgs({
@@ -53,16 +55,24 @@ client.on('attempt:started', () => {
 
 let rssPeak = 0;
 let heapPeak = 0;
+let started = performance.now();
+const timeline: [number, number, number, number][] = [];
+let lastPoint = Number.NEGATIVE_INFINITY;
 const sample = (): void => {
   const usage = process.memoryUsage();
   rssPeak = Math.max(rssPeak, usage.rss);
   heapPeak = Math.max(heapPeak, usage.heapUsed);
+  const at = performance.now() - started;
+  if (at - lastPoint >= 1_000) {
+    lastPoint = at;
+    timeline.push([round1(at / 1000), round1(usage.rss / MB), round1(usage.heapUsed / MB), attemptsStarted]);
+  }
 };
 sample();
 const rssBefore = process.memoryUsage().rss;
 const sampler = setInterval(sample, 20);
 const cpuBefore = process.cpuUsage();
-const started = performance.now();
+started = performance.now();
 const outcomes = await client.resume();
 const resumeMs = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
@@ -88,6 +98,7 @@ const report: ChildReport = {
   maxRssMB: round1(process.resourceUsage().maxRSS / 1024),
   cpuUserMs: Math.round(cpu.user / 1000),
   cpuSystemMs: Math.round(cpu.system / 1000),
+  timeline: timeline.filter((_, i) => i % Math.ceil(timeline.length / 40) === 0),
 };
 await client.close();
 await store.close();

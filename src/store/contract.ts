@@ -8,7 +8,7 @@
  */
 import canonicalize from 'canonicalize';
 import { type OperationRecord, RECORD_VERSION } from '../flow/record.js';
-import type { OperationStore } from './store.js';
+import { type OperationStore, summaryOf } from './store.js';
 
 export interface StoreContractOptions {
   /** A fresh, empty store. */
@@ -231,6 +231,24 @@ export function storeContract(options: StoreContractOptions): ContractCase[] {
       }
       check(updateRejected, 'update to an invalid record resolved');
       check((await store.get('bad')) === undefined, 'an invalid record was stored by update');
+    },
+  });
+
+  cases.push({
+    name: 'listSummaries, when the store has it, matches list for every filter',
+    run: async () => {
+      const store = await options.create();
+      if (store.listSummaries === undefined) return;
+      await store.put(sampleRecord('a', { nextAttemptAt: 300, scope: 's', lease: { owner: 'o', until: 9 } }));
+      await store.put(sampleRecord('b', { nextAttemptAt: 100, state: 'succeeded', retainUntil: 50 }));
+      await store.put(sampleRecord('c', { nextAttemptAt: 200 }));
+      for (const filter of [{}, { state: 'pending' as const }, { dueBy: 200 }, { scope: 's' }, { limit: 2 }]) {
+        same(
+          await store.listSummaries(filter),
+          (await store.list(filter)).map(summaryOf),
+          `filter ${JSON.stringify(filter)}`,
+        );
+      }
     },
   });
 

@@ -24,6 +24,34 @@ export interface RecordFilter {
 }
 
 /**
+ * The few fields of a record that a pass over many records (`resume()`,
+ * `sweep()`) needs to choose and order them, without holding whole records.
+ */
+export interface RecordSummary {
+  key: string;
+  state: OperationState;
+  nextAttemptAt: number;
+  createdAt: number;
+  scope?: string;
+  lease?: { owner: string; until: number };
+  retainUntil?: number;
+}
+
+/** The summary of a record. */
+export function summaryOf(record: OperationRecord): RecordSummary {
+  const summary: RecordSummary = {
+    key: record.key,
+    state: record.state,
+    nextAttemptAt: record.nextAttemptAt,
+    createdAt: record.createdAt,
+  };
+  if (record.scope !== undefined) summary.scope = record.scope;
+  if (record.lease !== undefined) summary.lease = { owner: record.lease.owner, until: record.lease.until };
+  if (record.retainUntil !== undefined) summary.retainUntil = record.retainUntil;
+  return summary;
+}
+
+/**
  * The change function of `update`: receives the current record (or
  * `undefined`) and returns the next one. Returning the very same object (or
  * `undefined` when there was none) writes nothing. Throwing aborts the
@@ -51,6 +79,16 @@ export interface OperationStore {
   delete(key: string): Promise<void>;
   /** Earliest `nextAttemptAt` first. */
   list(filter?: RecordFilter): Promise<OperationRecord[]>;
+  /**
+   * Optional. The summaries of exactly the records `list(filter)` would
+   * return, in the same order, with the same validation (a corrupt record is
+   * quarantined and left out). For a store whose `list` has to read and
+   * materialise every record (the file store), this lets `resume()` and
+   * `sweep()` go through 100,000 records holding a few fields of each
+   * instead of every whole record. Without it, callers use `list` and
+   * `summaryOf`.
+   */
+  listSummaries?(filter?: RecordFilter): Promise<RecordSummary[]>;
   /** Records moved aside because they failed validation. */
   quarantined(): Promise<QuarantineEntry[]>;
   /**

@@ -31,7 +31,7 @@ import { dirname, join, resolve } from 'node:path';
 import { InvalidOptionsError } from '../../errors.js';
 import { type OperationRecord, type ParseResult, parseRecord } from '../../flow/record.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
-import { applyFilter } from '../store.js';
+import { summaryOf } from '../store.js';
 import { type Claim, type ClaimOptions, sweepBroken, sweepClaim, takeClaim } from './claim.js';
 import { DirSync, moveDurably, removeDurably } from './durable.js';
 import { queueFor } from './keyed-queue.js';
@@ -281,6 +281,53 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     return claim.commit(records, join(dir, name), text);
   }
 
+  /**
+   * Reads every record file (validating each, quarantining a corrupt one),
+   * keeps `pick` of those that pass `filter`, earliest `nextAttemptAt` first.
+   * Holds only what it returns (at most ~2×limit with a limit), so
+   * `listSummaries` over 100k records never holds 100k whole records.
+   */
+  async function scan<T extends Ordered>(
+    filter: RecordFilter | undefined,
+    pick: (record: OperationRecord) => T,
+  ): Promise<T[]> {
+    open();
+    const names = await fs.promises.readdir(dir);
+    const states = filter?.state === undefined ? undefined : ([] as string[]).concat(filter.state);
+    const matches = (record: OperationRecord): boolean =>
+      (states === undefined || states.includes(record.state)) &&
+      (filter?.dueBy === undefined || record.nextAttemptAt <= filter.dueBy) &&
+      (filter?.scope === undefined || record.scope === filter.scope);
+    const limit = filter?.limit;
+    let selected: T[] = [];
+    const corrupt: string[] = [];
+    let seen = 0;
+    for (const name of names) {
+      if (++seen % LIST_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+      const kind = parseFileName(name).kind;
+      // Crash debris: claims of dead processes, and takeovers that died half-way.
+      if (kind === 'pending') sweepClaim(join(dir, name));
+      if (kind === 'broken') sweepBroken(join(dir, name), claimOptions.staleMs);
+      if (kind !== 'record' && kind !== 'hashed') continue;
+      const text = readText(name);
+      if (text === undefined) continue;
+      const checked = check(name, text);
+      if (!checked.ok) {
+        corrupt.push(name);
+        continue;
+      }
+      // Filter as we go and keep at most ~2×limit: a list of 100k records holds only what it returns.
+      if (!matches(checked.record)) continue;
+      selected.push(pick(checked.record));
+      if (limit !== undefined && selected.length >= 2 * limit + 64) selected = earliestFirst(selected, limit);
+    }
+    for (const name of corrupt) {
+      const record = await quarantineChecked(name);
+      if (record !== undefined && matches(record)) selected.push(pick(record));
+    }
+    return earliestFirst(selected, limit);
+  }
+
   const store: FileStore = {
     dir,
 
@@ -326,41 +373,12 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       });
     },
 
-    async list(filter?: RecordFilter) {
-      open();
-      const names = await fs.promises.readdir(dir);
-      const states = filter?.state === undefined ? undefined : ([] as string[]).concat(filter.state);
-      const limit = filter?.limit;
-      let selected: OperationRecord[] = [];
-      const corrupt: string[] = [];
-      let seen = 0;
-      for (const name of names) {
-        if (++seen % LIST_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
-        const kind = parseFileName(name).kind;
-        // Crash debris: claims of dead processes, and takeovers that died half-way.
-        if (kind === 'pending') sweepClaim(join(dir, name));
-        if (kind === 'broken') sweepBroken(join(dir, name), claimOptions.staleMs);
-        if (kind !== 'record' && kind !== 'hashed') continue;
-        const text = readText(name);
-        if (text === undefined) continue;
-        const checked = check(name, text);
-        if (!checked.ok) {
-          corrupt.push(name);
-          continue;
-        }
-        const record = checked.record;
-        // Filter as we go and keep at most ~2×limit: a list of 100k records holds only what it returns.
-        if (states !== undefined && !states.includes(record.state)) continue;
-        if (filter?.dueBy !== undefined && record.nextAttemptAt > filter.dueBy) continue;
-        if (filter?.scope !== undefined && record.scope !== filter.scope) continue;
-        selected.push(record);
-        if (limit !== undefined && selected.length >= 2 * limit + 64) selected = applyFilter(selected, { limit });
-      }
-      for (const name of corrupt) {
-        const record = await quarantineChecked(name);
-        if (record !== undefined) selected.push(record);
-      }
-      return applyFilter(selected, filter);
+    list(filter?: RecordFilter) {
+      return scan(filter, (record) => record);
+    },
+
+    listSummaries(filter?: RecordFilter) {
+      return scan(filter, summaryOf);
     },
 
     async quarantined() {
@@ -402,6 +420,18 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   };
   statsOf.set(store, () => ({ commits, dirSyncs: opened === undefined ? 0 : opened.records.rounds }));
   return store;
+}
+
+/** What `scan` sorts by. */
+interface Ordered {
+  nextAttemptAt: number;
+  createdAt: number;
+}
+
+/** Earliest `nextAttemptAt` first (then oldest), at most `limit` (the order of `applyFilter`). */
+function earliestFirst<T extends Ordered>(items: T[], limit: number | undefined): T[] {
+  items.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
+  return limit === undefined ? items : items.slice(0, limit);
 }
 
 /** The record part of a stored file: its first line (the second names the writer). */
