@@ -30,7 +30,7 @@ import { fileStore } from '../../src/node.js';
 import { EMPTY_CLAIM_SWEEP_AGE_MS } from '../../src/store/file/claim.js';
 import type { WriteStep } from '../../src/store/file/durable.js';
 import { HOST_ID } from '../../src/store/file/liveness.js';
-import type { Hold, ReferenceServer } from '../../src/testing.js';
+import { type Hold, type ReferenceServer, seededRandom } from '../../src/testing.js';
 import { spawnWorker, waitForLine } from '../helpers/file-worker.js';
 import type { KillPlan, WorkerConfig } from './worker.js';
 
@@ -86,18 +86,6 @@ export interface CrashReport {
 const WORKER_TIMEOUT_MS = 60_000;
 const STEPS: WriteStep[] = ['temp-written', 'temp-synced', 'renamed', 'dir-synced'];
 
-/** Mulberry32: reproducible kill plans from a seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Lane {
   index: number;
   dir: string;
@@ -133,7 +121,7 @@ export async function runCrashLanes(server: ReferenceServer, options: CrashOptio
     index,
     dir: fs.mkdtempSync(join(tmpdir(), `oncely-crash-${index}-`)),
     path: `/lane-${index}/payments`,
-    random: seeded(seed + index * 7919),
+    random: seededRandom(seed + index * 7919), // reproducible kill plans from a seed
     acknowledged: new Map(),
     kills: 0,
   }));
