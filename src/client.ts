@@ -27,19 +27,14 @@ import {
 } from './flow/operation.js';
 import { describeIssue, isTerminal, type OperationRecord, type OperationState } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
+import { orderForResume, pool, summaries } from './flow/resume.js';
 import { type AttemptContext, type Connectivity, type Engine, runOperation } from './flow/run.js';
 import { Shutdown } from './flow/shutdown.js';
 import { EndpointTable, type PolicyOptions, type ResolvedPolicy, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 import { memoryStore } from './store/memory.js';
-import {
-  type OperationStore,
-  type QuarantineEntry,
-  type RecordFilter,
-  type RecordSummary,
-  summaryOf,
-} from './store/store.js';
+import type { OperationStore, QuarantineEntry, RecordFilter, RecordSummary } from './store/store.js';
 
 export interface ClientOptions {
   /**
@@ -130,54 +125,6 @@ export interface ResumeOptions {
 
 /** Finished-record sweeps run at most this often from `resume()`. */
 const SWEEP_INTERVAL_MS = 60_000;
-
-/**
- * Earliest `nextAttemptAt` first, except that operations of one scope keep
- * their creation order (they must start in the order they were made): each
- * scope's records are placed, oldest first, into the slots its records took
- * in the due-time order.
- */
-export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' | 'createdAt' | 'scope'>>(
-  records: T[],
-): void {
-  records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
-  const slots = new Map<string, number[]>();
-  records.forEach((r, i) => {
-    if (r.scope === undefined) return;
-    const indexes = slots.get(r.scope);
-    if (indexes === undefined) slots.set(r.scope, [i]);
-    else indexes.push(i);
-  });
-  for (const indexes of slots.values()) {
-    const scoped = indexes.map((i) => records[i] as T).sort((a, b) => a.createdAt - b.createdAt);
-    indexes.forEach((slot, k) => {
-      records[slot] = scoped[k] as T;
-    });
-  }
-}
-
-/**
- * Runs `work` over `items`, at most `limit` at once. Each slot is cleared
- * as it is taken, so the array does not keep items that were dealt with.
- */
-async function pool<T>(items: (T | undefined)[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const at = next++;
-      const item = items[at] as T;
-      items[at] = undefined;
-      await work(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
-
-/** `store.listSummaries`, or the summaries of `store.list` for a store without it. */
-async function summaries(store: OperationStore, filter: RecordFilter): Promise<RecordSummary[]> {
-  if (store.listSummaries !== undefined) return store.listSummaries(filter);
-  return (await store.list(filter)).map(summaryOf);
-}
 
 /** A settled success. */
 export interface SendResult<T = unknown> {

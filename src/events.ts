@@ -42,10 +42,19 @@ export interface OncelyEvents {
 export type OncelyEventName = keyof OncelyEvents;
 export type Listener<E extends OncelyEventName> = (payload: OncelyEvents[E]) => void;
 
-export class Emitter {
-  readonly #listeners = new Map<OncelyEventName, Set<(payload: never) => void>>();
+/**
+ * A typed event emitter: listeners run synchronously, and one that throws is
+ * isolated and reported through `onListenerError`, never breaking the emitter.
+ */
+export class TypedEmitter<M extends object> {
+  readonly #listeners = new Map<keyof M, Set<(payload: never) => void>>();
+  readonly #onListenerError: (error: unknown, event: keyof M) => void;
 
-  on<E extends OncelyEventName>(event: E, fn: Listener<E>): () => void {
+  constructor(onListenerError: (error: unknown, event: keyof M) => void) {
+    this.#onListenerError = onListenerError;
+  }
+
+  on<E extends keyof M>(event: E, fn: (payload: M[E]) => void): () => void {
     let set = this.#listeners.get(event);
     if (set === undefined) {
       set = new Set();
@@ -55,15 +64,24 @@ export class Emitter {
     return () => set.delete(fn as (payload: never) => void);
   }
 
-  emit<E extends OncelyEventName>(event: E, payload: OncelyEvents[E]): void {
+  emit<E extends keyof M>(event: E, payload: M[E]): void {
     const set = this.#listeners.get(event);
     if (set === undefined) return;
     for (const fn of [...set]) {
       try {
-        (fn as Listener<E>)(payload);
+        (fn as (payload: M[E]) => void)(payload);
       } catch (error) {
-        if (event !== 'error') this.emit('error', { error, event });
+        this.#onListenerError(error, event);
       }
     }
+  }
+}
+
+/** The core client's events; a throwing listener is reported as `error`. */
+export class Emitter extends TypedEmitter<OncelyEvents> {
+  constructor() {
+    super((error, event) => {
+      if (event !== 'error') this.emit('error', { error, event });
+    });
   }
 }

@@ -3,7 +3,7 @@
  * for them (listeners isolated like the core's: a throw never breaks the
  * client, it is reported to `error` listeners).
  */
-import type { OncelyEvents } from '../events.js';
+import { type OncelyEvents, TypedEmitter } from '../events.js';
 import type { WipeReport } from './persistence.js';
 
 export interface BrowserOnlyEvents {
@@ -25,31 +25,13 @@ export type BrowserEvents = OncelyEvents & BrowserOnlyEvents;
 export type BrowserEventName = keyof BrowserEvents;
 export type BrowserListener<E extends BrowserEventName> = (payload: BrowserEvents[E]) => void;
 
-type OnlyListener<E extends keyof BrowserOnlyEvents> = (payload: BrowserOnlyEvents[E]) => void;
-
-export class BrowserEmitter {
-  readonly #listeners = new Map<keyof BrowserOnlyEvents, Set<(payload: never) => void>>();
-
-  on<E extends keyof BrowserOnlyEvents>(event: E, fn: OnlyListener<E>): () => void {
-    let set = this.#listeners.get(event);
-    if (set === undefined) {
-      set = new Set();
-      this.#listeners.set(event, set);
-    }
-    set.add(fn as (payload: never) => void);
-    return () => set.delete(fn as (payload: never) => void);
-  }
-
-  emit<E extends keyof BrowserOnlyEvents>(event: E, payload: BrowserOnlyEvents[E]): void {
-    const set = this.#listeners.get(event);
-    if (set === undefined) return;
-    for (const fn of [...set]) {
-      try {
-        (fn as OnlyListener<E>)(payload);
-      } catch (error) {
-        if (event !== 'background:error') this.emit('background:error', { error, during: `listener of ${event}` });
-      }
-    }
+/** The browser client's own events; a throwing listener is reported as `background:error`. */
+export class BrowserEmitter extends TypedEmitter<BrowserOnlyEvents> {
+  constructor() {
+    super((error, event) => {
+      if (event !== 'background:error')
+        this.emit('background:error', { error, during: `listener of ${String(event)}` });
+    });
   }
 }
 
