@@ -113,7 +113,7 @@ interface Row {
   case: string;
   writesPerSec: number;
   ratio: number;
-  dirSyncsPerWrite?: number;
+  flushesPerWrite?: number;
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
@@ -156,7 +156,7 @@ async function suite(label: string, workers: number): Promise<Row[]> {
       case: `${label} fileStore.put`,
       writesPerSec: median(rates.put),
       ratio: ratio(rates.put),
-      dirSyncsPerWrite: stats.dirSyncs / stats.commits,
+      flushesPerWrite: stats.journalFlushes / stats.commits,
     },
     { case: `${label} fileStore.update`, writesPerSec: median(rates.update), ratio: ratio(rates.update) },
   ];
@@ -243,7 +243,7 @@ try {
         case: r.case,
         'writes/s': Math.round(r.writesPerSec),
         'ratio vs naive (median of rounds)': r.ratio.toFixed(2),
-        'dir fsyncs/write': r.dirSyncsPerWrite === undefined ? '' : r.dirSyncsPerWrite.toFixed(2),
+        'journal flushes/write': r.flushesPerWrite === undefined ? '' : r.flushesPerWrite.toFixed(2),
       })),
     );
   if (OPS > 0) {

@@ -84,7 +84,7 @@ export interface CrashReport {
 }
 
 const WORKER_TIMEOUT_MS = 60_000;
-const STEPS: WriteStep[] = ['temp-written', 'temp-synced', 'renamed', 'dir-synced'];
+const STEPS: WriteStep[] = ['temp-written', 'durable', 'renamed'];
 
 interface Lane {
   index: number;
@@ -268,7 +268,8 @@ async function verifyLane(server: ReferenceServer, lane: Lane, report: CrashRepo
   // files) are taken over and cleaned up. A claim file left empty (killed
   // between creating it and writing its holder line) names no holder, so it
   // is only swept once old enough: give those their time, then sweep again.
-  const debris = () => fs.readdirSync(lane.dir).filter((n) => !n.endsWith('.json') && n !== 'quarantine');
+  const debris = () =>
+    fs.readdirSync(lane.dir).filter((n) => !n.endsWith('.json') && n !== 'quarantine' && n !== 'journal');
   const empty = debris().filter((n) => fs.statSync(join(lane.dir, n)).size === 0);
   if (empty.length > 0) {
     report.emptyClaimsSwept += empty.length;
@@ -294,6 +295,8 @@ async function verifyLane(server: ReferenceServer, lane: Lane, report: CrashRepo
   for (const entry of quarantined) problem(`quarantined ${entry.id}: ${entry.problems.join('; ')}`);
   const records = await store.list();
   await store.close();
+  // Opening the store settled the journals of the killed writers, and a closed handle leaves none of its own.
+  for (const name of fs.readdirSync(join(lane.dir, 'journal'))) problem(`journal file left: ${name}`);
   const byKey = new Map(records.map((r) => [r.key, r]));
   report.operations += records.length;
   report.acknowledged += lane.acknowledged.size;

@@ -112,7 +112,7 @@ describe('fileStore with the client', () => {
       expect(modeOf(file), relative(dir, file)).toBe(0o600);
     }
     const dirs = dirsUnder(dir);
-    expect(dirs.map((d) => relative(dir, d)).sort()).toEqual(['', 'quarantine']);
+    expect(dirs.map((d) => relative(dir, d)).sort()).toEqual(['', 'journal', 'quarantine']);
     for (const d of dirs) expect(modeOf(d), relative(dir, d) || '.').toBe(0o700);
     // The directories the store had to create on the way are private too.
     expect(modeOf(join(dir, '..'))).toBe(0o700);

@@ -4,9 +4,9 @@
  * To change `<name>.json`, a process creates `<name>.json.pending` with
  * `O_CREAT | O_EXCL`: whoever creates it holds the record. The file first
  * holds one line naming its holder (host id, pid, token). To commit, the
- * holder writes the new record into it (`<record json>\n<holder>\n`),
- * fsyncs it and renames it over `<name>.json`: one rename publishes the
- * record atomically and releases the lock. So an update costs the same two
+ * holder writes the new record into it (`<record json>\n<holder, rev>\n`),
+ * makes it durable (journal.ts) and renames it over `<name>.json`: one
+ * rename publishes the record atomically and releases the lock. So an update costs the same two
  * directory-entry changes as a plain temp-file write (create, rename); a
  * separate lock file would add two more, and on a busy disk each of those
  * waits for the journal.
@@ -44,10 +44,9 @@
  * kernel lock closes that window, and Node has none (no flock).
  */
 import * as fs from 'node:fs';
-import { uptime } from 'node:os';
-import { type DirSync, writeSteps } from './durable.js';
-import { closeFile, fsyncFile, isErrno, openFile, renameFile, unlinkFile, writeAt } from './io.js';
-import { HOST_ID, pidAlive, randomToken } from './liveness.js';
+import { writeSteps } from './durable.js';
+import { closeFile, isErrno, openFile, renameFile, unlinkFile, writeAt } from './io.js';
+import { BOOTED_AT, HOST_ID, pidAlive, randomToken } from './liveness.js';
 
 export interface ClaimOptions {
   /** How long a claim of a holder we cannot check must stay unchanged before it is taken over. */
@@ -72,8 +71,6 @@ const EMPTY_CLAIM_GRACE_MS = 1_000;
 /** A sweep, which cannot watch, removes an empty claim once it is this old (wall clock). */
 export const EMPTY_CLAIM_SWEEP_AGE_MS = 5_000;
 const MAX_POLL_MS = 16;
-/** When this machine booted (ms since epoch, ±1 s): files older than that belong to no living process. */
-const BOOTED_AT = Date.now() - uptime() * 1_000 - 1_000;
 
 /** Tokens of the claims this process holds or is taking right now, across every store instance. */
 const heldTokens = new Set<string>();
@@ -93,30 +90,40 @@ export class Claim {
   readonly #fd: number;
   readonly #ino: number;
   readonly #token: string;
-  readonly #holderLine: string;
+  readonly #holder: HolderInfo;
   readonly #refresh: NodeJS.Timeout;
   #done = false;
 
-  constructor(path: string, fd: number, token: string, holderLine: string, staleMs: number) {
+  constructor(path: string, fd: number, holder: HolderInfo, staleMs: number) {
     this.#path = path;
     this.#fd = fd;
     this.#ino = fs.fstatSync(fd).ino;
-    this.#token = token;
-    this.#holderLine = holderLine;
+    this.#token = holder.token;
+    this.#holder = holder;
     this.#refresh = setInterval(() => this.#touch(), Math.max(1, Math.floor(staleMs / 3)));
     this.#refresh.unref();
   }
 
   /**
-   * Publishes `text` as the record at `recordPath`, durably: write, fsync,
-   * rename (which also releases the claim), directory fsync. Resolves false,
-   * writing nothing, when the claim was lost (the caller retries).
+   * The text of the record file for `recordText` at revision `rev`: the
+   * record line, then the writer line (this holder, and the revision).
    */
-  async commit(dir: DirSync, recordPath: string, text: string): Promise<boolean> {
-    await writeAt(this.#fd, Buffer.from(`${text}\n${this.#holderLine}`, 'utf8'), 0);
+  fileText(recordText: string, rev: number): string {
+    return `${recordText}\n${JSON.stringify({ ...this.#holder, rev })}\n`;
+  }
+
+  /**
+   * Publishes `text` (from `fileText`) as the record at `recordPath`: write
+   * it into the claim file, make it durable with `makeDurable` (a journal
+   * line, or an fsync of `fd`), then rename it over the record, which
+   * publishes it atomically and releases the claim. Resolves false, having
+   * published nothing, when the claim was lost (the caller retries).
+   */
+  async commit(recordPath: string, text: string, makeDurable: (fd: number) => Promise<void>): Promise<boolean> {
+    await writeAt(this.#fd, Buffer.from(text, 'utf8'), 0);
     step('temp-written');
-    await fsyncFile(this.#fd);
-    step('temp-synced');
+    await makeDurable(this.#fd);
+    step('durable');
     if (!this.#stillOurs()) return false;
     try {
       await renameFile(this.#path, recordPath);
@@ -128,8 +135,6 @@ export class Claim {
     this.#done = true;
     step('renamed');
     await this.release();
-    await dir.sync();
-    step('dir-synced');
     return true;
   }
 
@@ -161,7 +166,8 @@ export class Claim {
 /** Takes the claim at `path` (`<record>.pending`), waiting for a live holder and taking over a dead one. */
 export async function takeClaim(path: string, options: ClaimOptions): Promise<Claim> {
   const token = randomToken();
-  const holderLine = `${JSON.stringify({ host: HOST_ID, pid: process.pid, token } satisfies HolderInfo)}\n`;
+  const self: HolderInfo = { host: HOST_ID, pid: process.pid, token };
+  const holderLine = `${JSON.stringify(self)}\n`;
   const deadline = Date.now() + options.timeoutMs;
   // Registered before the file exists: a sweep in this process must never take it for a leftover.
   heldTokens.add(token);
@@ -169,7 +175,7 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   try {
     for (let round = 0; ; round++) {
       const fd = await tryCreate(path, holderLine);
-      if (fd !== undefined) return new Claim(path, fd, token, holderLine, options.staleMs);
+      if (fd !== undefined) return new Claim(path, fd, self, options.staleMs);
       const holder = inspect(path);
       if (holder === undefined) continue; // released meanwhile: try again at once
       if (provablyStale(holder)) {

@@ -1,30 +1,22 @@
 /**
- * Durability: temp file, fsync, rename, fsync of the directory (the temp
- * file is the record's claim file, see claim.ts).
+ * Directory fsyncs, group-committed, and the durable directory changes
+ * built on them (removals and moves to quarantine).
  *
- * Why each step: the rename makes the new content appear atomically (a
- * reader sees the old record or the new one, never a torn one); the fsync
- * before it makes sure the renamed file has its bytes (otherwise a power cut
- * can leave a renamed but empty file); the directory fsync makes the rename
- * itself survive a power cut. A crash before the rename leaves only the
- * temp file, which is never read as a record and is removed later.
+ * A directory fsync makes its entry changes (creates, renames, removals)
+ * survive a power cut. Record writes do not wait for one: their journal line
+ * is what makes them durable (journal.ts), and a checkpoint fsyncs the
+ * directory once for a whole segment's worth of renames.
  *
- * Group commit: the directory fsync is shared. Every write that renamed
- * into the directory while a directory fsync was running waits for the next
- * one, and that single fsync covers all of them, so N concurrent writes cost
- * N file fsyncs (issued in parallel) + about one directory fsync, instead of
- * 2N. Nobody resolves before an fsync that started after its own rename.
- * (Measured on ext4: 0.18 directory fsyncs per write at 32 writers. ext4
- * already folds concurrent fsyncs into one journal commit, so there this
- * saves thread-pool time more than disk flushes; the file fsync per record
- * is the floor of a one-file-per-record store.)
+ * Group commit: every change made while a directory fsync was running waits
+ * for the next one, and that single fsync covers all of them. Nobody
+ * resolves before an fsync that started after its own change.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { fsyncFile, isErrno, renameFile, unlinkFile } from './io.js';
 
 /** The steps of one durable write, in order. */
-export type WriteStep = 'temp-written' | 'temp-synced' | 'renamed' | 'dir-synced';
+export type WriteStep = 'temp-written' | 'durable' | 'renamed';
 
 /**
  * Test seam for the crash tests (not exported from `oncely/node`): called at

@@ -5,10 +5,13 @@
  * of waiting for a timeout.
  */
 import { createHash } from 'node:crypto';
-import { hostname } from 'node:os';
+import { hostname, uptime } from 'node:os';
 
 /** A short, file-name-safe id of this host (processes in other containers see another one). */
 export const HOST_ID = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+
+/** When this machine booted (ms since epoch, ±1 s): files older than that belong to no living process. */
+export const BOOTED_AT = Date.now() - uptime() * 1_000 - 1_000;
 
 /**
  * True unless the process certainly does not exist. Only meaningful for a

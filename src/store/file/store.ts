@@ -6,15 +6,20 @@
  *
  *   <name>.json           one record per key (names: see names.ts): the
  *                         record as one JSON line, then a line naming the
- *                         process that wrote it
+ *                         process that wrote it and the record's revision
  *   <name>.json.pending   an update in progress: the claim (lock) of the
  *                         record and the temp file of its next version, or
  *                         left by a crash (never read as a record)
  *   quarantine/<at>-<token>-<name>.json   records that failed validation
+ *   journal/<host>-<pid>-<token>.<n>.log  write-ahead journal segments, one
+ *                         writer each (journal.ts, recovery.ts)
  *
  * Guarantees, and where they come from:
- * - durable before resolve: temp file, fsync, rename, directory fsync, the
- *   latter group-committed across concurrent writes (durable.ts, claim.ts);
+ * - durable before resolve: the new version is written to the claim file,
+ *   its journal line is flushed (one `fdatasync` for every write waiting at
+ *   that moment: group commit), and only then is it renamed into place;
+ *   record files are fsynced later, by checkpoints, and after a power cut
+ *   the journal restores any that did not make it (journal.ts, recovery.ts);
  * - `update` is atomic across processes: within a process updates of a key
  *   queue up (keyed-queue.ts), then take the record's claim file (claim.ts);
  *   `fn` always sees the latest record on disk, read under the claim, so the
@@ -33,9 +38,12 @@ import { type OperationRecord, type ParseResult, parseRecord } from '../../flow/
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
 import { summaryOf } from '../store.js';
 import { type Claim, type ClaimOptions, sweepBroken, sweepClaim, takeClaim } from './claim.js';
-import { DirSync, moveDurably, removeDurably } from './durable.js';
+import { DirSync, moveDurably } from './durable.js';
+import { fsyncFile, isErrno, unlinkFile } from './io.js';
+import { Journal, type JournalLine, nextRev } from './journal.js';
 import { queueFor } from './keyed-queue.js';
 import { randomToken } from './liveness.js';
+import { settleDeadJournals } from './recovery.js';
 import { belongsTo, fileNameFor, PENDING_SUFFIX, parseFileName } from './names.js';
 
 export interface FileStoreOptions {
@@ -79,8 +87,12 @@ export interface FileStore extends OperationStore {
 export interface FileStoreStats {
   /** Durable writes and removals requested. */
   commits: number;
-  /** Directory fsyncs actually performed (lower than `commits` when group commit batches). */
-  dirSyncs: number;
+  /** Journal lines made durable. */
+  journalLines: number;
+  /** Journal `fdatasync` calls (lower than `journalLines` when group commit batches). */
+  journalFlushes: number;
+  /** Journal segments checkpointed. */
+  checkpoints: number;
 }
 
 const statsOf = new WeakMap<FileStore, () => FileStoreStats>();
@@ -93,6 +105,9 @@ export function fileStoreStats(store: FileStore): FileStoreStats {
 }
 
 const QUARANTINE_DIR = 'quarantine';
+const JOURNAL_DIR = 'journal';
+/** Listing also settles the journals of writers that died since, at most this often. */
+const SETTLE_EVERY_MS = 30_000;
 /** `list()` yields to the event loop after this many files (reads are synchronous: faster than the thread pool). */
 const LIST_YIELD_EVERY = 256;
 
@@ -102,7 +117,10 @@ const RETRY = Symbol('retry');
 interface Opened {
   records: DirSync;
   quarantine: DirSync;
+  journal: Journal;
   queue: ReturnType<typeof queueFor>;
+  /** Dead writers' journals settled (replayed after a reboot): before the first read or write. */
+  recovered: Promise<void>;
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -136,11 +154,13 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   };
   const dir = resolve(options.dir ?? '.oncely');
   const quarantineDir = join(dir, QUARANTINE_DIR);
+  const journalDir = join(dir, JOURNAL_DIR);
   const listeners = new Set<(entry: QuarantineEntry) => void>();
   const pending = new Set<Promise<unknown>>();
   let opened: Opened | undefined;
   let closed = false;
   let commits = 0;
+  let settledAt = 0;
 
   /** Creates the directories on first use (synchronously: once per store). */
   function open(): Opened {
@@ -148,12 +168,56 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     if (opened !== undefined) return opened;
     makeDirectory(dir);
     makeDirectory(quarantineDir);
+    makeDirectory(journalDir);
+    const records = new DirSync(dir);
     opened = {
-      records: new DirSync(dir),
+      records,
       quarantine: new DirSync(quarantineDir),
+      journal: new Journal(journalDir, records),
       queue: queueFor(fs.realpathSync(dir)),
+      recovered: Promise.resolve(),
     };
+    opened.recovered = settle();
     return opened;
+  }
+
+  /**
+   * Runs `work` once the store is open and recovered (every public read and
+   * write goes through here), tracked from the call on so `close()` waits
+   * for it; throws at once on a closed store.
+   */
+  function whenReady<T>(work: (current: Opened) => Promise<T>): Promise<T> {
+    const current = open();
+    return track(current.recovered.then(() => work(current)));
+  }
+
+  /** Settles the journals of writers that are gone (recovery.ts). */
+  async function settle(): Promise<void> {
+    settledAt = Date.now();
+    await settleDeadJournals({ journalDir, records: open().records, claimOptions, restore });
+  }
+
+  /** Recovery: puts a journal line back if the record file is missing, unreadable or older. */
+  function restore(line: JournalLine): Promise<boolean> {
+    return exclusive(line.n, async (claim) => {
+      const text = readText(line.n);
+      const current = text !== undefined && check(line.n, text).ok ? revOf(text) : -1;
+      if (line.r <= current) return false;
+      const { records } = open();
+      if (line.t === undefined) {
+        if (text === undefined) return false;
+        await unlinkFile(join(dir, line.n)).catch((error: unknown) => {
+          if (!isErrno(error, 'ENOENT')) throw error;
+        });
+        await records.sync();
+        return true;
+      }
+      // A line that does not hold a valid record is not restored over anything.
+      if (!check(line.n, line.t).ok) return false;
+      if (!(await claim.commit(join(dir, line.n), line.t, fsyncFile))) return RETRY;
+      await records.sync();
+      return true;
+    });
   }
 
   /** Tracks work so `close()` can wait for it. */
@@ -275,10 +339,13 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     return { text, stored: parsed.record };
   }
 
-  function commit(name: string, text: string, claim: Claim): Promise<boolean> {
+  /** Publishes `recordText` as the next revision after the file's `currentText`, durable through the journal. */
+  function commit(name: string, recordText: string, currentText: string | undefined, claim: Claim): Promise<boolean> {
     commits++;
-    const { records } = open();
-    return claim.commit(records, join(dir, name), text);
+    const { journal } = open();
+    const rev = nextRev(currentText === undefined ? 0 : revOf(currentText), Date.now());
+    const text = claim.fileText(recordText, rev);
+    return claim.commit(join(dir, name), text, () => journal.append({ n: name, r: rev, t: text }));
   }
 
   /**
@@ -291,7 +358,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     filter: RecordFilter | undefined,
     pick: (record: OperationRecord) => T,
   ): Promise<T[]> {
-    open();
+    if (Date.now() - settledAt >= SETTLE_EVERY_MS) await settle();
     const names = await fs.promises.readdir(dir);
     const states = filter?.state === undefined ? undefined : ([] as string[]).concat(filter.state);
     const matches = (record: OperationRecord): boolean =>
@@ -336,53 +403,64 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     },
 
     async get(key) {
-      open();
-      return track(readRecord(fileNameFor(key)));
+      return whenReady(() => readRecord(fileNameFor(key)));
     },
 
     async put(record) {
       const name = fileNameFor(record.key);
       const { text } = serialize(record);
-      await exclusive(name, async (claim) => ((await commit(name, text, claim)) ? undefined : RETRY));
+      await whenReady(() =>
+        exclusive(name, async (claim) => ((await commit(name, text, readText(name), claim)) ? undefined : RETRY)),
+      );
     },
 
     async update(key: string, fn: Updater) {
       const name = fileNameFor(key);
-      return exclusive(name, async (claim) => {
-        const text = readText(name);
-        let current: OperationRecord | undefined;
-        if (text !== undefined) {
-          const checked = check(name, text);
-          if (checked.ok) current = checked.record;
-          else await quarantineLocked(name, text, checked.problems);
-        }
-        const next = fn(current);
-        if (next === current || next === undefined) return current;
-        if (next.key !== key) throw new TypeError(`update of ${key} returned a record for ${next.key}`);
-        const { text: nextText, stored } = serialize(next);
-        return (await commit(name, nextText, claim)) ? stored : RETRY;
-      });
+      return whenReady(() =>
+        exclusive(name, async (claim) => {
+          const text = readText(name);
+          let current: OperationRecord | undefined;
+          if (text !== undefined) {
+            const checked = check(name, text);
+            if (checked.ok) current = checked.record;
+            else await quarantineLocked(name, text, checked.problems);
+          }
+          const next = fn(current);
+          if (next === current || next === undefined) return current;
+          if (next.key !== key) throw new TypeError(`update of ${key} returned a record for ${next.key}`);
+          const { text: nextText, stored } = serialize(next);
+          return (await commit(name, nextText, text, claim)) ? stored : RETRY;
+        }),
+      );
     },
 
     async delete(key) {
       const name = fileNameFor(key);
-      await exclusive(name, async () => {
-        commits++;
-        await removeDurably(open().records, name);
-        return undefined;
-      });
+      await whenReady(({ journal }) =>
+        exclusive(name, async () => {
+          const text = readText(name);
+          if (text === undefined) return undefined;
+          commits++;
+          // The removal is journaled first, so a replay after a power cut does not bring the record back.
+          await journal.append({ n: name, r: nextRev(revOf(text), Date.now()), d: 1 });
+          await unlinkFile(join(dir, name)).catch((error: unknown) => {
+            if (!isErrno(error, 'ENOENT')) throw error;
+          });
+          return undefined;
+        }),
+      );
     },
 
     list(filter?: RecordFilter) {
-      return scan(filter, (record) => record);
+      return whenReady(() => scan(filter, (record) => record));
     },
 
     listSummaries(filter?: RecordFilter) {
-      return scan(filter, summaryOf);
+      return whenReady(() => scan(filter, summaryOf));
     },
 
     async quarantined() {
-      open();
+      await whenReady(async () => undefined);
       const entries: QuarantineEntry[] = [];
       for (const file of await fs.promises.readdir(quarantineDir)) {
         const match = /^(\d+)-[0-9a-f]+-(.+)$/.exec(file);
@@ -413,12 +491,19 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       while (pending.size > 0) await Promise.allSettled([...pending]);
       closed = true;
       if (opened !== undefined) {
+        await opened.recovered.catch(() => undefined);
+        await opened.journal.close();
         await opened.records.close();
         await opened.quarantine.close();
       }
     },
   };
-  statsOf.set(store, () => ({ commits, dirSyncs: opened === undefined ? 0 : opened.records.rounds }));
+  statsOf.set(store, () => ({
+    commits,
+    journalLines: opened?.journal.stats.lines ?? 0,
+    journalFlushes: opened?.journal.stats.flushes ?? 0,
+    checkpoints: opened?.journal.stats.checkpoints ?? 0,
+  }));
   return store;
 }
 
@@ -432,6 +517,18 @@ interface Ordered {
 function earliestFirst<T extends Ordered>(items: T[], limit: number | undefined): T[] {
   items.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
   return limit === undefined ? items : items.slice(0, limit);
+}
+
+/** The revision in a stored file's writer line; 0 for a file written before revisions, or unreadable. */
+function revOf(text: string): number {
+  const start = text.indexOf('\n') + 1;
+  if (start === 0) return 0;
+  try {
+    const rev = (JSON.parse(text.slice(start)) as { rev?: unknown } | null)?.rev;
+    return typeof rev === 'number' && Number.isFinite(rev) ? rev : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** The record part of a stored file: its first line (the second names the writer). */

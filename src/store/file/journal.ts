@@ -1,0 +1,272 @@
+/**
+ * The write-ahead journal of one store handle: how a record write becomes
+ * durable with one shared `fdatasync` instead of an fsync of its own file.
+ *
+ * A write appends one line, `{"n":<file name>,"r":<rev>,"t":<stored text>}`
+ * (or `"d":1` for a removal), to this handle's journal segment. Lines
+ * appended while a flush is running wait for the next one, and that single
+ * `write` + `fdatasync` covers all of them (group commit): 32 concurrent
+ * writers cost about one disk flush, not 32. Only once its line is durable
+ * is a record renamed into place, so a record anyone can read is a durable
+ * one.
+ *
+ * The record files themselves are written without fsync. A process crash
+ * loses nothing (the page cache survives it); a power cut can leave a
+ * renamed record empty, stale or missing, and then the journal line restores
+ * it (recovery.ts). A segment is needed only until the record files it
+ * names are durable, so once it is old or large enough the handle starts a
+ * new one and *checkpoints* the old one in the background: one fsync per
+ * distinct record file (an operation's three writes to one record cost one
+ * fsync, and usually a cheap one: by then the kernel has written most of it
+ * back), one directory fsync, then the segment is deleted.
+ *
+ * Segment names carry the writer's host and pid
+ * (`<host>-<pid>-<token>.<n>.log`), so another process can tell the journal
+ * of a crashed writer from a live one's (recovery.ts).
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { DirSync } from './durable.js';
+import { closeFile, fsyncFile, isErrno, openFile, unlinkFile } from './io.js';
+import { HOST_ID, randomToken } from './liveness.js';
+
+/** A new segment is started once the current one is this old (its records then get checkpointed). */
+const SEGMENT_MAX_AGE_MS = 30_000;
+/** ... or this large. */
+const SEGMENT_MAX_BYTES = 32 * 1024 * 1024;
+/** Record fsyncs a checkpoint issues at once: leaves thread-pool room for the writes in progress. */
+const CHECKPOINT_PARALLEL = 2;
+
+export const SEGMENT_SUFFIX = '.log';
+
+/** One line of a journal segment. */
+export interface JournalLine {
+  /** Record file name. */
+  n: string;
+  /** Revision of the record file this line writes (see `nextRev`). */
+  r: number;
+  /** The stored file text (record line + writer line). Absent for a removal. */
+  t?: string;
+  /** 1 for a removal. */
+  d?: 1;
+}
+
+/**
+ * Revision of the next version of a record: above the current one, and at
+ * least the wall clock, so a record removed and written again (its old
+ * revision gone with its file) still sorts after anything an old journal
+ * holds for it.
+ */
+export function nextRev(currentRev: number, nowMs: number): number {
+  return Math.max(currentRev + 1, nowMs);
+}
+
+/** Tokens of the journals of this process's open store handles. */
+const liveTokens = new Set<string>();
+
+/** Whether a segment of this process (by its token) belongs to an open handle. */
+export function isLiveJournalToken(token: string): boolean {
+  return liveTokens.has(token);
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+interface Segment {
+  path: string;
+  fd: number;
+  openedAt: number;
+  bytes: number;
+  /** Record files written through this segment: what its checkpoint fsyncs. */
+  names: Set<string>;
+  /** A flush failed: nothing more is written to it (a failed fsync cannot be retried on the same file). */
+  broken: boolean;
+}
+
+/** Counters for benchmarks and tests. */
+export interface JournalStats {
+  /** Lines made durable. */
+  lines: number;
+  /** `fdatasync` calls (rounds of group commit). */
+  flushes: number;
+  /** Segments checkpointed and removed. */
+  checkpoints: number;
+}
+
+export class Journal {
+  readonly #dir: string;
+  readonly #records: DirSync;
+  readonly #token = randomToken();
+  #sequence = 0;
+  #segment: Segment | undefined;
+  #opening: Promise<Segment> | undefined;
+  #queue: { line: string; name: string; waiter: Waiter }[] = [];
+  #flushing: Promise<void> | undefined;
+  readonly #checkpoints = new Set<Promise<void>>();
+  readonly stats: JournalStats = { lines: 0, flushes: 0, checkpoints: 0 };
+
+  /**
+   * @param dir the journal directory (created by the store)
+   * @param records the record directory, fsynced by checkpoints
+   */
+  constructor(dir: string, records: DirSync) {
+    this.#dir = dir;
+    this.#records = records;
+    liveTokens.add(this.#token);
+  }
+
+  /** Resolves once `line` is on disk (its flush's `fdatasync` returned). */
+  append(line: JournalLine): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ line: `${JSON.stringify(line)}\n`, name: line.n, waiter: { resolve, reject } });
+      if (this.#flushing === undefined) this.#flushing = this.#flush();
+    });
+  }
+
+  /** Writes and syncs everything queued, round after round, until the queue is empty. */
+  async #flush(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      try {
+        const segment = await this.#current();
+        const bytes = Buffer.from(batch.map((entry) => entry.line).join(''), 'utf8');
+        for (const entry of batch) segment.names.add(entry.name);
+        try {
+          await appendAll(segment.fd, bytes);
+          await datasync(segment.fd);
+        } catch (error) {
+          segment.broken = true;
+          throw error;
+        }
+        segment.bytes += bytes.length;
+        this.stats.flushes++;
+        this.stats.lines += batch.length;
+        for (const entry of batch) entry.waiter.resolve();
+      } catch (error) {
+        for (const entry of batch) entry.waiter.reject(error);
+      }
+    }
+    this.#flushing = undefined;
+  }
+
+  /** The segment to append to: a new one when there is none, it broke, or it is due for a checkpoint. */
+  async #current(): Promise<Segment> {
+    const segment = this.#segment;
+    if (
+      segment !== undefined &&
+      !segment.broken &&
+      Date.now() - segment.openedAt < SEGMENT_MAX_AGE_MS &&
+      segment.bytes < SEGMENT_MAX_BYTES
+    ) {
+      return segment;
+    }
+    if (segment !== undefined) this.#retire(segment);
+    this.#opening ??= this.#open().finally(() => {
+      this.#opening = undefined;
+    });
+    return this.#opening;
+  }
+
+  async #open(): Promise<Segment> {
+    const name = `${HOST_ID}-${process.pid}-${this.#token}.${this.#sequence++}${SEGMENT_SUFFIX}`;
+    const path = join(this.#dir, name);
+    const fd = await openFile(path, 'ax', 0o600);
+    // The segment's own directory entry must survive a power cut before any line in it counts.
+    await syncDirectory(this.#dir);
+    const segment: Segment = { path, fd, openedAt: Date.now(), bytes: 0, names: new Set(), broken: false };
+    this.#segment = segment;
+    // An idle handle still checkpoints: its record files become durable on their own and the segment goes.
+    setTimeout(() => {
+      if (this.#segment === segment && this.#flushing === undefined) this.#retire(segment);
+    }, SEGMENT_MAX_AGE_MS).unref();
+    return segment;
+  }
+
+  /** Stops writing to `segment` and checkpoints it in the background. */
+  #retire(segment: Segment): void {
+    if (this.#segment === segment) this.#segment = undefined;
+    const done = checkpoint(segment.path, segment.names, this.#records, segment.fd).then(
+      () => {
+        this.stats.checkpoints++;
+      },
+      (error: unknown) => {
+        // The segment stays on disk: recovery checkpoints it later. Nothing is lost.
+        process.emitWarning(`oncely: journal checkpoint of ${segment.path} failed: ${String(error)}`);
+      },
+    );
+    this.#checkpoints.add(done);
+    void done.then(() => this.#checkpoints.delete(done));
+  }
+
+  /** Flushes what is queued, checkpoints every segment and removes them. */
+  async close(): Promise<void> {
+    while (this.#flushing !== undefined) await this.#flushing;
+    await this.#opening?.catch(() => undefined);
+    if (this.#segment !== undefined) this.#retire(this.#segment);
+    while (this.#checkpoints.size > 0) await Promise.all(this.#checkpoints);
+    liveTokens.delete(this.#token);
+  }
+}
+
+/**
+ * Makes every record file in `names` durable where it is now (fsync of each
+ * file that still exists, then of the directory, which also makes renames
+ * and removals durable), then deletes the segment at `path`. Also used by
+ * recovery on the segments of crashed writers.
+ */
+export async function checkpoint(path: string, names: Iterable<string>, records: DirSync, fd?: number): Promise<void> {
+  if (fd !== undefined) await closeFile(fd).catch(() => undefined);
+  const pending = [...names];
+  const worker = async (): Promise<void> => {
+    for (let name = pending.pop(); name !== undefined; name = pending.pop()) await syncFileAt(join(records.path, name));
+  };
+  await Promise.all(Array.from({ length: CHECKPOINT_PARALLEL }, worker));
+  await records.sync();
+  await unlinkFile(path).catch((error: unknown) => {
+    if (!isErrno(error, 'ENOENT')) throw error;
+  });
+}
+
+async function syncFileAt(path: string): Promise<void> {
+  let fd: number;
+  try {
+    fd = await openFile(path, 'r');
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return; // removed since: the directory fsync covers that
+    throw error;
+  }
+  try {
+    await fsyncFile(fd);
+  } finally {
+    await closeFile(fd);
+  }
+}
+
+async function syncDirectory(path: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const fd = await openFile(path, 'r');
+  try {
+    await fsyncFile(fd);
+  } finally {
+    await closeFile(fd);
+  }
+}
+
+function appendAll(fd: number, bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const next = (offset: number): void => {
+      if (offset >= bytes.length) return resolve();
+      fs.write(fd, bytes, offset, bytes.length - offset, null, (error, written) =>
+        error ? reject(error) : next(offset + written),
+      );
+    };
+    next(0);
+  });
+}
+
+function datasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}

@@ -1,0 +1,149 @@
+/**
+ * What happens to the journal of a writer that is gone (journal.ts).
+ *
+ * - Killed, machine still up: every record it renamed is intact in the page
+ *   cache (a line durable but never renamed belongs to a write that never
+ *   resolved, which may be dropped). Its segments only need the checkpoint
+ *   their writer did not get to: fsync the record files they name, then the
+ *   directory, then delete them.
+ * - Before the last boot (a power cut, or a crash of the machine): record
+ *   files written since their last checkpoint may be empty, stale or gone.
+ *   The segments are *replayed*: for every record they name, the line with
+ *   the highest revision across all of them is restored when the record file
+ *   is missing, unreadable, or at a lower revision, and a removal line
+ *   removes it again. Then they are checkpointed like the others.
+ *
+ * One process settles the journals at a time, under a claim on
+ * `<journal dir>/recovery.pending` (claim.ts); the others wait for it. A
+ * store settles dead journals before its first read or write, and again from
+ * time to time while it lists records.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { type ClaimOptions, takeClaim } from './claim.js';
+import type { DirSync } from './durable.js';
+import { isErrno } from './io.js';
+import { checkpoint, isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
+import { BOOTED_AT, HOST_ID, pidAlive } from './liveness.js';
+
+const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)\.(\d+)\.log$/;
+const RECOVERY_CLAIM = 'recovery.pending';
+
+export interface RecoveryContext {
+  journalDir: string;
+  records: DirSync;
+  claimOptions: ClaimOptions;
+  /**
+   * Restores `line` (durably, under the record's claim) if the record file
+   * is missing, unreadable or older. True when it changed the file.
+   */
+  restore(line: JournalLine): Promise<boolean>;
+}
+
+export interface RecoveryReport {
+  /** Segments of gone writers checkpointed and removed. */
+  settled: number;
+  /** Records restored or removed again from segments written before the last boot. */
+  replayed: number;
+}
+
+interface DeadSegment {
+  path: string;
+  mtimeMs: number;
+  previousBoot: boolean;
+}
+
+/** Checkpoints (and, after a reboot, replays) the journal segments of writers that are gone. */
+export async function settleDeadJournals(context: RecoveryContext): Promise<RecoveryReport> {
+  const report: RecoveryReport = { settled: 0, replayed: 0 };
+  if (deadSegments(context.journalDir).length === 0) return report;
+  const claim = await takeClaim(join(context.journalDir, RECOVERY_CLAIM), context.claimOptions);
+  try {
+    // Listed again under the claim: another process may have settled them meanwhile.
+    const dead = deadSegments(context.journalDir).sort((a, b) => a.mtimeMs - b.mtimeMs);
+    const linesOf = new Map<string, JournalLine[]>();
+    for (const segment of dead) linesOf.set(segment.path, readLines(segment.path));
+    const latest = new Map<string, JournalLine>();
+    for (const segment of dead) {
+      if (!segment.previousBoot) continue;
+      for (const line of linesOf.get(segment.path) ?? []) {
+        const seen = latest.get(line.n);
+        if (seen === undefined || line.r >= seen.r) latest.set(line.n, line);
+      }
+    }
+    for (const line of latest.values()) if (await context.restore(line)) report.replayed++;
+    for (const segment of dead) {
+      const names = new Set((linesOf.get(segment.path) ?? []).map((line) => line.n));
+      await checkpoint(segment.path, names, context.records);
+      report.settled++;
+    }
+  } finally {
+    await claim.release();
+  }
+  return report;
+}
+
+/** Segments whose writer is provably gone: written before the last boot, or by a dead process of this host. */
+function deadSegments(journalDir: string): DeadSegment[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(journalDir);
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return [];
+    throw error;
+  }
+  const dead: DeadSegment[] = [];
+  for (const name of names) {
+    if (!name.endsWith(SEGMENT_SUFFIX)) continue;
+    const match = SEGMENT_NAME.exec(name);
+    if (match === null) continue;
+    const [, host, pidText, token = ''] = match;
+    const path = join(journalDir, name);
+    let mtimeMs: number;
+    try {
+      mtimeMs = fs.statSync(path).mtimeMs;
+    } catch {
+      continue; // settled by someone else meanwhile
+    }
+    const previousBoot = mtimeMs < BOOTED_AT;
+    const pid = Number(pidText);
+    const gone =
+      previousBoot || (host === HOST_ID && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
+    if (gone) dead.push({ path, mtimeMs, previousBoot });
+  }
+  return dead;
+}
+
+/** The whole lines of a segment; a torn last line (the writer died mid-append) ends it. */
+function readLines(path: string): JournalLine[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return [];
+    throw error;
+  }
+  const lines: JournalLine[] = [];
+  for (const raw of text.split('\n')) {
+    if (raw.length === 0) continue;
+    let line: unknown;
+    try {
+      line = JSON.parse(raw);
+    } catch {
+      break;
+    }
+    if (!isJournalLine(line)) break;
+    lines.push(line);
+  }
+  return lines;
+}
+
+function isJournalLine(value: unknown): value is JournalLine {
+  if (typeof value !== 'object' || value === null) return false;
+  const line = value as Partial<JournalLine>;
+  return (
+    typeof line.n === 'string' &&
+    typeof line.r === 'number' &&
+    (line.d === 1 ? line.t === undefined : typeof line.t === 'string')
+  );
+}
