@@ -258,7 +258,10 @@ async function syncDirectory(path: string): Promise<void> {
 function appendAll(fd: number, bytes: Uint8Array): Promise<void> {
   return new Promise((resolve, reject) => {
     const next = (offset: number): void => {
-      if (offset >= bytes.length) return resolve();
+      if (offset >= bytes.length) {
+        resolve();
+        return;
+      }
       fs.write(fd, bytes, offset, bytes.length - offset, null, (error, written) =>
         error ? reject(error) : next(offset + written),
       );

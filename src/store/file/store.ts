@@ -43,8 +43,8 @@ import { fsyncFile, isErrno, unlinkFile } from './io.js';
 import { Journal, type JournalLine, nextRev } from './journal.js';
 import { queueFor } from './keyed-queue.js';
 import { randomToken } from './liveness.js';
-import { settleDeadJournals } from './recovery.js';
 import { belongsTo, fileNameFor, PENDING_SUFFIX, parseFileName } from './names.js';
+import { settleDeadJournals } from './recovery.js';
 
 export interface FileStoreOptions {
   /**
