@@ -1,0 +1,164 @@
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { uptime } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OperationRecord } from '../../src/flow/record.js';
+import { fileStore } from '../../src/node.js';
+import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
+import { HOST_ID } from '../../src/store/file/liveness.js';
+import { fileStoreStats } from '../../src/store/file/store.js';
+import { sampleRecord } from '../../src/testing.js';
+import { removeTempDirs, tempDir } from '../helpers/file-store.js';
+
+afterEach(() => {
+  writeSteps.hook = undefined;
+  return removeTempDirs();
+});
+
+function deadPid(): number {
+  const result = spawnSync(process.execPath, ['-e', '']);
+  if (result.pid === undefined) throw new Error('could not spawn');
+  return result.pid;
+}
+
+const journalOf = (dir: string) => join(dir, 'journal');
+const segmentsIn = (dir: string) => fs.readdirSync(journalOf(dir)).filter((name) => name.endsWith('.log'));
+
+/**
+ * Runs `writes` on a store, keeps a copy of its journal as a writer that
+ * died (pid `pid`) would have left it, then closes the store.
+ */
+async function journalLeftBy(
+  dir: string,
+  pid: number,
+  writes: (store: ReturnType<typeof fileStore>) => Promise<void>,
+  afterwards?: (store: ReturnType<typeof fileStore>) => Promise<void>,
+): Promise<string> {
+  const store = fileStore({ dir });
+  await writes(store);
+  const [segment] = segmentsIn(dir);
+  if (segment === undefined) throw new Error('no journal segment');
+  // Kept aside under a name no store settles while the test still writes.
+  const aside = join(dir, 'segment.copy');
+  fs.copyFileSync(join(journalOf(dir), segment), aside);
+  await afterwards?.(store);
+  await store.close();
+  const copy = join(journalOf(dir), `${HOST_ID}-${pid}-0123456789ab.0.log`);
+  fs.renameSync(aside, copy);
+  return copy;
+}
+
+/** What a power cut leaves: a segment from before the last boot. */
+function fromBeforeBoot(path: string): void {
+  const then = new Date(Date.now() - uptime() * 1000 - 3_600_000);
+  fs.utimesSync(path, then, then);
+}
+
+describe('fileStore journal', () => {
+  it('makes a write durable in the journal before the record is renamed into place', async () => {
+    const dir = tempDir();
+    const store = fileStore({ dir });
+    await store.put(sampleRecord('k1'));
+    const seen: { step: WriteStep; inJournal: boolean; onDisk: number | undefined }[] = [];
+    writeSteps.hook = (step) => {
+      const journal = segmentsIn(dir)
+        .map((name) => fs.readFileSync(join(journalOf(dir), name), 'utf8'))
+        .join('');
+      const onDisk = JSON.parse(fs.readFileSync(store.pathOf('k1'), 'utf8').split('\n')[0] ?? '') as OperationRecord;
+      seen.push({ step, inJournal: journal.includes('\\"epoch\\":7'), onDisk: onDisk.epoch });
+    };
+    await store.update('k1', (current) => (current ? { ...current, epoch: 7 } : current));
+    expect(seen).toEqual([
+      { step: 'temp-written', inJournal: false, onDisk: 0 },
+      { step: 'durable', inJournal: true, onDisk: 0 },
+      { step: 'renamed', inJournal: true, onDisk: 7 },
+    ]);
+    await store.close();
+  });
+
+  it('group-commits: 64 concurrent writes cost a handful of flushes, and close removes the segment', async () => {
+    const dir = tempDir();
+    const store = fileStore({ dir });
+    await Promise.all(Array.from({ length: 64 }, (_, i) => store.put(sampleRecord(`k${i}`))));
+    const stats = fileStoreStats(store);
+    expect(stats.journalLines).toBe(64);
+    expect(stats.journalFlushes).toBeLessThan(16);
+    expect(segmentsIn(dir)).toHaveLength(1);
+    await store.close();
+    expect(fs.readdirSync(journalOf(dir))).toEqual([]);
+    expect(fileStoreStats(store).checkpoints).toBe(1);
+    expect(await fileStore({ dir }).list()).toHaveLength(64);
+  });
+
+  it('after a power cut, replays the latest version of every record that did not make it to disk', async () => {
+    const dir = tempDir();
+    const earlier = new Map<string, string>();
+    const segment = await journalLeftBy(
+      dir,
+      4_000_000,
+      async (store) => {
+        await store.put(sampleRecord('torn'));
+        await store.update('torn', (r) => (r ? { ...r, epoch: 2 } : r));
+        await store.put(sampleRecord('lost'));
+        await store.put(sampleRecord('stale'));
+        earlier.set('stale', fs.readFileSync(store.pathOf('stale'), 'utf8'));
+        await store.update('stale', (r) => (r ? { ...r, epoch: 5 } : r));
+        await store.put(sampleRecord('removed'));
+        earlier.set('removed', fs.readFileSync(store.pathOf('removed'), 'utf8'));
+        await store.delete('removed');
+        await store.put(sampleRecord('newer'));
+      },
+      // Written after that journal (before the cut): `newer` is newer on disk than in it.
+      (store) => store.update('newer', (r) => (r ? { ...r, epoch: 9 } : r)).then(() => undefined),
+    );
+    // The damage a power cut can do to files written without fsync:
+    fs.truncateSync(join(dir, 'torn.json'), 10); // renamed, data not yet written back
+    fs.rmSync(join(dir, 'lost.json')); // the rename itself never reached the disk
+    fs.writeFileSync(join(dir, 'stale.json'), earlier.get('stale') ?? ''); // an older version came back
+    fs.writeFileSync(join(dir, 'removed.json'), earlier.get('removed') ?? ''); // so did a removed one
+    fs.appendFileSync(segment, '{"n":"torn.json","r":99999999999999,"t":"{\\"v'); // a torn last line
+    fromBeforeBoot(segment);
+
+    const store = fileStore({ dir });
+    const quarantined: string[] = [];
+    store.onQuarantine((entry) => quarantined.push(entry.id));
+    expect((await store.get('torn'))?.epoch).toBe(2);
+    expect((await store.get('lost'))?.key).toBe('lost');
+    expect((await store.get('stale'))?.epoch).toBe(5);
+    expect(await store.get('removed')).toBeUndefined();
+    expect((await store.get('newer'))?.epoch).toBe(9);
+    expect(quarantined).toEqual([]);
+    expect(segmentsIn(dir)).toEqual([]);
+    await store.close();
+  });
+
+  it('settles the journal of a writer killed on this boot without replaying it', async () => {
+    const dir = tempDir();
+    const segment = await journalLeftBy(dir, deadPid(), async (store) => {
+      await store.put(sampleRecord('kept'));
+      await store.put(sampleRecord('swept'));
+    });
+    // Removed later by someone else: the dead writer's older line must not bring it back.
+    fs.rmSync(join(dir, 'swept.json'));
+    expect(fs.existsSync(segment)).toBe(true);
+
+    const store = fileStore({ dir });
+    expect(await store.get('swept')).toBeUndefined();
+    expect((await store.list()).map((r) => r.key)).toEqual(['kept']);
+    expect(fs.existsSync(segment)).toBe(false);
+    await store.close();
+  });
+
+  it('leaves the journal of a live writer alone', async () => {
+    const dir = tempDir();
+    const writer = fileStore({ dir });
+    await writer.put(sampleRecord('k1'));
+    const [own] = segmentsIn(dir);
+    const other = fileStore({ dir });
+    expect((await other.list()).map((r) => r.key)).toEqual(['k1']);
+    expect(segmentsIn(dir)).toContain(own);
+    await other.close();
+    await writer.close();
+  });
+});
