@@ -157,6 +157,24 @@ describe('fileStore: crash leftovers and claims', () => {
     expect((await patient.update('k1', bump))?.epoch).toBe(1);
   });
 
+  it('an update that changes nothing takes no claim (it does not wait for a holder)', async () => {
+    const dir = tempDir();
+    const store = fileStore({ dir, lockTimeoutMs: 150 });
+    await store.put(sampleRecord('k1', { epoch: 3 }));
+    writeClaim(dir, 'k1', { host: HOST_ID, pid: process.ppid });
+    const started = Date.now();
+    expect((await store.update('k1', (current) => current))?.epoch).toBe(3);
+    expect(await store.update('missing', () => undefined)).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(100);
+    // A change still needs the claim, and so does an updater that throws on the unlocked read.
+    await expect(store.update('k1', bump)).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    await expect(
+      store.update('k1', () => {
+        throw new Error('decided under the claim');
+      }),
+    ).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+  });
+
   it('takes over a claim it cannot check once it watched it unchanged for staleLockMs', async () => {
     const dir = tempDir();
     const store = fileStore({ dir, staleLockMs: 300, lockTimeoutMs: 5_000 });

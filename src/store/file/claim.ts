@@ -145,7 +145,14 @@ export class Claim {
       this.#done = true;
       if (this.#stillOurs()) await unlinkFile(this.#path).catch(() => undefined);
     }
-    if (heldTokens.delete(this.#token)) await closeFile(this.#fd).catch(() => undefined);
+    // Closing a file we only wrote to does not wait for the disk: not worth a thread-pool round trip.
+    if (heldTokens.delete(this.#token)) {
+      try {
+        fs.closeSync(this.#fd);
+      } catch {
+        // Already closed: nothing to release.
+      }
+    }
   }
 
   /** The pending path is still the file we created (not taken over and replaced). */

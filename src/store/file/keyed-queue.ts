@@ -21,6 +21,11 @@ export class KeyedQueue {
     return result;
   }
 
+  /** Whether a task of `key` is queued or running. */
+  busy(key: string): boolean {
+    return this.#tails.has(key);
+  }
+
   /** Resolves when every task queued so far has settled. */
   async idle(): Promise<void> {
     while (this.#tails.size > 0) await Promise.all(this.#tails.values());

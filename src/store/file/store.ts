@@ -111,6 +111,9 @@ const SETTLE_EVERY_MS = 30_000;
 /** `list()` yields to the event loop after this many files (reads are synchronous: faster than the thread pool). */
 const LIST_YIELD_EVERY = 256;
 
+/** `unchangedBy` cannot tell without the claim. */
+const NOT_KNOWN = Symbol('not known');
+
 /** Tells `exclusive` to take the lock again and redo the task (the lock was lost before committing). */
 const RETRY = Symbol('retry');
 
@@ -339,6 +342,30 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     return { text, stored: parsed.record };
   }
 
+  /**
+   * An update whose `fn` changes nothing needs no claim (the engine's claim
+   * of a record it created already leased is one per operation): `fn` runs
+   * on the record as it is on disk, and if it returns that very record, so
+   * does the update, linearized at the read. Anything else (a change, a
+   * throw, an unreadable file) goes the locked way, where `fn` runs again on
+   * the record read under the claim (updaters are pure; see `Updater`).
+   */
+  function unchangedBy(name: string, fn: Updater): OperationRecord | undefined | typeof NOT_KNOWN {
+    const text = readText(name);
+    let current: OperationRecord | undefined;
+    if (text !== undefined) {
+      const checked = check(name, text);
+      if (!checked.ok) return NOT_KNOWN;
+      current = checked.record;
+    }
+    try {
+      const next = fn(current);
+      return next === current || next === undefined ? current : NOT_KNOWN;
+    } catch {
+      return NOT_KNOWN;
+    }
+  }
+
   /** Publishes `recordText` as the next revision after the file's `currentText`, durable through the journal. */
   function commit(name: string, recordText: string, currentText: string | undefined, claim: Claim): Promise<boolean> {
     commits++;
@@ -416,8 +443,10 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
 
     async update(key: string, fn: Updater) {
       const name = fileNameFor(key);
-      return whenReady(() =>
-        exclusive(name, async (claim) => {
+      return whenReady(({ queue }) => {
+        const unchanged = queue.busy(name) ? NOT_KNOWN : unchangedBy(name, fn);
+        if (unchanged !== NOT_KNOWN) return Promise.resolve(unchanged);
+        return exclusive(name, async (claim) => {
           const text = readText(name);
           let current: OperationRecord | undefined;
           if (text !== undefined) {
@@ -430,8 +459,8 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
           if (next.key !== key) throw new TypeError(`update of ${key} returned a record for ${next.key}`);
           const { text: nextText, stored } = serialize(next);
           return (await commit(name, nextText, text, claim)) ? stored : RETRY;
-        }),
-      );
+        });
+      });
     },
 
     async delete(key) {
