@@ -102,6 +102,13 @@ describe('fileStore with the client', () => {
     // A quarantined file must keep the same protection.
     fs.writeFileSync(store.pathOf(sent[0]?.key ?? ''), 'garbage');
     await store.get(sent[0]?.key ?? '');
+    // The journal holds every record version written: the same protection, while it exists.
+    const segments = filesUnder(join(dir, 'journal'));
+    expect(segments.length).toBeGreaterThan(0);
+    for (const file of segments) {
+      expect(fs.readFileSync(file, 'utf8'), relative(dir, file)).not.toMatch(/secret|bearer|authorization|cookie/i);
+      expect(modeOf(file), relative(dir, file)).toBe(0o600);
+    }
     await client.close();
 
     const files = filesUnder(dir);
