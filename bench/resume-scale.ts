@@ -13,12 +13,18 @@
  * once, `concurrency` at a time, against a local `node:http` server in this
  * process that answers 201 and counts requests and distinct idempotency keys.
  *
+ * The child runs the BUILT package (dist/, via `oncely/node`) with plain
+ * `node`, no TypeScript loader, so its memory is Node's and the SDK's: run
+ * `npm run build` first (this script refuses a dist/ older than src/).
+ *
  * Reported per size: wall time of `resume()` in the child, time per
  * operation (wall / N) and its ratio to the first size, time to the first
  * attempt (sweep, listing and ordering), RSS of the child before `resume()`
- * (Node, tsx and the modules), and peak RSS (the kernel's `maxRSS` of the
- * child; RSS and heap sampled every 20 ms are in the JSON, with a timeline). Checked: every operation
- * succeeded, the server saw exactly N distinct keys, and no key twice.
+ * (Node and the modules), and peak RSS (the kernel's `maxRSS` of the
+ * child; VmHWM, and RSS and heap sampled every 20 ms, are in the JSON, with a
+ * timeline). Checked: `resume()` counted N operations, all succeeded, and
+ * `onOutcome` was called N times; the server saw exactly N distinct keys,
+ * and no key twice.
  *
  * Targets: time per operation at 100k within 1.3× of 1k; peak RSS at 100k ≤ 200 MB.
  * Figures go to `bench/resume-scale.json`. Each operation is three durable
@@ -29,7 +35,8 @@ import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { fileStore } from '../src/node.js';
 import type { ChildReport } from './lib/resume-child.js';
 import { benchKey, fillStore } from './lib/resume-fill.js';
@@ -46,8 +53,54 @@ const THREADPOOL = option('threadpool');
 if (SIZES.some((n) => !Number.isInteger(n) || n <= 0)) throw new Error('--sizes must be positive integers');
 if (!Number.isInteger(CONCURRENCY) || CONCURRENCY <= 0) throw new Error('--concurrency must be a positive integer');
 const root = fs.mkdtempSync(join(option('dir') ?? tmpdir(), 'oncely-resume-'));
-const childFile = fileURLToPath(new URL('./lib/resume-child.ts', import.meta.url));
+const childSource = fileURLToPath(new URL('./lib/resume-child.ts', import.meta.url));
 const outFile = fileURLToPath(new URL('./resume-scale.json', import.meta.url));
+const srcDir = fileURLToPath(new URL('../src/', import.meta.url));
+const distDir = fileURLToPath(new URL('../dist/', import.meta.url));
+
+/** Newest modification time of any file under `dir`. */
+function newestMtimeMs(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, fs.statSync(join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * The child as plain JavaScript for `node`: its own code bundled, and
+ * `oncely/*` left as imports of the built files in dist/ (the package as a
+ * user gets it). Refuses a missing or stale build.
+ */
+async function bundleChild(into: string): Promise<string> {
+  const entry = join(distDir, 'node.js');
+  if (!fs.existsSync(entry) || fs.statSync(entry).mtimeMs < newestMtimeMs(srcDir)) {
+    throw new Error('dist/ is missing or older than src/: run `npm run build` first');
+  }
+  const outfile = join(into, 'resume-child.mjs');
+  await build({
+    entryPoints: [childSource],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'oncely-from-dist',
+        setup(b) {
+          b.onResolve({ filter: /^oncely(\/|$)/ }, (args) => {
+            const sub = args.path === 'oncely' ? 'index' : args.path.slice('oncely/'.length);
+            return { path: pathToFileURL(join(distDir, `${sub}.js`)).href, external: true };
+          });
+        },
+      },
+    ],
+  });
+  return outfile;
+}
+let childFile = '';
 
 /** Runs per size: a small size finishes in seconds, where a noisy disk can swing it by 2×; the median of a few is kept. */
 const RUNS = option('runs');
@@ -83,7 +136,8 @@ interface SizeResult {
 function runChild(dir: string): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
     const child = fork(childFile, ['--dir', dir, '--concurrency', String(CONCURRENCY)], {
-      execArgv: ['--import', 'tsx'],
+      // Plain node: no loader (the parent may run under tsx, whose hooks fork would inherit).
+      execArgv: [],
       env: THREADPOOL === undefined ? process.env : { ...process.env, UV_THREADPOOL_SIZE: THREADPOOL },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -128,8 +182,11 @@ async function runOnce(size: number, run: number): Promise<{ result: RunResult; 
     const stats = server.stats();
     const { leftOpen, sampleBad } = await readBack(dir, size);
     const problems: string[] = [];
-    if (child.operations !== size) problems.push(`resume returned ${child.operations} outcomes, expected ${size}`);
-    if (child.ok !== size) problems.push(`${size - child.ok} operations did not succeed`);
+    if (child.summary.driven !== size)
+      problems.push(`resume counted ${child.summary.driven} operations, expected ${size}`);
+    if (child.summary.succeeded !== size) problems.push(`${size - child.summary.succeeded} operations did not succeed`);
+    if (child.outcomesReported !== size) problems.push(`onOutcome was called ${child.outcomesReported} times`);
+    if (child.ok !== size) problems.push(`onOutcome saw ${size - child.ok} outcomes without ok`);
     if (stats.effects !== size) problems.push(`server saw ${stats.effects} distinct keys, expected ${size}`);
     if (stats.repeats !== 0) problems.push(`server saw ${stats.repeats} repeated keys`);
     if (stats.unkeyed !== 0) problems.push(`server saw ${stats.unkeyed} requests without a key`);
@@ -193,6 +250,7 @@ try {
   const startedAt = new Date().toISOString();
   const loadAtStart = loadavg().map((l) => Number(l.toFixed(2)));
   const began = performance.now();
+  childFile = await bundleChild(root);
   console.error(`resume at scale: sizes ${SIZES.join(', ')}, concurrency ${CONCURRENCY}`);
   const raw: Omit<SizeResult, 'ratio'>[] = [];
   for (const size of SIZES) raw.push(await runSize(size));

@@ -18,6 +18,7 @@ import {
 } from './errors.js';
 import { Emitter, type Listener, type OncelyEventName } from './events.js';
 import { directFetch } from './flow/attempt.js';
+import { DriveList, type ToDrive } from './flow/drive-list.js';
 import {
   ALWAYS_DENIED_HEADERS,
   newRecord,
@@ -27,14 +28,16 @@ import {
 } from './flow/operation.js';
 import { describeIssue, isTerminal, type OperationRecord, type OperationState } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
-import { orderForResume, pool, summaries } from './flow/resume.js';
+import { countOutcome, emptySummary, orderForResume, pool, type ResumeSummary, summaries } from './flow/resume.js';
 import { type AttemptContext, type Connectivity, type Engine, runOperation } from './flow/run.js';
 import { Shutdown } from './flow/shutdown.js';
 import { EndpointTable, type PolicyOptions, type ResolvedPolicy, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 import { memoryStore } from './store/memory.js';
-import type { OperationStore, QuarantineEntry, RecordFilter, RecordSummary } from './store/store.js';
+import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
+
+export type { ResumeSummary } from './flow/resume.js';
 
 export interface ClientOptions {
   /**
@@ -121,6 +124,18 @@ export interface ResumeOptions {
    * @default false
    */
   waitForLeases?: boolean;
+  /**
+   * Called once for each operation the pass took up, with its final outcome,
+   * as soon as it settles (or stops: another owner took it, the client
+   * closed). `resume()` keeps no list of outcomes, so a drain of 100,000
+   * operations holds only the ones in flight; keep what you need here. A
+   * returned promise is awaited before that slot takes the next operation.
+   * If it throws (or rejects), the pass still drives every operation, then
+   * `resume()` rejects with the first such error.
+   * @default none (only the counts of the `ResumeSummary`)
+   * @example await client.resume({ onOutcome: (o) => { if (!o.ok) console.error(o.key, o.state, o.error?.message); } })
+   */
+  onOutcome?: (outcome: Outcome) => void | Promise<void>;
 }
 
 /** Finished-record sweeps run at most this often from `resume()`. */
@@ -141,7 +156,7 @@ export interface SendResult<T = unknown> {
   attempts: number;
 }
 
-/** What `enqueue(...).settled`, `retry` and `resume` resolve with. Never a rejection. */
+/** What `enqueue(...).settled` and `retry` resolve with, and what `resume` reports per operation. Never a rejection. */
 export interface Outcome<T = unknown> {
   key: string;
   state: OperationState;
@@ -167,9 +182,11 @@ export interface OncelyClient {
    * `concurrency` at a time, and resolves when they settle. Operations another
    * live tab or process holds are left to it, unless `waitForLeases` is set:
    * then resume waits for that owner to finish, or for its lease to expire
-   * (it crashed) and takes over with the same key.
+   * (it crashed) and takes over with the same key. Resolves with counts by
+   * final state; each outcome goes to `onOutcome` and is not kept.
+   * @example const { driven, succeeded } = await client.resume({ waitForLeases: true });
    */
-  resume(options?: ResumeOptions): Promise<Outcome[]>;
+  resume(options?: ResumeOptions): Promise<ResumeSummary>;
   get(key: string): Promise<OperationRecord | undefined>;
   list(filter?: RecordFilter): Promise<OperationRecord[]>;
   /** Records the store moved aside because they failed validation. */
@@ -407,36 +424,53 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
 
     async resume(resumeOptions = {}) {
       const waitForLeases = resumeOptions.waitForLeases ?? false;
+      const onOutcome = resumeOptions.onOutcome;
       const now = runtime.now();
       // Sweeping reads every finished record: at most once a minute, not on every resume.
       if (now - lastSweepAt >= SWEEP_INTERVAL_MS) await client.sweep();
-      // Summaries, not whole records: with 100k open operations, whole records would all be held until the end.
-      const candidates = (await summaries(store, { state: ['pending', 'in_flight'] })).filter(
-        (r) => waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
+      // Key and scope of each open record, in drive order, packed (see DriveList): with 100k open operations,
+      // that is all the pass holds per operation that is not in flight.
+      const candidates = DriveList.from(
+        orderForResume(
+          (await summaries(store, { state: ['pending', 'in_flight'] })).filter(
+            (r) => waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
+          ),
+        ),
       );
-      orderForResume(candidates);
-      const outcomes: Outcome[] = [];
-      const skipped: RecordSummary[] = [];
+      const summary = emptySummary();
+      let callbackError: { error: unknown } | undefined;
+      // Counted, handed over, and let go: no outcome outlives its callback.
+      const report = async (outcome: Outcome): Promise<void> => {
+        countOutcome(summary, outcome.state);
+        if (onOutcome === undefined) return;
+        try {
+          await onOutcome(outcome);
+        } catch (error) {
+          callbackError ??= { error };
+        }
+      };
+      const skipped: ToDrive[] = [];
       // First pass: everything free. A record another owner claims meanwhile is
       // skipped, not waited on (several processes draining one store do not queue behind each other).
-      await pool(candidates, options.concurrency ?? 8, async (record) => {
+      await pool(candidates, options.concurrency ?? 8, async (item) => {
         const outcome = await guarded(
-          record.key,
-          drive(record.key, record.scope, undefined, 'skip').then((r) => outcomeOf(r, {}, false)),
+          item.key,
+          drive(item.key, item.scope, undefined, 'skip').then((r) => outcomeOf(r, {}, false)),
         );
-        if (!outcome.ok && !isTerminal(outcome.state) && waitForLeases && !shutdown.stopped) skipped.push(record);
-        else outcomes.push(outcome);
+        if (!outcome.ok && !isTerminal(outcome.state) && waitForLeases && !shutdown.stopped) skipped.push(item);
+        else await report(outcome);
       });
       // Second pass (waitForLeases): wait for other owners to finish, or for their leases to expire and take over.
-      await pool(skipped, options.concurrency ?? 8, async (record) => {
-        outcomes.push(
+      await pool(skipped, options.concurrency ?? 8, async (item) => {
+        await report(
           await guarded(
-            record.key,
-            drive(record.key, record.scope).then((r) => outcomeOf(r, {}, false)),
+            item.key,
+            drive(item.key, item.scope).then((r) => outcomeOf(r, {}, false)),
           ),
         );
       });
-      return outcomes;
+      if (callbackError !== undefined) throw callbackError.error;
+      return summary;
     },
 
     get: (key) => store.get(key),

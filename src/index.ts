@@ -5,7 +5,15 @@
  * or `idb-keyval` (a test walks the import graph to prove it).
  */
 
-export type { ClientOptions, Enqueued, OncelyClient, Outcome, ResumeOptions, SendResult } from './client.js';
+export type {
+  ClientOptions,
+  Enqueued,
+  OncelyClient,
+  Outcome,
+  ResumeOptions,
+  ResumeSummary,
+  SendResult,
+} from './client.js';
 export { createClient } from './client.js';
 export type { OncelyErrorCode } from './errors.js';
 export {

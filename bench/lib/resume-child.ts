@@ -3,18 +3,27 @@
  * opens the file store left by the parent, creates a client on it and calls
  * `resume()` once. It reports (over IPC) the wall time of the resume, when
  * the first attempt started (what the listing and ordering cost), the
- * outcomes, and the peak RSS: the kernel's `maxRSS` for the whole process,
- * plus RSS and heap sampled every 20 ms during the resume.
+ * summary `resume()` resolved with, and the peak RSS: the kernel's `maxRSS`
+ * for the whole process, plus RSS and heap sampled every 20 ms during the
+ * resume.
  *
- *   node --import tsx bench/lib/resume-child.ts --dir <store> --concurrency 64
+ * It imports the built package (`oncely/node` → dist/), and the parent runs
+ * it with plain `node` (bundled by esbuild into its temp directory), so the
+ * RSS is the SDK's and Node's, not a TypeScript loader's.
+ *
+ *   node <bundled child>.mjs --dir <store> --concurrency 64
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createClient, fileStore } from '../../src/node.js';
+import { createClient, fileStore, type ResumeSummary } from 'oncely/node';
 
 export interface ChildReport {
-  operations: number;
+  /** What `resume()` resolved with. */
+  summary: ResumeSummary;
+  /** Calls of `onOutcome` (it counts and keeps nothing). */
+  outcomesReported: number;
+  /** Of those, outcomes with `ok`. */
   ok: number;
-  states: Record<string, number>;
   resumeMs: number;
   /** From calling `resume()` to the first attempt recorded as started. */
   firstAttemptMs: number | undefined;
@@ -27,6 +36,8 @@ export interface ChildReport {
   heapPeakSampledMB: number;
   /** `process.resourceUsage().maxRSS` at the end (the kernel's peak for the whole process), MB. */
   maxRssMB: number;
+  /** VmHWM of /proc/self/status at the end (the same peak, as Linux reports it), MB; undefined elsewhere. */
+  vmHwmMB: number | undefined;
   cpuUserMs: number;
   cpuSystemMs: number;
   /** [seconds since resume() was called, RSS MB, heapUsed MB, attempts started], at most ~40 points. */
@@ -42,6 +53,16 @@ const { values } = parseArgs({
 if (values.dir === undefined) throw new Error('--dir is required');
 
 const MB = 2 ** 20;
+
+/** Peak resident set size as Linux's /proc reports it (kB there), MB. */
+function vmHwmMB(): number | undefined {
+  try {
+    const kB = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return kB === undefined ? undefined : round1(Number(kB) / 1024);
+  } catch {
+    return undefined;
+  }
+}
 const round1 = (n: number): number => Math.round(n * 10) / 10;
 
 const store = fileStore({ dir: values.dir });
@@ -73,22 +94,23 @@ const rssBefore = process.memoryUsage().rss;
 const sampler = setInterval(sample, 20);
 const cpuBefore = process.cpuUsage();
 started = performance.now();
-const outcomes = await client.resume();
+let outcomesReported = 0;
+let ok = 0;
+const summary = await client.resume({
+  onOutcome: (outcome) => {
+    outcomesReported++;
+    if (outcome.ok) ok++;
+  },
+});
 const resumeMs = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
 sample();
 clearInterval(sampler);
 
-const states: Record<string, number> = {};
-let ok = 0;
-for (const outcome of outcomes) {
-  states[outcome.state] = (states[outcome.state] ?? 0) + 1;
-  if (outcome.ok) ok++;
-}
 const report: ChildReport = {
-  operations: outcomes.length,
+  summary,
+  outcomesReported,
   ok,
-  states,
   resumeMs: Math.round(resumeMs),
   firstAttemptMs: firstAttemptAt === undefined ? undefined : Math.round(firstAttemptAt - started),
   attemptsStarted,
@@ -96,6 +118,7 @@ const report: ChildReport = {
   rssPeakSampledMB: round1(rssPeak / MB),
   heapPeakSampledMB: round1(heapPeak / MB),
   maxRssMB: round1(process.resourceUsage().maxRSS / 1024),
+  vmHwmMB: vmHwmMB(),
   cpuUserMs: Math.round(cpu.user / 1000),
   cpuSystemMs: Math.round(cpu.system / 1000),
   timeline: timeline.filter((_, i) => i % Math.ceil(timeline.length / 40) === 0),

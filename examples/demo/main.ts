@@ -102,8 +102,11 @@ timeline.print(`${'pay-crash'.padEnd(12)} process killed mid-flight; resuming fr
 let resumedState = 'none';
 for (let i = 0; i < 50 && resumedState !== 'succeeded'; i++) {
   // The dead process's lease must expire before anyone else may send.
-  const [outcome] = await client.resume();
-  resumedState = outcome?.state ?? resumedState;
+  await client.resume({
+    onOutcome: (outcome) => {
+      resumedState = outcome.state;
+    },
+  });
   if (resumedState !== 'succeeded') await new Promise((resolve) => setTimeout(resolve, 200));
 }
 results.push({ scenario: { name: 'pay-crash', story: '', arrange: () => {} }, key: crashKey, settled: [] });

@@ -34,10 +34,10 @@ if (mode === 'enqueue') {
   // Keep trying (the API is down) until the process is stopped.
   client.on('attempt:ended', (e) => console.log(`attempt ${e.attempt} for ${e.key}: ${e.class}`));
 } else {
-  const outcomes = await client.resume();
-  for (const o of outcomes) {
-    console.log(`drained ${o.key}: ${o.state} after ${o.record?.attempts.length ?? 0} attempt(s)`);
-  }
+  // Each outcome is reported as it settles; resume() itself resolves with counts only.
+  const summary = await client.resume({
+    onOutcome: (o) => console.log(`drained ${o.key}: ${o.state} after ${o.record?.attempts.length ?? 0} attempt(s)`),
+  });
   await client.close();
-  process.exit(outcomes.every((o) => o.ok) ? 0 : 1);
+  process.exit(summary.succeeded === summary.driven ? 0 : 1);
 }

@@ -17,13 +17,21 @@
  * "one sender" a property of one lock, not of timing: a follower never
  * runs the loop, so it can never race the drainer.
  */
-import { type ClientOptions, createClient, type Enqueued, type OncelyClient, type SendResult } from '../client.js';
+import {
+  type ClientOptions,
+  createClient,
+  type Enqueued,
+  type OncelyClient,
+  type ResumeOptions,
+  type SendResult,
+} from '../client.js';
 import { InvalidOptionsError } from '../errors.js';
 import type { OncelyEventName, OncelyEvents } from '../events.js';
 import { isNotSentCode } from '../flow/classify.js';
 import { mayHaveTakenEffect, stopWith } from '../flow/decide.js';
 import type { OncelyRequest } from '../flow/operation.js';
 import { isTerminal, type OperationRecord } from '../flow/record.js';
+import { emptySummary, type ResumeSummary } from '../flow/resume.js';
 import { Shutdown } from '../flow/shutdown.js';
 import { settleStopped } from '../flow/transitions.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
@@ -342,8 +350,8 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
    * dispatcher. Skips `resume()` when everything is already being driven
    * (a pass every few seconds while offline must not pile up waiters).
    */
-  async function drain(always = false): Promise<Awaited<ReturnType<OncelyClient['resume']>>> {
-    if (closing.stopped || !leadership.isLeader()) return [];
+  async function drain(always = false, resumeOptions: ResumeOptions = {}): Promise<ResumeSummary> {
+    if (closing.stopped || !leadership.isLeader()) return emptySummary();
     const now = runtime.now();
     let due = 0;
     for (const record of await store.list({ state: ['pending', 'in_flight'] })) {
@@ -354,8 +362,8 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
       }
       due++;
     }
-    if (due === 0 && !always) return [];
-    return core.resume();
+    if (due === 0 && !always) return emptySummary();
+    return core.resume(resumeOptions);
   }
 
   function reportWipe(report: WipeReport, announce: boolean): void {
@@ -445,10 +453,10 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
       return core.enqueue(stamped(request));
     },
 
-    async resume() {
-      if (leadership.isLeader()) return drain(true);
+    async resume(resumeOptions) {
+      if (leadership.isLeader()) return drain(true, resumeOptions);
       channel.post({ type: 'kick', from: owner });
-      return core.resume();
+      return core.resume(resumeOptions);
     },
 
     get: (key) => core.get(key),

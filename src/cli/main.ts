@@ -15,8 +15,10 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { summaries } from '../flow/resume.js';
 import { createClient, isOncelyError, OPERATION_STATES, type OperationState } from '../index.js';
 import { fileStore } from '../store/file/index.js';
+import type { OperationStore } from '../store/store.js';
 import { listLine, progressBar, quarantineLine, timeline } from './format.js';
 
 const USAGE = `usage: oncely <list|show|retry|discard|drain|purge> [args] [--dir D] [--header "Name: value"] [--json]
@@ -72,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
         console.log(`${arg}: discarded`);
         return 0;
       case 'drain':
-        return await drain(client);
+        return await drain(client, store);
       case 'purge': {
         if (!values.expired)
           throw new UsageError('purge needs --expired (only finished operations past retention are removed)');
@@ -139,27 +141,29 @@ async function show(client: Client, key: string, json: boolean): Promise<number>
   return 0;
 }
 
-async function drain(client: Client): Promise<number> {
-  const pending = await client.list({ state: ['pending', 'in_flight'] });
-  const total = pending.length;
+async function drain(client: Client, store: OperationStore): Promise<number> {
+  // Counted from summaries: whole records of 100k pending operations would all be held at once just to count them.
+  const total = (await summaries(store, { state: ['pending', 'in_flight'] })).length;
   let done = 0;
   const tty = process.stderr.isTTY === true;
   const draw = () => process.stderr.write(tty ? `\r${progressBar(done, total)}` : `${progressBar(done, total)}\n`);
-  const stop = client.on('settled', () => {
-    done++;
-    draw();
-  });
   draw();
+  // Only the lines of failures are kept (printed after the progress bar), not every outcome.
+  const failures: string[] = [];
   // A drain takes over operations of crashed processes too, once their leases expire.
-  const outcomes = await client.resume({ waitForLeases: true });
-  stop();
+  const summary = await client.resume({
+    waitForLeases: true,
+    onOutcome: (o) => {
+      if (!o.ok) failures.push(`  ${o.key}: ${o.state} — ${o.error?.message ?? ''}`);
+      done++;
+      draw();
+    },
+  });
   if (tty) process.stderr.write('\n');
-  const failed = outcomes.filter((o) => !o.ok);
-  console.log(
-    `drained ${outcomes.length} operation(s): ${outcomes.length - failed.length} succeeded, ${failed.length} not`,
-  );
-  for (const o of failed) console.log(`  ${o.key}: ${o.state} — ${o.error?.message ?? ''}`);
-  return failed.length === 0 ? 0 : 1;
+  const notSucceeded = summary.driven - summary.succeeded;
+  console.log(`drained ${summary.driven} operation(s): ${summary.succeeded} succeeded, ${notSucceeded} not`);
+  for (const line of failures) console.log(line);
+  return notSucceeded === 0 && failures.length === 0 ? 0 : 1;
 }
 
 function requireKey(key: string | undefined): string {

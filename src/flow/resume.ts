@@ -1,21 +1,62 @@
 /**
  * Pieces of `resume()` and `sweep()` that do not need the client: which
- * order stored operations are driven in, a bounded worker pool, and the
- * record summaries a pass over many records works from.
+ * order stored operations are driven in, a bounded worker pool, the record
+ * summaries a pass over many records works from, and the counts a pass
+ * resolves with (instead of one outcome per operation).
  */
 
 import { type OperationStore, type RecordFilter, type RecordSummary, summaryOf } from '../store/store.js';
-import type { OperationRecord } from './record.js';
+import type { OperationRecord, OperationState } from './record.js';
+
+/**
+ * What `resume()` resolves with: how many operations the pass took up, and
+ * how each one ended. Counts only: the outcomes themselves go to
+ * `onOutcome` one by one, so a pass over 100,000 operations keeps none.
+ * `driven` is the sum of the other fields.
+ * @example
+ * const summary = await client.resume();
+ * if (summary.driven > summary.succeeded) console.warn('some operations did not succeed', summary);
+ */
+export interface ResumeSummary {
+  /** Operations this pass took up; `onOutcome` was called once for each. */
+  driven: number;
+  /** Ended `succeeded`. */
+  succeeded: number;
+  /** Ended `failed`: definitely not done. */
+  failed: number;
+  /** Ended `blocked`: the server refused the input or authority. */
+  blocked: number;
+  /** Ended `unknown`: may have taken effect. */
+  unknown: number;
+  /**
+   * Still `pending` or `in_flight` when the pass let go of them: another
+   * owner took them meanwhile (without `waitForLeases`), or the client
+   * closed. They stay stored; a later `resume()` continues them.
+   */
+  unfinished: number;
+}
+
+/** A summary with every count at zero. */
+export function emptySummary(): ResumeSummary {
+  return { driven: 0, succeeded: 0, failed: 0, blocked: 0, unknown: 0, unfinished: 0 };
+}
+
+/** Counts one outcome by its final state. */
+export function countOutcome(summary: ResumeSummary, state: OperationState): void {
+  summary.driven++;
+  if (state === 'pending' || state === 'in_flight') summary.unfinished++;
+  else summary[state]++;
+}
 
 /**
  * Earliest `nextAttemptAt` first, except that operations of one scope keep
  * their creation order (they must start in the order they were made): each
  * scope's records are placed, oldest first, into the slots its records took
- * in the due-time order.
+ * in the due-time order. Sorts `records` in place and returns it.
  */
 export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' | 'createdAt' | 'scope'>>(
   records: T[],
-): void {
+): T[] {
   records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
   const slots = new Map<string, number[]>();
   records.forEach((r, i) => {
@@ -30,25 +71,22 @@ export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' |
       records[slot] = scoped[k] as T;
     });
   }
+  return records;
 }
 
 /**
- * Runs `work` over `items`, at most `limit` at once. Each slot is cleared
- * as it is taken, so the array does not keep items that were dealt with.
+ * Runs `work` over `items`, at most `limit` at once. Items are taken from
+ * the iterator one at a time, as slots free up, so a list that turns items
+ * into objects on demand (`DriveList`) never has them all at once.
  */
 export async function pool<T>(
-  items: (T | undefined)[],
+  items: Iterable<T> & { readonly length: number },
   limit: number,
   work: (item: T) => Promise<void>,
 ): Promise<void> {
-  let next = 0;
+  const iterator = items[Symbol.iterator]();
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const at = next++;
-      const item = items[at] as T;
-      items[at] = undefined;
-      await work(item);
-    }
+    for (let next = iterator.next(); next.done !== true; next = iterator.next()) await work(next.value);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -15,6 +15,7 @@ import {
   createClient,
   InvalidOptionsError,
   memoryStore,
+  type Outcome,
 } from '../../src/browser.js';
 import {
   createFakeRuntime,
@@ -180,7 +181,20 @@ describe('leases alone (no Web Locks)', () => {
     const a = w.open({}, { locks: false });
     const b = w.open({}, { locks: false });
     expect([a.client.status().mode, b.client.status().mode]).toEqual(['leases', 'leases']);
-    const [fromA, fromB] = await w.rt.run(Promise.all([a.client.resume(), b.client.resume()]));
+    const fromA: Outcome[] = [];
+    const fromB: Outcome[] = [];
+    const [summaryA, summaryB] = await w.rt.run(
+      Promise.all([
+        a.client.resume({ onOutcome: (o) => void fromA.push(o) }),
+        b.client.resume({ onOutcome: (o) => void fromB.push(o) }),
+      ]),
+    );
+    // Each tab's summary counts exactly what it handed to its onOutcome.
+    expect([summaryA.driven, summaryB.driven]).toEqual([fromA.length, fromB.length]);
+    expect([summaryA.succeeded, summaryB.succeeded]).toEqual([
+      fromA.filter((o) => o.ok).length,
+      fromB.filter((o) => o.ok).length,
+    ]);
     // A tab that lost the race for a key waits for the winner and reports the same outcome.
     expect(new Set([...fromA, ...fromB].filter((o) => o.ok).map((o) => o.key))).toEqual(new Set(keys));
     for (const key of keys) {

@@ -9,6 +9,7 @@ import {
   isOncelyError,
   memoryStore,
   OperationError,
+  type Outcome,
   ResponseValidationError,
 } from '../../src/index.js';
 import { sampleRecord } from '../../src/testing.js';
@@ -183,7 +184,9 @@ describe('durability across clients', () => {
     await h.client.close();
     expect((await h.store.get(key))?.state).toBe('pending');
     const next = h.another();
-    const outcomes = await h.rt.run(next.resume());
+    const outcomes: Outcome[] = [];
+    const summary = await h.rt.run(next.resume({ onOutcome: (o) => void outcomes.push(o) }));
+    expect(summary).toMatchObject({ driven: 1, succeeded: 1 });
     expect(outcomes).toHaveLength(1);
     expect(outcomes[0]).toMatchObject({ key, ok: true, state: 'succeeded' });
     expect(h.server.ledger.requestsFor(key).map((r) => r.key)).toEqual([key, key]);
@@ -210,10 +213,14 @@ describe('durability across clients', () => {
       }),
     );
     // Still leased: resume leaves it alone.
-    expect(await h.client.resume()).toHaveLength(0);
+    expect((await h.client.resume()).driven).toBe(0);
     await h.rt.advance(2_001);
-    const [outcome] = await h.rt.run(h.client.resume());
-    expect(outcome).toMatchObject({ key: 'orphan', ok: true });
+    const outcomes: Outcome[] = [];
+    expect(await h.rt.run(h.client.resume({ onOutcome: (o) => void outcomes.push(o) }))).toMatchObject({
+      driven: 1,
+      succeeded: 1,
+    });
+    expect(outcomes).toMatchObject([{ key: 'orphan', ok: true }]);
     const record = await h.client.get('orphan');
     expect(record?.attempts.map((a) => a.class)).toEqual(['ambiguous', 'completed']);
     expect(record?.epoch).toBeGreaterThan(3);
@@ -276,7 +283,7 @@ describe('durability across clients', () => {
     await h.store.put(sampleRecord('broken'));
     h.store.corrupt('broken', '{"v":1,');
     await h.rt.run(h.client.send({ url: '/payments', key: 'fine', json: {} }));
-    expect(await h.client.resume()).toHaveLength(0);
+    expect((await h.client.resume()).driven).toBe(0);
     expect(reports).toEqual(['broken']);
     expect((await h.client.quarantined()).map((q) => q.id)).toEqual(['broken']);
     expect((await h.client.get('fine'))?.state).toBe('succeeded');

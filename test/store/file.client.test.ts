@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClient, fileStore, type QuarantineEntry } from '../../src/node.js';
+import { createClient, fileStore, type Outcome, type QuarantineEntry } from '../../src/node.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { enqueueOffline } from '../helpers/file-offline.js';
 import { dirsUnder, filesUnder, modeOf, removeTempDirs, tempDir } from '../helpers/file-store.js';
@@ -47,7 +47,9 @@ describe('fileStore with the client', () => {
     const events: string[] = [];
     client.on('quarantined', (event) => events.push(event.id));
 
-    const outcomes = await client.resume();
+    const outcomes: Outcome[] = [];
+    const summary = await client.resume({ onOutcome: (o) => void outcomes.push(o) });
+    expect(summary).toEqual({ driven: 4, succeeded: 4, failed: 0, blocked: 0, unknown: 0, unfinished: 0 });
     expect(outcomes.map((o) => [o.key, o.state]).sort()).toEqual(healthy.map((k) => [k, 'succeeded']).sort());
     for (const key of healthy) expect(server.ledger.effectCount(key)).toBe(1);
     expect(server.ledger.effectCount(truncated) + server.ledger.effectCount(garbage)).toBe(0);
