@@ -320,7 +320,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     });
     if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
     if (record.fingerprint !== prepared.fingerprint) throw new KeyConflictError(prepared.key, record.state);
-    if (fresh) {
+    if (fresh && events.listens('enqueued')) {
       events.emit('enqueued', {
         key: record.key,
         operation: `${record.request.method} ${record.request.url}`,

@@ -50,8 +50,9 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
   // that is removed afterwards (AbortSignal.any over a long-lived parent
   // retains memory per call on Node 20).
   const controller = new AbortController();
-  const onCallerAbort = (): void => controller.abort(signal?.reason);
-  const offCallerAbort = signal === undefined ? undefined : onAbort(signal, onCallerAbort);
+  const offCallerAbort = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason));
+  // The timeout's sleep has its own controller: ending it through the
+  // request's signal would also run undici's abort steps on a finished fetch.
   const timer = new AbortController();
   let timedOut = false;
   runtime.sleep(input.timeoutMs, timer.signal).then(
@@ -64,7 +65,7 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
   try {
     const options: Options & { [DIRECT_OPTION]?: DirectBody } = {
       method: request.method,
-      headers: { ...request.headers, ...input.extraHeaders },
+      headers: Object.assign({}, request.headers, input.extraHeaders),
       [DIRECT_OPTION]: { body: bodyInit(request.body) ?? null, signal: controller.signal },
     };
     const response = await http(request.url, options);
@@ -80,7 +81,10 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
         kind: 'response',
         status: response.status,
         header: (name) => response.headers.get(name),
-        text: new TextDecoder().decode(bytes),
+        // Only body rules of non-2xx answers read it: decoded on demand, not on every attempt.
+        get text() {
+          return utf8.decode(bytes);
+        },
       },
       headers,
       bytes,
@@ -97,6 +101,8 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
 }
 
 const ATTEMPT_SETTLED = 'attempt settled';
+/** Stateless between calls (no `stream` option): one instance serves every attempt. */
+const utf8 = new TextDecoder();
 
 /** The name of the ky option that carries the body and signal past ky's `Request` (ky forwards unknown options to `fetch`). */
 export const DIRECT_OPTION = 'oncelyDirect';
@@ -119,14 +125,16 @@ export function directFetch(base: () => typeof globalThis.fetch): typeof globalT
   return (input, init) => {
     const direct = (init as { [DIRECT_OPTION]?: DirectBody } | undefined)?.[DIRECT_OPTION];
     if (direct === undefined || !(input instanceof Request)) return base()(input, init);
-    const { [DIRECT_OPTION]: _direct, ...rest } = init as RequestInit & { [DIRECT_OPTION]?: DirectBody };
-    return base()(input.url, {
-      ...rest,
-      method: input.method,
-      headers: input.headers,
-      body: direct.body,
-      signal: direct.signal,
-    });
+    // ky's other options for fetch (usually none), then the request's own.
+    // Copied key by key: rest-destructuring and spreading in new keys cost
+    // microseconds per request on Node 20.
+    const sent: RequestInit & Record<string, unknown> = {};
+    for (const key in init) if (key !== DIRECT_OPTION) sent[key] = (init as Record<string, unknown>)[key];
+    sent.method = input.method;
+    sent.headers = input.headers;
+    sent.body = direct.body;
+    sent.signal = direct.signal;
+    return base()(input.url, sent);
   };
 }
 
