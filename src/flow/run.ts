@@ -92,9 +92,14 @@ export async function runOperation(
   key: string,
   signal?: AbortSignal,
   busy: 'wait' | 'skip' = 'wait',
+  written?: OperationRecord,
 ): Promise<OperationRecord> {
+  let known = written;
   for (;;) {
-    const record = await engine.store.update(key, (current) => claim(current, key, engine.owner, engine.runtime.now()));
+    const record = isOursAndIdle(known, engine.owner, engine.runtime.now())
+      ? known
+      : await engine.store.update(key, (current) => claim(current, key, engine.owner, engine.runtime.now()));
+    known = undefined;
     if (record === undefined) throw new NotFoundError(key);
     const claimed = claimOutcome(record, engine.owner);
     if (claimed.kind === 'terminal') return record;
@@ -113,6 +118,20 @@ export async function runOperation(
       return latest;
     }
   }
+}
+
+/**
+ * A record this client has just written (`written`, a new operation is
+ * created leased to its creator) needs no claim: `claim` would return it
+ * unchanged, so reading it back from the store is skipped. Safe even if it
+ * went stale meanwhile: the next write (the attempt's start, before anything
+ * is sent) is fenced by owner and epoch, and a lost lease sends the loop
+ * back to a real claim.
+ */
+function isOursAndIdle(record: OperationRecord | undefined, owner: Owner, nowMs: number): record is OperationRecord {
+  return (
+    record !== undefined && record.state === 'pending' && record.lease?.owner === owner.id && record.lease.until > nowMs
+  );
 }
 
 /** Owns the record until it settles. Returns `undefined` when the lease was lost. */
