@@ -21,6 +21,7 @@ import { onAbort } from './abort.js';
 import { base64ToBytes } from './bytes.js';
 import { isNotSentCode, type Observation } from './classify.js';
 import type { StoredBody, StoredRequest } from './record.js';
+import { attemptTimeouts } from './timeouts.js';
 
 export interface AttemptInput {
   request: StoredRequest;
@@ -51,17 +52,11 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
   // retains memory per call on Node 20).
   const controller = new AbortController();
   const offCallerAbort = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason));
-  // The timeout's sleep has its own controller: ending it through the
-  // request's signal would also run undici's abort steps on a finished fetch.
-  const timer = new AbortController();
   let timedOut = false;
-  runtime.sleep(input.timeoutMs, timer.signal).then(
-    () => {
-      timedOut = true;
-      controller.abort(new Error('attempt timeout'));
-    },
-    () => {},
-  );
+  const stopTimeout = attemptTimeouts(runtime).start(input.timeoutMs, () => {
+    timedOut = true;
+    controller.abort(new Error('attempt timeout'));
+  });
   try {
     const options: Options & { [DIRECT_OPTION]?: DirectBody } = {
       method: request.method,
@@ -94,13 +89,11 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
     if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'maybe' });
     return noAnswer(transportError(error));
   } finally {
-    // A reason of our own: without one, abort() builds a DOMException (with a stack) every attempt.
-    timer.abort(ATTEMPT_SETTLED);
+    stopTimeout();
     offCallerAbort?.();
   }
 }
 
-const ATTEMPT_SETTLED = 'attempt settled';
 /** Stateless between calls (no `stream` option): one instance serves every attempt. */
 const utf8 = new TextDecoder();
 
