@@ -291,6 +291,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     scope: string | undefined,
     signal?: AbortSignal,
     busy: 'wait' | 'skip' = 'wait',
+    written?: OperationRecord,
   ): Promise<OperationRecord> {
     const existing = running.get(key);
     if (existing !== undefined) return existing;
@@ -298,7 +299,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     const run = (async () => {
       if (previous !== undefined) await previous.catch(() => undefined);
       const dispatch = options.dispatch;
-      if (dispatch === undefined) return runOperation(engine, key, signal, busy);
+      if (dispatch === undefined) return runOperation(engine, key, signal, busy, written);
       return dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
     })();
     running.set(key, run);
@@ -315,8 +316,13 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
    * Drives until terminal. Joining a `resume()` pass that skips busy records
    * can return early; then drive again, waiting for the other owner.
    */
-  async function driveToEnd(key: string, scope: string | undefined, signal?: AbortSignal): Promise<OperationRecord> {
-    let record = await drive(key, scope, signal);
+  async function driveToEnd(
+    key: string,
+    scope: string | undefined,
+    signal?: AbortSignal,
+    written?: OperationRecord,
+  ): Promise<OperationRecord> {
+    let record = await drive(key, scope, signal, 'wait', written);
     while (!isTerminal(record.state) && !shutdown.stopped && signal?.aborted !== true) {
       record = await drive(key, scope, signal);
     }
@@ -337,7 +343,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     });
     if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
     if (record.fingerprint !== prepared.fingerprint) throw new KeyConflictError(prepared.key, record.state);
-    if (fresh) {
+    if (fresh && events.listens('enqueued')) {
       events.emit('enqueued', {
         key: record.key,
         operation: `${record.request.method} ${record.request.url}`,
@@ -405,7 +411,8 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     async send<T>(request: OncelyRequest<T>): Promise<SendResult<T>> {
       const { record, fresh } = await admit(request);
       if (!fresh && isTerminal(record.state)) return settleInto(record, request, true);
-      const settled = await driveToEnd(record.key, record.scope, request.signal);
+      // A record just written ahead is already claimed by this client: the loop need not read it back.
+      const settled = await driveToEnd(record.key, record.scope, request.signal, fresh ? record : undefined);
       if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true);
       return settleInto(settled, request, false);
     },
@@ -417,7 +424,9 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
           ? outcomeOf(record, request, true)
           : guarded(
               record.key,
-              driveToEnd(record.key, record.scope, request.signal).then((r) => outcomeOf(r, request, false)),
+              driveToEnd(record.key, record.scope, request.signal, fresh ? record : undefined).then((r) =>
+                outcomeOf(r, request, false),
+              ),
             );
       return { key: record.key, settled };
     },

@@ -64,6 +64,12 @@ export class TypedEmitter<M extends object> {
     return () => set.delete(fn as (payload: never) => void);
   }
 
+  /** True when `event` has a listener: callers skip building a payload nobody reads (it is on every request's path). */
+  listens(event: keyof M): boolean {
+    const set = this.#listeners.get(event);
+    return set !== undefined && set.size > 0;
+  }
+
   emit<E extends keyof M>(event: E, payload: M[E]): void {
     const set = this.#listeners.get(event);
     if (set === undefined) return;

@@ -113,13 +113,18 @@ export async function fingerprintOf(method: string, url: string, body: StoredBod
   const text = canonicalize({ method: method.toUpperCase(), url, body: fingerprintBody(body) });
   if (text === undefined) throw new InvalidRequestError('body', 'cannot be serialised');
   const node = nodeCrypto();
-  if (node !== undefined) return node.createHash('sha256').update(text, 'utf8').digest('hex');
+  if (node !== undefined) {
+    // One-shot `hash` (Node >= 20.12) skips building a Hash object: ~2× faster for a short text.
+    return node.hash?.('sha256', text, 'hex') ?? node.createHash('sha256').update(text, 'utf8').digest('hex');
+  }
   const digest = await globalThis.crypto.subtle.digest('SHA-256', utf8(text));
   return Array.from(new Uint8Array(digest), (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
 interface NodeHashing {
   createHash(algorithm: 'sha256'): { update(data: string, encoding: 'utf8'): { digest(encoding: 'hex'): string } };
+  /** Hashes a string as UTF-8. */
+  hash?(algorithm: 'sha256', data: string, encoding: 'hex'): string;
 }
 
 let nodeHashing: NodeHashing | null | undefined;

@@ -36,10 +36,9 @@ export function storedBodyFrom(bytes: Uint8Array | undefined, contentType: strin
   if (bytes === undefined || bytes.length === 0) return undefined;
   const type = (contentType ?? '').toLowerCase();
   if (/[/+]json\b/.test(type) || /^text\//.test(type)) {
-    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
     let decoded: string;
     try {
-      decoded = text.decode(bytes);
+      decoded = strictUtf8.decode(bytes);
     } catch {
       return { encoding: 'base64', data: bytesToBase64(bytes) };
     }
@@ -55,6 +54,9 @@ export function storedBodyFrom(bytes: Uint8Array | undefined, contentType: strin
   }
   return { encoding: 'base64', data: bytesToBase64(bytes) };
 }
+
+/** Stateless between calls (no `stream` option): one instance serves every result. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The caller-facing value of a stored body: parsed JSON, a string, or bytes. */
 export function bodyValue(body: StoredBody | undefined): unknown {

@@ -92,9 +92,14 @@ export async function runOperation(
   key: string,
   signal?: AbortSignal,
   busy: 'wait' | 'skip' = 'wait',
+  written?: OperationRecord,
 ): Promise<OperationRecord> {
+  let known = written;
   for (;;) {
-    const record = await engine.store.update(key, (current) => claim(current, key, engine.owner, engine.runtime.now()));
+    const record = isOursAndIdle(known, engine.owner, engine.runtime.now())
+      ? known
+      : await engine.store.update(key, (current) => claim(current, key, engine.owner, engine.runtime.now()));
+    known = undefined;
     if (record === undefined) throw new NotFoundError(key);
     const claimed = claimOutcome(record, engine.owner);
     if (claimed.kind === 'terminal') return record;
@@ -115,6 +120,20 @@ export async function runOperation(
   }
 }
 
+/**
+ * A record this client has just written (`written`, a new operation is
+ * created leased to its creator) needs no claim: `claim` would return it
+ * unchanged, so reading it back from the store is skipped. Safe even if it
+ * went stale meanwhile: the next write (the attempt's start, before anything
+ * is sent) is fenced by owner and epoch, and a lost lease sends the loop
+ * back to a real claim.
+ */
+function isOursAndIdle(record: OperationRecord | undefined, owner: Owner, nowMs: number): record is OperationRecord {
+  return (
+    record !== undefined && record.state === 'pending' && record.lease?.owner === owner.id && record.lease.until > nowMs
+  );
+}
+
 /** Owns the record until it settles. Returns `undefined` when the lease was lost. */
 async function drive(
   engine: Engine,
@@ -133,7 +152,9 @@ async function drive(
     gate?.forget(key);
     const settled = await write((r) => settleStopped(r, stop, runtime.now(), policy.retainMs, end));
     if (end !== undefined) emitEnded(engine, base, settled, end);
-    events.emit('settled', { ...base, state: settled.state, reason: stop.reason, attempts: settled.attempts.length });
+    if (events.listens('settled')) {
+      events.emit('settled', { ...base, state: settled.state, reason: stop.reason, attempts: settled.attempts.length });
+    }
     return settled;
   };
 
@@ -180,16 +201,18 @@ async function drive(
       };
       // Credentials first: if the callback fails (say, a token refresh), nothing
       // can be sent, and the attempt must not look as if it might have been.
-      const credentials = await attemptHeaders(engine, policy, record, context).then(
-        (headers) => ({ headers }),
-        (error: unknown) => ({ error }),
-      );
+      const credentials =
+        engine.credentials === undefined
+          ? { headers: keyHeaders(policy, record) }
+          : await withCredentials(engine.credentials, keyHeaders(policy, record), context);
       const startedAt = runtime.now();
       const timeoutMs = Math.max(1, Math.min(policy.attemptTimeoutMs, record.deadlineAt - startedAt));
       record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
       const attempt = record.attempts.length;
-      const resendCount = record.attempts.filter((a) => a.sent !== 'not').length - 1;
-      events.emit('attempt:started', { ...base, attempt, resendCount });
+      if (events.listens('attempt:started')) {
+        const resendCount = record.attempts.filter((a) => a.sent !== 'not').length - 1;
+        events.emit('attempt:started', { ...base, attempt, resendCount });
+      }
       if (attempt === 1) gate?.noteFirstAttempt();
 
       const output =
@@ -230,7 +253,9 @@ async function drive(
           const result = storedResult(output, policy, endedAt, engine.resultHeaders);
           const done = await write((r) => succeed(r, end, result, policy.retainMs));
           emitEnded(engine, base, done, end);
-          events.emit('settled', { ...base, state: 'succeeded', reason: undefined, attempts: done.attempts.length });
+          if (events.listens('settled')) {
+            events.emit('settled', { ...base, state: 'succeeded', reason: undefined, attempts: done.attempts.length });
+          }
           return done;
         }
         case 'stop':
@@ -280,7 +305,7 @@ function credentialsFailed(error: unknown): AttemptOutput {
 
 function emitEnded(engine: Engine, base: Base, record: OperationRecord, end: AttemptEnd): void {
   const last = record.attempts[record.attempts.length - 1];
-  if (last === undefined) return;
+  if (last === undefined || !engine.events.listens('attempt:ended')) return;
   engine.events.emit('attempt:ended', {
     ...base,
     attempt: last.n,
@@ -392,18 +417,28 @@ function lastAttemptWasBudgeted(record: OperationRecord): boolean {
   return last?.class === 'retryable' || last?.class === 'ambiguous';
 }
 
-async function attemptHeaders(
-  engine: Engine,
-  policy: ResolvedPolicy,
-  record: OperationRecord,
-  context: AttemptContext,
-): Promise<Record<string, string>> {
+/** The idempotency key header, unless the policy or a safe method says not to send it. */
+function keyHeaders(policy: ResolvedPolicy, record: OperationRecord): Record<string, string> {
   const headers: Record<string, string> = {};
   const method = record.request.method.toUpperCase();
-  const sendKey = policy.sendKey ?? !['GET', 'HEAD', 'OPTIONS'].includes(method);
+  const sendKey = policy.sendKey ?? !SAFE_METHODS.has(method);
   if (sendKey) headers[policy.profile.keyHeader] = record.key;
-  if (engine.credentials !== undefined) Object.assign(headers, await engine.credentials(context));
   return headers;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Adds the `headers` callback's answer; a failing callback is data (the attempt is not sent). */
+async function withCredentials(
+  credentials: NonNullable<Engine['credentials']>,
+  headers: Record<string, string>,
+  context: AttemptContext,
+): Promise<{ headers: Record<string, string> } | { error: unknown }> {
+  try {
+    return { headers: Object.assign(headers, await credentials(context)) };
+  } catch (error) {
+    return { error };
+  }
 }
 
 function storedResult(
@@ -415,11 +450,13 @@ function storedResult(
   const status = output.observation.kind === 'response' ? output.observation.status : 0;
   const replayedHeader = policy.profile.replayedHeader?.toLowerCase();
   const body = storedBodyFrom(output.bytes, output.headers['content-type']);
-  return {
+  const result: StoredResult = {
     status,
     headers: storedResponseHeaders(output.headers, extra),
-    ...(body === undefined ? {} : { body }),
     replayed: replayedHeader !== undefined && output.headers[replayedHeader]?.toLowerCase() === 'true',
     receivedAt: nowMs,
   };
+  // Assigned, not spread in: see `revise` in transitions.ts.
+  if (body !== undefined) result.body = body;
+  return result;
 }

@@ -125,6 +125,32 @@ describe('events', () => {
   });
 });
 
+describe('store traffic', () => {
+  it('a new operation is three store updates and no reads: written ahead, attempt started, outcome', async () => {
+    const inner = memoryStore();
+    const calls: string[] = [];
+    const store: typeof inner = {
+      ...inner,
+      get: (key) => {
+        calls.push('get');
+        return inner.get(key);
+      },
+      update: (key, fn) => {
+        calls.push('update');
+        return inner.update(key, fn);
+      },
+    };
+    const h = await harness({ store });
+    await h.rt.run(h.client.send({ url: '/payments', key: 'st', json: {} }));
+    expect(calls).toEqual(['update', 'update', 'update']);
+    expect(await inner.get('st')).toMatchObject({
+      state: 'succeeded',
+      epoch: 1,
+      attempts: [{ n: 1, sent: 'definitely' }],
+    });
+  });
+});
+
 describe('abort', () => {
   it('aborting while waiting for a retry ends the operation (failed: nothing took effect)', async () => {
     const h = await harness();
