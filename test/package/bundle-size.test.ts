@@ -17,7 +17,10 @@ const TARGET_GZIP_BYTES = 20 * 1024;
 
 /** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
 const CEILING_GZIP_BYTES: Record<string, number> = {
-  oncely: 34 * 1024,
+  // Raised from 34 KB to 35 KB (34.4 KB measured) for two measured trade-offs of the benchmarks work:
+  // resume() packing its drive list off the JS heap (peak RSS at 100k), and the engine's fast paths
+  // (record check before zod, one shared attempt-timeout sleep) that cut its CPU per request.
+  oncely: 35 * 1024,
   'oncely/browser': 41 * 1024,
 };
 
