@@ -111,8 +111,11 @@ const SETTLE_EVERY_MS = 30_000;
 /** `list()` yields to the event loop after this many files (reads are synchronous: faster than the thread pool). */
 const LIST_YIELD_EVERY = 256;
 
-/** `unchangedBy` cannot tell without the claim. */
-const NOT_KNOWN = Symbol('not known');
+/** What an update's `fn` made of the record read without the claim (see `readAhead`). */
+type ReadAhead =
+  | { kind: 'unchanged'; record: OperationRecord | undefined }
+  | { kind: 'change'; text: string | undefined; next: OperationRecord }
+  | { kind: 'unknown' };
 
 /** Tells `exclusive` to take the lock again and redo the task (the lock was lost before committing). */
 const RETRY = Symbol('retry');
@@ -343,26 +346,29 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   }
 
   /**
-   * An update whose `fn` changes nothing needs no claim (the engine's claim
-   * of a record it created already leased is one per operation): `fn` runs
-   * on the record as it is on disk, and if it returns that very record, so
-   * does the update, linearized at the read. Anything else (a change, a
-   * throw, an unreadable file) goes the locked way, where `fn` runs again on
-   * the record read under the claim (updaters are pure; see `Updater`).
+   * An update runs `fn` first on the record as it is on disk, without the
+   * claim. If `fn` returns that very record, so does the update, linearized
+   * at the read: no claim is taken (the claim of a record another live
+   * owner holds, or of one already ours, changes nothing). Otherwise the
+   * update takes the claim and reads again; when the text is the same, the
+   * change computed here stands (updaters are pure; see `Updater`), else
+   * `fn` runs again on the new text. A throw or an unreadable file decides
+   * nothing here: the locked path runs `fn` and handles it.
    */
-  function unchangedBy(name: string, fn: Updater): OperationRecord | undefined | typeof NOT_KNOWN {
+  function readAhead(name: string, fn: Updater): ReadAhead {
     const text = readText(name);
     let current: OperationRecord | undefined;
     if (text !== undefined) {
       const checked = check(name, text);
-      if (!checked.ok) return NOT_KNOWN;
+      if (!checked.ok) return { kind: 'unknown' };
       current = checked.record;
     }
     try {
       const next = fn(current);
-      return next === current || next === undefined ? current : NOT_KNOWN;
+      if (next === current || next === undefined) return { kind: 'unchanged', record: current };
+      return { kind: 'change', text, next };
     } catch {
-      return NOT_KNOWN;
+      return { kind: 'unknown' };
     }
   }
 
@@ -444,18 +450,23 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     async update(key: string, fn: Updater) {
       const name = fileNameFor(key);
       return whenReady(({ queue }) => {
-        const unchanged = queue.busy(name) ? NOT_KNOWN : unchangedBy(name, fn);
-        if (unchanged !== NOT_KNOWN) return Promise.resolve(unchanged);
+        const ahead: ReadAhead = queue.busy(name) ? { kind: 'unknown' } : readAhead(name, fn);
+        if (ahead.kind === 'unchanged') return Promise.resolve(ahead.record);
         return exclusive(name, async (claim) => {
           const text = readText(name);
+          let next: OperationRecord | undefined;
           let current: OperationRecord | undefined;
-          if (text !== undefined) {
-            const checked = check(name, text);
-            if (checked.ok) current = checked.record;
-            else await quarantineLocked(name, text, checked.problems);
+          if (ahead.kind === 'change' && text === ahead.text) {
+            next = ahead.next;
+          } else {
+            if (text !== undefined) {
+              const checked = check(name, text);
+              if (checked.ok) current = checked.record;
+              else await quarantineLocked(name, text, checked.problems);
+            }
+            next = fn(current);
+            if (next === current || next === undefined) return current;
           }
-          const next = fn(current);
-          if (next === current || next === undefined) return current;
           if (next.key !== key) throw new TypeError(`update of ${key} returned a record for ${next.key}`);
           const { text: nextText, stored } = serialize(next);
           return (await commit(name, nextText, text, claim)) ? stored : RETRY;
