@@ -1,11 +1,11 @@
 /**
- * The few file-system calls that change directory entries or wait for the
- * disk, as promises over the callback API (lighter than `fs/promises`
- * file handles). They run on libuv's thread pool on purpose: a create,
- * rename or unlink can wait for a journal commit on a busy disk, and a
- * synchronous call would stall every other operation of the process for
- * that long. Pure reads of small files stay synchronous (page cache, no
- * journal), which is several times faster than the thread pool.
+ * The file-system calls that can wait for the disk, as promises over the
+ * callback API (lighter than `fs/promises` file handles). They run on
+ * libuv's thread pool on purpose: an fsync, a rename or an unlink can wait
+ * for a journal commit on a busy disk, and a synchronous call would stall
+ * every other operation of the process for that long. Reads of small files,
+ * and creating and writing a claim file (claim.ts), stay synchronous: page
+ * cache only, several times cheaper than a thread-pool round trip.
  */
 import * as fs from 'node:fs';
 
@@ -27,6 +27,12 @@ export const renameFile = (from: string, to: string): Promise<void> =>
 
 export const unlinkFile = (path: string): Promise<void> =>
   call((cb) => fs.unlink(path, (error) => cb(error, undefined)));
+
+/** Writes all of `bytes` at file offset `position`, synchronously (see claim.ts for when). */
+export function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
+  let offset = 0;
+  while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset, position + offset);
+}
 
 /** Writes all of `bytes` at file offset `position`. */
 export async function writeAt(fd: number, bytes: Uint8Array, position: number): Promise<void> {
