@@ -45,7 +45,7 @@
  */
 import * as fs from 'node:fs';
 import { writeSteps } from './durable.js';
-import { closeFile, isErrno, renameFile, unlinkFile, writeAllSync } from './io.js';
+import { closeFile, isErrno, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
 import { BOOTED_AT, HOST_ID, pidAlive, randomToken } from './liveness.js';
 
 export interface ClaimOptions {
@@ -218,17 +218,17 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
 
 /**
  * Creates the pending file with our holder line; undefined when someone
- * holds it. Synchronous on purpose, like the write of the new version into
- * it: both touch only the page cache and take ~10–30 µs, where a thread-pool
- * round trip costs more CPU than the call (measured at 32 writers: ~30% more
- * operations per second, event-loop delay p99 20 ms against 17 ms). The
- * rename stays on the thread pool: it is the step that waits behind a
- * file-system journal commit (which every journal flush starts).
+ * holds it. The create runs on the thread pool: it changes the directory,
+ * and on ext4 that can wait behind a file-system journal commit (which
+ * every journal flush starts) for milliseconds; measured synchronous, it
+ * took half of the main thread's time at 32 writers. Writing into the
+ * file we hold is synchronous (the holder line here, the new version in
+ * `commit`): page cache only, cheaper than a thread-pool round trip.
  */
 async function tryCreate(path: string, holderLine: string): Promise<number | undefined> {
   let fd: number;
   try {
-    fd = fs.openSync(path, 'wx', 0o600);
+    fd = await openFile(path, 'wx', 0o600);
   } catch (error) {
     if (isErrno(error, 'EEXIST')) return undefined;
     throw error;

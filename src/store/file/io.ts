@@ -4,8 +4,9 @@
  * libuv's thread pool on purpose: an fsync, a rename or an unlink can wait
  * for a journal commit on a busy disk, and a synchronous call would stall
  * every other operation of the process for that long. Reads of small files,
- * and creating and writing a claim file (claim.ts), stay synchronous: page
- * cache only, several times cheaper than a thread-pool round trip.
+ * and writes into a claim file already created (claim.ts), stay
+ * synchronous: page cache only, several times cheaper than a thread-pool
+ * round trip.
  */
 import * as fs from 'node:fs';
 

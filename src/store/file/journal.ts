@@ -15,7 +15,7 @@
  * renamed record empty, stale or missing, and then the journal line restores
  * it (recovery.ts). A segment is needed only until the record files it
  * names are durable, so once it is old or large enough the handle starts a
- * new one and *checkpoints* the old one in the background: one fsync per
+ * new one and, some 35 s later, *checkpoints* the old one in the background: one fsync per
  * distinct record file (an operation's three writes to one record cost one
  * fsync, and usually a cheap one: by then the kernel has written most of it
  * back), one directory fsync, then the segment is deleted.
@@ -34,8 +34,15 @@ import { HOST_ID, randomToken } from './liveness.js';
 const SEGMENT_MAX_AGE_MS = 30_000;
 /** ... or this large. */
 const SEGMENT_MAX_BYTES = 32 * 1024 * 1024;
+/**
+ * A retired segment is checkpointed this long after it stopped taking lines.
+ * By then the kernel has written back the record files it names (Linux
+ * writes dirty pages back after 30 s), so their fsyncs find little to do
+ * instead of competing with the writes in progress for the disk.
+ */
+const CHECKPOINT_DELAY_MS = 35_000;
 /** Record fsyncs a checkpoint issues at once: leaves thread-pool room for the writes in progress. */
-const CHECKPOINT_PARALLEL = 2;
+const CHECKPOINT_PARALLEL = 1;
 
 export const SEGMENT_SUFFIX = '.log';
 
@@ -105,6 +112,8 @@ export class Journal {
   #queue: { line: string; name: string; waiter: Waiter }[] = [];
   #flushing: Promise<void> | undefined;
   readonly #checkpoints = new Set<Promise<void>>();
+  /** Retired segments waiting for their checkpoint: starting one now (at close) cancels its timer. */
+  readonly #waiting = new Map<Segment, NodeJS.Timeout>();
   readonly stats: JournalStats = { lines: 0, flushes: 0, checkpoints: 0 };
 
   /**
@@ -185,9 +194,17 @@ export class Journal {
     return segment;
   }
 
-  /** Stops writing to `segment` and checkpoints it in the background. */
+  /** Stops writing to `segment`; it is checkpointed in the background, `CHECKPOINT_DELAY_MS` later. */
   #retire(segment: Segment): void {
     if (this.#segment === segment) this.#segment = undefined;
+    const timer = setTimeout(() => this.#checkpoint(segment), CHECKPOINT_DELAY_MS);
+    timer.unref();
+    this.#waiting.set(segment, timer);
+  }
+
+  #checkpoint(segment: Segment): void {
+    clearTimeout(this.#waiting.get(segment));
+    this.#waiting.delete(segment);
     const done = checkpoint(segment.path, segment.names, this.#records, segment.fd).then(
       () => {
         this.stats.checkpoints++;
@@ -206,6 +223,7 @@ export class Journal {
     while (this.#flushing !== undefined) await this.#flushing;
     await this.#opening?.catch(() => undefined);
     if (this.#segment !== undefined) this.#retire(this.#segment);
+    for (const segment of [...this.#waiting.keys()]) this.#checkpoint(segment);
     while (this.#checkpoints.size > 0) await Promise.all(this.#checkpoints);
     liveTokens.delete(this.#token);
   }
