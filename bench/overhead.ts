@@ -141,7 +141,8 @@ async function main(): Promise<void> {
       id: 'memory',
       name: 'oncely, memory store',
       setUp: async () => {
-        const c = (memoryClient ??= createClient());
+        memoryClient ??= createClient();
+        const c = memoryClient;
         return () => c.send({ url, json: payload });
       },
       dispose: async () => {
