@@ -150,6 +150,21 @@ describe('fileStore journal', () => {
     await store.close();
   });
 
+  it('a recovery that fails (another process holds it too long) is tried again by the next call', async () => {
+    const dir = tempDir();
+    await fileStore({ dir }).put(sampleRecord('k1'));
+    const segment = join(journalOf(dir), `${HOST_ID}-${deadPid()}-0123456789ab.0.log`);
+    fs.writeFileSync(segment, '', { mode: 0o600 });
+    const claim = join(journalOf(dir), 'recovery.pending');
+    fs.writeFileSync(claim, `${JSON.stringify({ host: HOST_ID, pid: process.ppid, token: 'abcdef123456' })}\n`);
+    const store = fileStore({ dir, lockTimeoutMs: 100 });
+    await expect(store.get('k1')).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    fs.rmSync(claim);
+    expect((await store.get('k1'))?.key).toBe('k1');
+    expect(fs.existsSync(segment)).toBe(false);
+    await store.close();
+  });
+
   it('leaves the journal of a live writer alone', async () => {
     const dir = tempDir();
     const writer = fileStore({ dir });

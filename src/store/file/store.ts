@@ -126,7 +126,7 @@ interface Opened {
   journal: Journal;
   queue: ReturnType<typeof queueFor>;
   /** Dead writers' journals settled (replayed after a reboot): before the first read or write. */
-  recovered: Promise<void>;
+  recovered: Promise<void> | undefined;
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -181,9 +181,8 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       quarantine: new DirSync(quarantineDir),
       journal: new Journal(journalDir, records),
       queue: queueFor(fs.realpathSync(dir)),
-      recovered: Promise.resolve(),
+      recovered: undefined,
     };
-    opened.recovered = settle();
     return opened;
   }
 
@@ -194,7 +193,21 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
    */
   function whenReady<T>(work: (current: Opened) => Promise<T>): Promise<T> {
     const current = open();
-    return track(current.recovered.then(() => work(current)));
+    return track(recovered(current).then(() => work(current)));
+  }
+
+  /**
+   * Settles dead writers' journals once per handle, before its first read or
+   * write. A failure (say, another process's recovery outlasting
+   * `lockTimeoutMs`) rejects the calls waiting for it, and the next call tries
+   * again: a handle is never stuck on one bad moment.
+   */
+  function recovered(current: Opened): Promise<void> {
+    current.recovered ??= settle().catch((error: unknown) => {
+      current.recovered = undefined;
+      throw error;
+    });
+    return current.recovered;
   }
 
   /** Settles the journals of writers that are gone (recovery.ts). */
@@ -531,7 +544,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       while (pending.size > 0) await Promise.allSettled([...pending]);
       closed = true;
       if (opened !== undefined) {
-        await opened.recovered.catch(() => undefined);
+        await opened.recovered?.catch(() => undefined);
         await opened.journal.close();
         await opened.records.close();
         await opened.quarantine.close();
