@@ -12,7 +12,7 @@
  * resolves before an fsync that started after its own change.
  */
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fsyncFile, isErrno, renameFile, unlinkFile } from './io.js';
 
 /** The steps of one durable write, in order. */
@@ -122,4 +122,24 @@ export async function moveDurably(from: DirSync, name: string, to: DirSync, targ
   await to.sync();
   await from.sync();
   return true;
+}
+
+/** mkdir 0700, and make the new entry itself durable (fsync of each new directory's parent). */
+export function makeDirectory(path: string): void {
+  const first = fs.mkdirSync(path, { recursive: true, mode: 0o700 });
+  if (first === undefined) return;
+  for (let created = path; ; created = dirname(created)) {
+    syncDirectory(dirname(created));
+    if (created === first || dirname(created) === created) break;
+  }
+}
+
+function syncDirectory(path: string): void {
+  if (process.platform === 'win32') return;
+  const fd = fs.openSync(path, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
 }

@@ -103,7 +103,7 @@ export interface JournalStats {
 }
 
 export class Journal {
-  readonly #dir: string;
+  readonly #dir: DirSync;
   readonly #records: DirSync;
   readonly #token = randomToken();
   #sequence = 0;
@@ -120,7 +120,7 @@ export class Journal {
    * @param dir the journal directory (created by the store)
    * @param records the record directory, fsynced by checkpoints
    */
-  constructor(dir: string, records: DirSync) {
+  constructor(dir: DirSync, records: DirSync) {
     this.#dir = dir;
     this.#records = records;
     liveTokens.add(this.#token);
@@ -181,10 +181,10 @@ export class Journal {
 
   async #open(): Promise<Segment> {
     const name = `${HOST_ID}-${process.pid}-${this.#token}.${this.#sequence++}${SEGMENT_SUFFIX}`;
-    const path = join(this.#dir, name);
+    const path = join(this.#dir.path, name);
     const fd = await openFile(path, 'ax', 0o600);
     // The segment's own directory entry must survive a power cut before any line in it counts.
-    await syncDirectory(this.#dir);
+    await this.#dir.sync();
     const segment: Segment = { path, fd, openedAt: Date.now(), bytes: 0, names: new Set(), broken: false };
     this.#segment = segment;
     // An idle handle still checkpoints: its record files become durable on their own and the segment goes.
@@ -225,6 +225,7 @@ export class Journal {
     if (this.#segment !== undefined) this.#retire(this.#segment);
     for (const segment of [...this.#waiting.keys()]) this.#checkpoint(segment);
     while (this.#checkpoints.size > 0) await Promise.all(this.#checkpoints);
+    await this.#dir.close();
     liveTokens.delete(this.#token);
   }
 }
@@ -256,16 +257,6 @@ async function syncFileAt(path: string): Promise<void> {
     if (isErrno(error, 'ENOENT')) return; // removed since: the directory fsync covers that
     throw error;
   }
-  try {
-    await fsyncFile(fd);
-  } finally {
-    await closeFile(fd);
-  }
-}
-
-async function syncDirectory(path: string): Promise<void> {
-  if (process.platform === 'win32') return;
-  const fd = await openFile(path, 'r');
   try {
     await fsyncFile(fd);
   } finally {

@@ -32,18 +32,19 @@
  *   skipped; every other record keeps working.
  */
 import * as fs from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { InvalidOptionsError } from '../../errors.js';
-import { type OperationRecord, type ParseResult, parseRecord } from '../../flow/record.js';
+import type { OperationRecord } from '../../flow/record.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
 import { summaryOf } from '../store.js';
 import { type Claim, type ClaimOptions, sweepBroken, sweepClaim, takeClaim } from './claim.js';
-import { DirSync, moveDurably } from './durable.js';
+import { DirSync, makeDirectory, moveDurably, removeDurably } from './durable.js';
 import { fsyncFile, isErrno, unlinkFile } from './io.js';
 import { Journal, type JournalLine, nextRev } from './journal.js';
 import { queueFor } from './keyed-queue.js';
 import { randomToken } from './liveness.js';
-import { belongsTo, fileNameFor, PENDING_SUFFIX, parseFileName } from './names.js';
+import { fileNameFor, PENDING_SUFFIX, parseFileName } from './names.js';
+import { check, idOf, revOf, serialize } from './record-file.js';
 import { settleDeadJournals } from './recovery.js';
 
 export interface FileStoreOptions {
@@ -179,7 +180,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     opened = {
       records,
       quarantine: new DirSync(quarantineDir),
-      journal: new Journal(journalDir, records),
+      journal: new Journal(new DirSync(journalDir), records),
       queue: queueFor(fs.realpathSync(dir)),
       recovered: undefined,
     };
@@ -223,14 +224,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       const current = text !== undefined && check(line.n, text).ok ? revOf(text) : -1;
       if (line.r <= current) return false;
       const { records } = open();
-      if (line.t === undefined) {
-        if (text === undefined) return false;
-        await unlinkFile(join(dir, line.n)).catch((error: unknown) => {
-          if (!isErrno(error, 'ENOENT')) throw error;
-        });
-        await records.sync();
-        return true;
-      }
+      if (line.t === undefined) return text !== undefined && removeDurably(records, line.n);
       // A line that does not hold a valid record is not restored over anything.
       if (!check(line.n, line.t).ok) return false;
       if (!(await claim.commit(join(dir, line.n), line.t, fsyncFile))) return RETRY;
@@ -281,34 +275,6 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     }
   }
 
-  /** Validates stored text: a JSON record line, the record schema, and that it is filed under its own key. */
-  function check(name: string, text: string): ParseResult {
-    let raw: unknown;
-    try {
-      raw = JSON.parse(recordLine(text));
-    } catch (error) {
-      return { ok: false, problems: [`not JSON: ${(error as Error).message}`] };
-    }
-    const parsed = parseRecord(raw);
-    if (parsed.ok && !belongsTo(name, parsed.record.key)) {
-      return { ok: false, problems: [`key: file ${name} holds the record of another key (${parsed.record.key})`] };
-    }
-    return parsed;
-  }
-
-  /** The key a (possibly corrupt) file stands for, as well as we can tell. */
-  function idOf(name: string, text: string): string {
-    const parsed = parseFileName(name);
-    if (parsed.kind === 'record') return parsed.key;
-    try {
-      const key = (JSON.parse(recordLine(text)) as { key?: unknown } | null)?.key;
-      if (typeof key === 'string' && belongsTo(name, key)) return key;
-    } catch {
-      // Unreadable: the file name is all we have.
-    }
-    return name;
-  }
-
   function notify(entry: QuarantineEntry): void {
     for (const listener of [...listeners]) {
       try {
@@ -346,16 +312,6 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     if (text === undefined) return undefined;
     const checked = check(name, text);
     return checked.ok ? checked.record : quarantineChecked(name);
-  }
-
-  /** JSON text of a record, and the record as a later read will return it (validated before anything is written). */
-  function serialize(record: OperationRecord): { text: string; stored: OperationRecord } {
-    const text = JSON.stringify(record);
-    const parsed = parseRecord(JSON.parse(text));
-    if (!parsed.ok) {
-      throw new TypeError(`Refusing to store an invalid record for ${record.key}: ${parsed.problems.join('; ')}`);
-    }
-    return { text, stored: parsed.record };
   }
 
   /**
@@ -570,42 +526,4 @@ interface Ordered {
 function earliestFirst<T extends Ordered>(items: T[], limit: number | undefined): T[] {
   items.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
   return limit === undefined ? items : items.slice(0, limit);
-}
-
-/** The revision in a stored file's writer line; 0 for a file written before revisions, or unreadable. */
-function revOf(text: string): number {
-  const start = text.indexOf('\n') + 1;
-  if (start === 0) return 0;
-  try {
-    const rev = (JSON.parse(text.slice(start)) as { rev?: unknown } | null)?.rev;
-    return typeof rev === 'number' && Number.isFinite(rev) ? rev : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** The record part of a stored file: its first line (the second names the writer). */
-function recordLine(text: string): string {
-  const end = text.indexOf('\n');
-  return end === -1 ? text : text.slice(0, end);
-}
-
-/** mkdir 0700, and make the new entry itself durable (fsync of each new directory's parent). */
-function makeDirectory(path: string): void {
-  const first = fs.mkdirSync(path, { recursive: true, mode: 0o700 });
-  if (first === undefined) return;
-  for (let created = path; ; created = dirname(created)) {
-    syncDirectory(dirname(created));
-    if (created === first || dirname(created) === created) break;
-  }
-}
-
-function syncDirectory(path: string): void {
-  if (process.platform === 'win32') return;
-  const fd = fs.openSync(path, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
