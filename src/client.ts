@@ -36,6 +36,7 @@ import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 import { memoryStore } from './store/memory.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
+import { trackedStore } from './store/tracked.js';
 
 export type { ResumeSummary } from './flow/resume.js';
 
@@ -253,7 +254,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   const defaults = validatePolicy(options.policy ?? {}, 'policy');
   const endpoints = new EndpointTable(defaults, options.endpoints ?? {});
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
-  const store = options.store ?? memoryStore({ now: runtime.now });
+  const store = trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime);
   const events = new Emitter();
   const shutdown = new Shutdown();
   const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
@@ -330,7 +331,12 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   }
 
   /** Validates, then writes the record ahead (or finds the existing one for this key). */
-  async function admit(request: OncelyRequest<unknown>): Promise<{ record: OperationRecord; fresh: boolean }> {
+  function admit(request: OncelyRequest<unknown>): Promise<{ record: OperationRecord; fresh: boolean }> {
+    // Hashing may run off the main thread (WebCrypto): real work, reported as such.
+    return runtime.track(writeAhead(request));
+  }
+
+  async function writeAhead(request: OncelyRequest<unknown>): Promise<{ record: OperationRecord; fresh: boolean }> {
     if (typeof request !== 'object' || request === null) throw new InvalidOptionsError('request', 'must be an object');
     const url = resolveUrl(request.url, options.baseUrl);
     const method = (request.method ?? 'POST').toUpperCase();

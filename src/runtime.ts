@@ -11,6 +11,12 @@ export interface Runtime {
   /** Milliseconds since the Unix epoch. */
   now(): number;
   /**
+   * Milliseconds on a clock that never steps (a wall-clock change, NTP, a
+   * laptop waking up do not move it): for measuring how long we waited or
+   * watched something. Only differences mean anything.
+   */
+  monotonicNow(): number;
+  /**
    * Resolves after `ms` milliseconds. Rejects with the signal's reason when
    * `signal` aborts first, and clears its timer so nothing is left pending.
    */
@@ -19,15 +25,24 @@ export interface Runtime {
   random(): number;
   /** A random (v4) UUID. */
   uuid(): string;
+  /**
+   * Reports real work in progress (a store operation, an HTTP attempt) until
+   * `work` settles, and returns it. The system runtime ignores it; a test
+   * runtime uses it to move virtual time only while nothing real is
+   * outstanding, so a timer can never overtake a write or a socket.
+   */
+  track<T>(work: Promise<T>): Promise<T>;
 }
 
 /** The real runtime: `Date.now`, `setTimeout`, `Math.random`, `crypto.randomUUID`. */
 export const systemRuntime: Runtime = {
   now: () => Date.now(),
+  monotonicNow: () => performance.now(),
   sleep: sleepWithTimers,
   random: () => Math.random(),
   // randomUUID needs a secure context in browsers; uuid's v4 covers the rest.
   uuid: () => globalThis.crypto?.randomUUID?.() ?? uuidv4(),
+  track: (work) => work,
 };
 
 function sleepWithTimers(ms: number, signal?: AbortSignal): Promise<void> {

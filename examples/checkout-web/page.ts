@@ -239,6 +239,11 @@ const client = createBrowserClient({
   },
 });
 client.on('background:error', ({ during, error }) => console.warn(`oncely (${during}):`, error));
+// How many times the drainer looked for work: while offline each pass finds nothing to send.
+let drainPasses = 0;
+client.on('drain:pass', () => {
+  document.body.dataset.drainPasses = String(++drainPasses);
+});
 
 let firstSnapshot = true;
 client.subscribe((snapshot) => {

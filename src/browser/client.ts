@@ -37,6 +37,7 @@ import { settleStopped } from '../flow/transitions.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
 import type { OperationStore } from '../store/store.js';
+import { trackedStore } from '../store/tracked.js';
 import { openTabChannel, type TabMessage } from './channel.js';
 import { browserConnectivity } from './connectivity.js';
 import { createDispatcher, fenceForeignLease, Slots } from './drainer.js';
@@ -199,7 +200,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   const env = givenEnv ?? globalEnv();
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
   const database = givenDatabase ?? 'oncely';
-  const store = givenStore ?? indexedDbStore({ name: database, now: runtime.now });
+  const store = trackedStore(givenStore ?? indexedDbStore({ name: database, now: runtime.now }), runtime);
   const owner = options.owner ?? runtime.uuid();
   const closing = new Shutdown();
   /** For the runtime's sleeps of this client's own timers. */
@@ -362,6 +363,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
       }
       due++;
     }
+    emitter.emit('drain:pass', { due });
     if (due === 0 && !always) return emptySummary();
     return core.resume(resumeOptions);
   }

@@ -17,6 +17,11 @@ export interface BrowserOnlyEvents {
   'storage:persisted': { persisted: boolean };
   /** Background work (a drain pass, a wipe check) failed; the client carries on. */
   'background:error': { error: unknown; during: string };
+  /**
+   * The drainer looked for due work (`due`: operations it could hand to the
+   * loop now; waiting offline or held by another owner do not count).
+   */
+  'drain:pass': { due: number };
 }
 
 export type ConnectivityReason = 'offline' | 'online' | 'not_sent' | 'transport_error' | 'visible' | 'recheck';
@@ -41,4 +46,5 @@ export const BROWSER_ONLY_EVENTS: readonly (keyof BrowserOnlyEvents)[] = [
   'store:wiped',
   'storage:persisted',
   'background:error',
+  'drain:pass',
 ];

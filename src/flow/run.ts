@@ -217,12 +217,14 @@ async function drive(
 
       const output =
         'headers' in credentials
-          ? await performAttempt(engine.http, runtime, {
-              request: record.request,
-              extraHeaders: credentials.headers,
-              timeoutMs,
-              signal,
-            })
+          ? await runtime.track(
+              performAttempt(engine.http, runtime, {
+                request: record.request,
+                extraHeaders: credentials.headers,
+                timeoutMs,
+                signal,
+              }),
+            )
           : credentialsFailed(credentials.error);
       const endedAt = runtime.now();
       const classification = classify(output.observation, {

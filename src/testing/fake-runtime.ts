@@ -1,8 +1,19 @@
 /**
  * A deterministic runtime for tests: virtual time, seeded randomness,
- * predictable uuids, and a tracked `fetch` so time can auto-advance only
- * while no real request is in flight. Nothing here waits on the wall clock
- * for a retry delay.
+ * predictable uuids. Nothing here waits on the wall clock for a retry delay.
+ *
+ * Virtual time moves only when the engine is provably idle: every store
+ * operation and every HTTP attempt is reported through `track` (the client
+ * does it for you), and `run()` advances to the next timer only when no
+ * tracked work is outstanding. There is no real-time fallback, so a store
+ * write or a socket can never be overtaken by a timer, however slow or
+ * loaded the machine.
+ *
+ * A server that holds a request on purpose (a scripted delay longer than
+ * the attempt timeout, a hold) parks it with `park`: the attempt is then
+ * waiting for virtual time, not for real I/O, and time may move on. The
+ * reference server of `oncely/testing` does this when given the runtime,
+ * for requests sent through this runtime's `fetch`.
  */
 import type { Runtime } from '../runtime.js';
 
@@ -11,33 +22,54 @@ export interface FakeRuntimeOptions {
   startMs?: number;
   /** Seed of the random sequence. @default 1 */
   seed?: number;
-  /** The real fetch to track. @default globalThis.fetch */
+  /** The real fetch behind `fetch`. @default globalThis.fetch */
   fetch?: typeof globalThis.fetch;
 }
 
 export interface RunOptions {
   /**
-   * If a real request stays in flight this long (real ms) with nothing else
-   * to do, virtual time advances anyway: the server is holding it, and only
-   * a timeout (in virtual time) can end it. @default 200
+   * Fail (rather than hang) when tracked work stays outstanding this long in
+   * real time with nothing else happening: a request the server holds
+   * without parking it, a store that never answers. A diagnosis, never a
+   * reason to move time. @default 15_000
    */
-  stallMs?: number;
-  /** Fail if virtual time advances more than this. @default 24 h */
+  stalledAfterMs?: number;
+  /** Fail if virtual time would advance more than this. @default 24 h */
   maxVirtualMs?: number;
 }
 
+/** The request header by which the runtime's `fetch` names each request, so a server can `park` it. */
+export const FAKE_REQUEST_HEADER = 'x-oncely-fake-request';
+
 export interface FakeRuntime extends Runtime {
-  /** A fetch that counts in-flight requests; pass it to the client. */
+  /**
+   * A fetch that names each request (header `x-oncely-fake-request`) so a
+   * server holding it can `park` it. Pass it to the client with the runtime.
+   */
   readonly fetch: typeof globalThis.fetch;
-  /** Real requests in flight now. */
+  /** Requests sent through `fetch` and not yet answered. */
   readonly inFlight: number;
+  /** Tracked work outstanding now (store operations, attempts), minus parked requests. */
+  readonly busy: number;
   /** Sleeps waiting now. */
   readonly pendingTimers: number;
   /** Every sleep requested so far, in ms, in order (for assertions on delays). */
   readonly sleeps: readonly number[];
-  /** Moves virtual time forward by `ms`, firing due sleeps in order. */
+  /**
+   * Marks the request named `requestId` (its `x-oncely-fake-request`
+   * header) as waiting on virtual time until `until` settles or the request
+   * ends: time may move meanwhile. Unknown ids are ignored.
+   */
+  park(requestId: string | undefined, until: Promise<unknown>): void;
+  /**
+   * Steps the wall clock (`now()`) by `ms`, forward or back, as an NTP
+   * correction or a user changing the time would: `monotonicNow()` and the
+   * timers do not move.
+   */
+  stepClock(ms: number): void;
+  /** Moves virtual time forward by `ms`, firing due sleeps in order, each once the engine is idle. */
   advance(ms: number): Promise<void>;
-  /** Settles `promise`, advancing virtual time whenever everything else is idle. */
+  /** Settles `promise`, advancing virtual time to the next timer whenever the engine is idle. */
   run<T>(promise: Promise<T>, options?: RunOptions): Promise<T>;
 }
 
@@ -59,31 +91,78 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-const realTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-const realDelay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** One macrotask turn: every microtask queued before it has run. */
+const realTick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+const realImmediate = (): Promise<void> =>
+  typeof setImmediate === 'function' ? new Promise((resolve) => setImmediate(resolve)) : realTick();
 
 export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime {
+  /** Virtual monotonic time: what timers run on. The wall clock is this plus `wallOffset`. */
   let now = options.startMs ?? 1_767_225_600_000;
+  let wallOffset = 0;
   const random = seededRandom(options.seed ?? 1);
   const uuidRandom = seededRandom((options.seed ?? 1) ^ 0x5bd1e995);
   const timers: Timer[] = [];
   const sleeps: number[] = [];
   let seq = 0;
-  let inFlight = 0;
-  /** Real time of the last fetch start or finish: a fetch is "stalled" when nothing moved for a while. */
-  let lastActivity = Date.now();
+  let tracked = 0;
+  let requestSeq = 0;
+  /** Requests in flight through `fetch`, by id → parked? */
+  const requests = new Map<string, { parked: number }>();
+  let parked = 0;
+  /** Bumped on every change of the busy count: `run` tells "stalled" from "slow". */
+  let activity = 0;
+  const idleWaiters: Array<() => void> = [];
   const realFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
 
+  const busy = (): number => tracked - parked;
+  function changed(): void {
+    activity++;
+    if (busy() > 0) return;
+    for (const wake of idleWaiters.splice(0)) wake();
+  }
+
+  function track<T>(work: Promise<T>): Promise<T> {
+    tracked++;
+    changed();
+    return work.finally(() => {
+      tracked--;
+      changed();
+    });
+  }
+
   const fetch: typeof globalThis.fetch = async (input, init) => {
-    inFlight++;
-    lastActivity = Date.now();
+    const id = String(++requestSeq);
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    headers.set(FAKE_REQUEST_HEADER, id);
+    const entry = { parked: 0 };
+    requests.set(id, entry);
     try {
-      return await realFetch(input, init);
+      return await realFetch(input, { ...init, headers });
     } finally {
-      inFlight--;
-      lastActivity = Date.now();
+      // Whatever still parks this request stops counting with it, before the
+      // attempt's own tracking ends: the count can never go below the truth.
+      requests.delete(id);
+      parked -= entry.parked;
+      entry.parked = 0;
+      changed();
     }
   };
+
+  function park(requestId: string | undefined, until: Promise<unknown>): void {
+    const entry = requestId === undefined ? undefined : requests.get(requestId);
+    if (entry === undefined) return;
+    entry.parked++;
+    parked++;
+    changed();
+    const unpark = (): void => {
+      if (requests.get(requestId as string) !== entry || entry.parked === 0) return;
+      entry.parked--;
+      parked--;
+      changed();
+    };
+    until.then(unpark, unpark);
+  }
 
   function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     sleeps.push(ms);
@@ -106,27 +185,50 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
         reject(signal?.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      timers.push(timer);
-      timers.sort((x, y) => x.at - y.at || x.seq - y.seq);
+      // Kept sorted by (at, seq): insert after every timer due at or before it.
+      let index = timers.length;
+      while (index > 0 && (timers[index - 1] as Timer).at > timer.at) index--;
+      timers.splice(index, 0, timer);
     });
   }
 
-  /** Lets promise chains and already-finished I/O callbacks run. */
+  /** Lets promise chains and callbacks of finished real I/O run. */
   async function settle(): Promise<void> {
-    for (let i = 0; i < 5; i++) await realTick();
+    await realImmediate();
+    await realImmediate();
+  }
+
+  /** Resolves once no tracked work is outstanding (at once if none is). */
+  function whenIdle(): Promise<void> {
+    if (busy() <= 0) return Promise.resolve();
+    return new Promise((resolve) => idleWaiters.push(resolve));
+  }
+
+  /** Waits until the engine is idle and settled: only timers can make progress then. */
+  async function quiesce(): Promise<void> {
+    for (;;) {
+      await whenIdle();
+      const before = activity;
+      await settle();
+      if (busy() <= 0 && activity === before) return;
+    }
+  }
+
+  function fireNext(): void {
+    const next = timers.shift() as Timer;
+    now = Math.max(now, next.at);
+    next.resolve();
   }
 
   async function advanceTo(target: number): Promise<void> {
     for (;;) {
-      await settle();
+      await quiesce();
       const next = timers[0];
       if (next === undefined || next.at > target) break;
-      timers.shift();
-      now = Math.max(now, next.at);
-      next.resolve();
+      fireNext();
     }
     now = Math.max(now, target);
-    await settle();
+    await quiesce();
   }
 
   function uuid(): string {
@@ -138,13 +240,22 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
   }
 
   return {
-    now: () => now,
+    now: () => now + wallOffset,
+    monotonicNow: () => now,
+    stepClock(ms) {
+      wallOffset += ms;
+    },
     sleep,
     random,
     uuid,
+    track,
     fetch,
+    park,
     get inFlight() {
-      return inFlight;
+      return requests.size;
+    },
+    get busy() {
+      return busy();
     },
     get pendingTimers() {
       return timers.length;
@@ -152,10 +263,11 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
     sleeps,
     advance: (ms) => advanceTo(now + ms),
     async run<T>(promise: Promise<T>, runOptions: RunOptions = {}): Promise<T> {
-      const stallMs = runOptions.stallMs ?? 200;
-      const limit = now + (runOptions.maxVirtualMs ?? 24 * 60 * 60 * 1000);
+      const stalledAfterMs = runOptions.stalledAfterMs ?? 15_000;
+      const maxVirtualMs = runOptions.maxVirtualMs ?? 24 * 60 * 60 * 1000;
+      const limit = now + maxVirtualMs;
       let done = false;
-      promise.then(
+      const finished = promise.then(
         () => {
           done = true;
         },
@@ -163,28 +275,45 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
           done = true;
         },
       );
-      while (!done) {
-        await settle();
-        if (done) break;
-        // Real requests are running: give them real time, unless none has
-        // moved for `stallMs` (the server is holding them on purpose).
-        if (inFlight > 0 && (Date.now() - lastActivity < stallMs || timers.length === 0)) {
-          await realDelay(1);
-          continue;
+      let lastActivity = activity;
+      let quietSince = Date.now();
+      const checkStalled = (): void => {
+        if (activity !== lastActivity) {
+          lastActivity = activity;
+          quietSince = Date.now();
+        } else if (Date.now() - quietSince > stalledAfterMs) {
+          throw new Error(
+            `fake runtime: stalled for ${stalledAfterMs} ms with ${busy()} tracked operation(s) outstanding, ` +
+              `${requests.size} request(s) in flight and ${timers.length} timer(s) pending. A server that holds ` +
+              "a request on purpose must park it (startReferenceServer({ runtime }) with this runtime's fetch).",
+          );
         }
+      };
+      while (!done) {
+        // Real work outstanding: wait for it, never for a timer. Only a
+        // diagnosis (nothing moved for stalledAfterMs) ends the wait early.
+        while (busy() > 0 && !done) {
+          await Promise.race([whenIdle(), finished, realDelay(50)]);
+          checkStalled();
+        }
+        if (done) break;
+        const before = activity;
+        await settle();
+        if (done || busy() > 0 || activity !== before) continue;
         const next = timers[0];
         if (next === undefined) {
-          // Nothing scheduled: real work (store I/O) must be pending.
-          await realDelay(1);
+          // Idle with nothing scheduled: something untracked is running (a
+          // callback of the test's own); give it real time.
+          await Promise.race([finished, realDelay(1)]);
+          checkStalled();
           continue;
         }
-        if (next.at > limit)
-          throw new Error(
-            `fake runtime: virtual time would pass the ${runOptions.maxVirtualMs ?? 86_400_000} ms limit`,
-          );
-        await advanceTo(next.at);
+        if (next.at > limit) throw new Error(`fake runtime: virtual time would pass the ${maxVirtualMs} ms limit`);
+        fireNext();
       }
       return promise;
     },
   };
 }
+
+const realDelay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -47,9 +47,9 @@ afterEach(async () => {
 
 async function world(serverOptions: ReferenceServerOptions = {}): Promise<World> {
   const rt = createFakeRuntime({ seed: 7 });
-  const server = await startReferenceServer({ now: rt.now, ...serverOptions });
+  const server = await startReferenceServer({ runtime: rt, ...serverOptions });
   const store = memoryStore({ now: rt.now });
-  const origin = fakeOrigin();
+  const origin = fakeOrigin(rt.track);
   const database = `unit-${process.pid}-${++worlds}`;
   const clients: BrowserClient[] = [];
   cleanups.push(async () => {

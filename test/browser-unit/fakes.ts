@@ -2,8 +2,12 @@
  * Fake browser tabs for running the browser client in Node: a shared lock
  * manager with the Web Locks semantics we rely on (exclusive, FIFO, freed
  * when the holder's tab dies), `navigator.onLine` with online/offline
- * events, page visibility, a shared localStorage, and Node's real
- * BroadcastChannel (it delivers between instances of one process).
+ * events, page visibility, a shared localStorage, and a BroadcastChannel
+ * between the tabs of the origin.
+ *
+ * Every asynchronous hand-over (a lock grant, a message delivery) happens in
+ * a later task, as in a browser, and is reported through `track`, so a test
+ * runtime never moves virtual time while one is on its way.
  */
 import type { BrowserEnv, KeyValueStorage, LockManagerLike } from '../../src/browser.js';
 
@@ -16,11 +20,38 @@ interface LockRequest {
   onAbort: () => void;
 }
 
+type Track = <T>(work: Promise<T>) => Promise<T>;
+
+/** Runs `fn` in a later task, reported through `track` until it has run. */
+function later(track: Track, fn: () => void): void {
+  void track(new Promise<void>((resolve) => setImmediate(resolve))).then(fn);
+}
+
 /** One origin's lock manager, shared by the fake tabs. */
 export class FakeLocks {
   readonly #held = new Map<string, LockRequest>();
   readonly #queues = new Map<string, LockRequest[]>();
   readonly #dead = new Set<number>();
+  readonly #track: Track;
+  /** Grants scheduled and not yet run. */
+  #handOvers: Promise<void>[] = [];
+
+  constructor(track: Track = (work) => work) {
+    this.#track = (work) => {
+      const tracked = track(work);
+      this.#handOvers.push(tracked.then(() => undefined));
+      return tracked;
+    };
+  }
+
+  /** Resolves once every grant scheduled so far (and any it scheduled in turn) has run. */
+  async settled(): Promise<void> {
+    while (this.#handOvers.length > 0) {
+      await Promise.all(this.#handOvers.splice(0));
+      // Let the callbacks that ran after each grant finish their own step.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
 
   /** The `navigator.locks` of tab `tab`. */
   forTab(tab: number): LockManagerLike {
@@ -52,7 +83,7 @@ export class FakeLocks {
           this.#queues.set(name, queue);
           queue.push(request);
           // Like a browser: the callback runs in a later task, never inside request().
-          setTimeout(() => this.#grant(name), 0);
+          later(this.#track, () => this.#grant(name));
         }),
     };
   }
@@ -124,8 +155,42 @@ export interface FakeOrigin {
   tab(options?: { locks?: boolean; broadcast?: boolean; indexedDB?: IDBFactory }): FakeTab & { id: number };
 }
 
-export function fakeOrigin(): FakeOrigin {
-  const locks = new FakeLocks();
+/** The origin's BroadcastChannel: delivers to every other open channel of the same name, in a later task. */
+function fakeBroadcastChannel(track: Track): typeof BroadcastChannel {
+  const open = new Map<string, Set<FakeChannel>>();
+  class FakeChannel extends EventTarget {
+    readonly name: string;
+    onmessage: ((event: MessageEvent) => void) | null = null;
+    #closed = false;
+    constructor(name: string) {
+      super();
+      this.name = name;
+      const peers = open.get(name) ?? new Set();
+      open.set(name, peers);
+      peers.add(this);
+    }
+    postMessage(message: unknown): void {
+      if (this.#closed) throw new DOMException('channel closed', 'InvalidStateError');
+      const data = structuredClone(message);
+      for (const peer of open.get(this.name) ?? []) {
+        if (peer === this) continue;
+        later(track, () => {
+          if (!peer.#closed) peer.onmessage?.(new MessageEvent('message', { data }));
+        });
+      }
+    }
+    close(): void {
+      this.#closed = true;
+      open.get(this.name)?.delete(this);
+    }
+  }
+  return FakeChannel as unknown as typeof BroadcastChannel;
+}
+
+/** `track`: how hand-overs are reported (the test runtime's `track`). */
+export function fakeOrigin(track: Track = (work) => work): FakeOrigin {
+  const locks = new FakeLocks(track);
+  const channel = fakeBroadcastChannel(track);
   const localStorage = new MapStorage();
   let tabs = 0;
   return {
@@ -149,7 +214,7 @@ export function fakeOrigin(): FakeOrigin {
           window,
           document,
           localStorage,
-          BroadcastChannel: options.broadcast === false ? undefined : globalThis.BroadcastChannel,
+          BroadcastChannel: options.broadcast === false ? undefined : channel,
           indexedDB: options.indexedDB,
         },
         setOnline(online) {

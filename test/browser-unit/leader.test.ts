@@ -2,11 +2,9 @@
  * Drainer election: one leader per lock name, handed over when the holder
  * releases or its tab dies; "leases" mode where Web Locks are missing.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { electLeader, type Leadership } from '../../src/browser.js';
 import { FakeLocks } from './fakes.js';
-
-const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 describe('electLeader', () => {
   it('with Web Locks exactly one tab leads; the next one takes over when it releases or dies', async () => {
@@ -14,18 +12,18 @@ describe('electLeader', () => {
     const tabs = [1, 2, 3].map((tab) => electLeader({ name: 'oncely:drainer:db', locks: locks.forTab(tab) }));
     const changes: string[] = [];
     for (const [i, t] of tabs.entries()) t.onChange((leader) => changes.push(`${i + 1}:${leader}`));
-    await tick();
+    await locks.settled();
     const leaders = (): number[] => tabs.flatMap((t, i) => (t.isLeader() ? [i + 1] : []));
     expect(tabs.every((t) => t.mode === 'locks')).toBe(true);
     expect(leaders()).toEqual([1]);
 
     await (tabs[0] as Leadership).release();
-    await tick();
+    await locks.settled();
     expect(leaders()).toEqual([2]);
 
     // Tab 2's document goes away without releasing: the browser frees its lock.
     locks.kill(2);
-    await tick();
+    await locks.settled();
     expect(locks.holder('oncely:drainer:db')).toBe(3);
     expect(tabs[2]?.isLeader()).toBe(true);
     expect(changes).toEqual(['1:true', '1:false', '2:true', '3:true']);
@@ -36,10 +34,11 @@ describe('electLeader', () => {
     const locks = new FakeLocks();
     const first = electLeader({ name: 'x', locks: locks.forTab(1) });
     const second = electLeader({ name: 'x', locks: locks.forTab(2) });
-    await tick();
+    await locks.settled();
+    expect(first.isLeader()).toBe(true);
     await second.release();
     await first.release();
-    await tick();
+    await locks.settled();
     expect(second.isLeader()).toBe(false);
     expect(locks.holder('x')).toBeUndefined();
   });
@@ -56,7 +55,7 @@ describe('electLeader', () => {
     const errors: unknown[] = [];
     const refusing = { request: () => Promise.reject(new DOMException('no', 'SecurityError')) };
     const tab = electLeader({ name: 'x', locks: refusing, onError: (e) => errors.push(e) });
-    await tick();
+    await vi.waitUntil(() => errors.length > 0);
     expect(tab.mode).toBe('leases');
     expect(tab.isLeader()).toBe(true);
     expect(errors).toHaveLength(1);

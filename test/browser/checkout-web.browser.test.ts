@@ -195,6 +195,16 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     await page.waitForSelector('#armed[data-armed="0"]', { timeout: 5_000 });
   });
 
+  /** Waits until the page's drainer has made `n` more passes than now (see `drain:pass` in page.ts). */
+  async function untilMoreDrainPasses(n: number): Promise<void> {
+    const { page } = opened();
+    const now = Number((await page.getAttribute('body', 'data-drain-passes')) ?? '0');
+    await page.waitForFunction((target) => Number(document.body.dataset.drainPasses ?? '0') >= target, now + n, {
+      polling: 50,
+      timeout: 10_000,
+    });
+  }
+
   it('4. offline (browser and page switch): two payments wait, nothing reaches the server; back online both go once', async () => {
     const { page, context } = opened();
     const requestsBefore = ledger().requests.length;
@@ -209,8 +219,8 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     await page.click('#pay');
     await untilTimeline(first, 'pending');
     await untilTimeline(second, 'pending');
-    // Several drain passes go by while offline.
-    await page.waitForTimeout(1_200);
+    // Two drain passes go by while offline: each had its chance to send, and none did.
+    await untilMoreDrainPasses(2);
     expect(ledger().requests).toHaveLength(requestsBefore);
     for (const key of [first, second]) {
       const row = page.locator(`#ops [data-op-key="${key}"]`);
@@ -223,7 +233,7 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     await context.setOffline(false);
     await page.waitForSelector('#net-pill[data-state="offline"]', { timeout: 5_000 });
     expect(await page.textContent('#net-pill')).toContain('simulated');
-    await page.waitForTimeout(1_200);
+    await untilMoreDrainPasses(2);
     expect(ledger().requests).toHaveLength(requestsBefore);
     expect(await page.locator(`#ops [data-op-key="${first}"]`).getAttribute('data-state')).toBe('pending');
 

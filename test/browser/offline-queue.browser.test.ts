@@ -314,8 +314,12 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     ];
     const keys = await enqueueMany(page, requests);
     await untilShown(page, keys, 'pending');
-    // Several drain passes (every 200 ms) go by while offline.
-    await page.waitForTimeout(700);
+    // Several drain passes go by while offline: each had its chance to send, and none did.
+    const passes = await page.evaluate(() => window.t?.status().drainPasses ?? 0);
+    await page.waitForFunction((n) => (window.t?.status().drainPasses ?? 0) >= n + 3, passes, {
+      polling: 25,
+      timeout: 10_000,
+    });
     expect(api.ledger.requests).toHaveLength(0);
     const offline = await Promise.all(keys.map((k) => get(page, k)));
     expect(offline.map((o) => o?.attempts.length)).toEqual(keys.map(() => 0));

@@ -44,6 +44,8 @@ export interface PageStatus {
   wipedEvents: WipeReport[];
   refreshes: number;
   headerCalls: number;
+  /** Drain passes this tab made (`drain:pass` events). */
+  drainPasses: number;
 }
 
 export interface TestPage {
@@ -84,6 +86,7 @@ const auth = params.get('auth') === '1';
 let token = 'stale';
 let refreshes = 0;
 let headerCalls = 0;
+let drainPasses = 0;
 const seen: AttemptSeen[] = [];
 const persistedEvents: boolean[] = [];
 const wipedEvents: WipeReport[] = [];
@@ -146,6 +149,9 @@ function start(): BrowserClient {
   client.on('attempt:started', (e) => seen.push({ key: e.key, attempt: e.attempt, owner: client.owner }));
   client.on('storage:persisted', (e) => persistedEvents.push(e.persisted));
   client.on('store:wiped', (report) => wipedEvents.push(report));
+  client.on('drain:pass', () => {
+    drainPasses++;
+  });
   client.subscribe((snapshot) => {
     latest = snapshot;
   });
@@ -178,6 +184,7 @@ window.t = {
       wipedEvents,
       refreshes,
       headerCalls,
+      drainPasses,
     };
   },
   async enqueue(request) {

@@ -262,8 +262,12 @@ describe('durability across clients', () => {
       r === undefined ? r : { ...r, epoch: r.epoch + 1, lease: { owner: 'other', until: h.rt.now() + 60_000 } },
     );
     hold.release();
-    // Let the held response arrive (real I/O, no virtual time passes).
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Until the engine is idle: the held response has arrived and the stale
+    // owner's write of its outcome has been tried (advance(0) waits for every
+    // tracked request and store operation, and moves no time).
+    await h.rt.advance(0);
+    expect(h.rt.inFlight).toBe(0);
+    expect(h.server.ledger.requestsFor('fence').map((r) => r.outcome)).toEqual(['effect']);
     const after = await h.store.get('fence');
     // The stale owner's outcome was refused: the newer owner's record stands untouched.
     expect(after).toEqual(taken);

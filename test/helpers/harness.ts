@@ -37,7 +37,7 @@ export async function harness(
   seed = 1,
 ): Promise<Harness> {
   const rt = createFakeRuntime({ seed });
-  const server = await startReferenceServer({ now: rt.now, ...serverOptions });
+  const server = await startReferenceServer({ runtime: rt, ...serverOptions });
   const store = memoryStore({ now: rt.now });
   const make = (more: Partial<ClientOptions> = {}) =>
     createClient({ baseUrl: server.url, runtime: rt, fetch: rt.fetch, store, ...options, ...more });

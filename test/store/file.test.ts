@@ -2,12 +2,12 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStore } from '../../src/node.js';
 import { HOST_ID } from '../../src/store/file/liveness.js';
 import { fileNameFor, parseFileName } from '../../src/store/file/names.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
-import { sampleRecord } from '../../src/testing.js';
+import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker } from '../helpers/file-worker.js';
 
@@ -131,88 +131,114 @@ describe('fileStore: crash leftovers and claims', () => {
 
   it('takes over at once a claim whose holder died, or that predates the boot', async () => {
     const dir = tempDir();
-    const store = fileStore({ dir });
+    const rt = createFakeRuntime();
+    const store = fileStore({ dir, runtime: rt });
     await store.put(sampleRecord('k1'));
     await store.put(sampleRecord('k2'));
     const dead = writeClaim(dir, 'k1', { host: HOST_ID, pid: deadPid() });
     const old = writeClaim(dir, 'k2', { host: 'ffffffff', pid: 1 });
     beforeBoot(old);
-    const started = Date.now();
-    expect((await store.update('k1', bump))?.epoch).toBe(1);
-    expect((await store.update('k2', bump))?.epoch).toBe(1);
-    expect(Date.now() - started).toBeLessThan(500);
+    expect((await rt.run(store.update('k1', bump)))?.epoch).toBe(1);
+    expect((await rt.run(store.update('k2', bump)))?.epoch).toBe(1);
+    // At once: not a single pause to watch the holder.
+    expect(rt.sleeps).toEqual([]);
     expect([fs.existsSync(dead), fs.existsSync(old)]).toEqual([false, false]);
   });
 
   it('waits for a live holder, and gives up after lockTimeoutMs', async () => {
     const dir = tempDir();
-    const store = fileStore({ dir, lockTimeoutMs: 150 });
+    const rt = createFakeRuntime();
+    const store = fileStore({ dir, lockTimeoutMs: 150, runtime: rt });
     await store.put(sampleRecord('k1'));
     const claim = writeClaim(dir, 'k1', { host: HOST_ID, pid: process.ppid });
-    await expect(store.update('k1', bump)).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    const started = rt.monotonicNow();
+    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    // It waited out lockTimeoutMs (of its own clock), looking again and again, then gave up.
+    expect(rt.monotonicNow() - started).toBeGreaterThanOrEqual(150);
+    expect(rt.sleeps.length).toBeGreaterThan(3);
     expect((await store.get('k1'))?.epoch).toBe(0);
-    // The holder lets go: the next update goes through.
-    setTimeout(() => fs.rmSync(claim), 50);
-    const patient = fileStore({ dir, lockTimeoutMs: 5_000 });
-    expect((await patient.update('k1', bump))?.epoch).toBe(1);
+    // The holder lets go while the next update is waiting for it: that update goes through.
+    const patient = fileStore({ dir, lockTimeoutMs: 5_000, runtime: rt });
+    const waits = rt.sleeps.length;
+    const update = patient.update('k1', bump);
+    await vi.waitUntil(() => rt.sleeps.length > waits);
+    fs.rmSync(claim);
+    expect((await rt.run(update))?.epoch).toBe(1);
   });
 
   it('an update that changes nothing takes no claim (it does not wait for a holder)', async () => {
     const dir = tempDir();
-    const store = fileStore({ dir, lockTimeoutMs: 150 });
+    const rt = createFakeRuntime();
+    const store = fileStore({ dir, lockTimeoutMs: 150, runtime: rt });
     await store.put(sampleRecord('k1', { epoch: 3 }));
     writeClaim(dir, 'k1', { host: HOST_ID, pid: process.ppid });
-    const started = Date.now();
-    expect((await store.update('k1', (current) => current))?.epoch).toBe(3);
-    expect(await store.update('missing', () => undefined)).toBeUndefined();
-    expect(Date.now() - started).toBeLessThan(100);
+    expect((await rt.run(store.update('k1', (current) => current)))?.epoch).toBe(3);
+    expect(await rt.run(store.update('missing', () => undefined))).toBeUndefined();
+    expect(rt.sleeps).toEqual([]);
     // A change still needs the claim, and so does an updater that throws on the unlocked read.
-    await expect(store.update('k1', bump)).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
     await expect(
-      store.update('k1', () => {
-        throw new Error('decided under the claim');
-      }),
+      rt.run(
+        store.update('k1', () => {
+          throw new Error('decided under the claim');
+        }),
+      ),
     ).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    expect(rt.sleeps.length).toBeGreaterThan(0);
   });
 
   it('takes over a claim it cannot check once it watched it unchanged for staleLockMs', async () => {
     const dir = tempDir();
-    const store = fileStore({ dir, staleLockMs: 300, lockTimeoutMs: 5_000 });
+    const rt = createFakeRuntime();
+    const store = fileStore({ dir, staleLockMs: 300, lockTimeoutMs: 5_000, runtime: rt });
     await store.put(sampleRecord('k1'));
     await store.put(sampleRecord('k2'));
     writeClaim(dir, 'k1', { host: 'ffffffff', pid: 1 }); // another host
     writeClaim(dir, 'k2', { host: HOST_ID, pid: process.ppid }); // a live pid (perhaps recycled) that never refreshes
-    const started = Date.now();
-    expect((await store.update('k1', bump))?.epoch).toBe(1);
-    expect((await store.update('k2', bump))?.epoch).toBe(1);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(600);
+    for (const key of ['k1', 'k2']) {
+      const started = rt.monotonicNow();
+      expect((await rt.run(store.update(key, bump)))?.epoch).toBe(1);
+      // Watched unchanged for staleLockMs, and not much longer.
+      expect(rt.monotonicNow() - started).toBeGreaterThanOrEqual(300);
+      expect(rt.monotonicNow() - started).toBeLessThan(300 + 2 * 16);
+    }
   });
 
   it('never takes over a claim its holder keeps refreshing', async () => {
     const dir = tempDir();
-    const store = fileStore({ dir, staleLockMs: 300, lockTimeoutMs: 1_200 });
+    const rt = createFakeRuntime();
+    let touches = 0;
+    // The holder refreshes its claim while we wait: a new mtime before each of our looks.
+    const refreshing = {
+      ...rt,
+      sleep(ms: number, signal?: AbortSignal) {
+        const at = new Date(Date.now() + ++touches * 1_000);
+        fs.utimesSync(claim, at, at);
+        return rt.sleep(ms, signal);
+      },
+    };
+    const store = fileStore({ dir, staleLockMs: 300, lockTimeoutMs: 1_200, runtime: refreshing });
     await store.put(sampleRecord('k1'));
     const claim = writeClaim(dir, 'k1', { host: 'ffffffff', pid: 1 });
-    const refresh = setInterval(() => {
-      const now = new Date();
-      fs.utimesSync(claim, now, now);
-    }, 100);
-    try {
-      await expect(store.update('k1', bump)).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
-    } finally {
-      clearInterval(refresh);
-    }
+    const started = rt.monotonicNow();
+    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    // It watched for the whole lockTimeoutMs (four times staleLockMs) and never broke the claim.
+    expect(rt.monotonicNow() - started).toBeGreaterThanOrEqual(1_200);
+    expect(touches).toBeGreaterThan(10);
     expect(fs.existsSync(claim)).toBe(true);
   });
 
   it('takes over an empty claim (its creator died before writing a line) after a short grace', async () => {
     const dir = tempDir();
-    const store = fileStore({ dir });
+    const rt = createFakeRuntime();
+    const store = fileStore({ dir, runtime: rt });
     await store.put(sampleRecord('k1'));
     fs.writeFileSync(pendingPathOf(dir, 'k1'), '');
-    const started = Date.now();
-    expect((await store.update('k1', bump))?.epoch).toBe(1);
-    expect(Date.now() - started).toBeLessThan(3_000);
+    const started = rt.monotonicNow();
+    expect((await rt.run(store.update('k1', bump)))?.epoch).toBe(1);
+    // A grace of 1 s, not staleLockMs (10 s by default).
+    expect(rt.monotonicNow() - started).toBeGreaterThanOrEqual(1_000);
+    expect(rt.monotonicNow() - started).toBeLessThan(1_000 + 2 * 16);
   });
 
   it('names the last writer in each record file, after the record line', async () => {

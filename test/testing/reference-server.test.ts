@@ -50,9 +50,17 @@ function fakeClock(start = 1_700_000_000_000): { now: () => number; advance(ms: 
   };
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** A promise the test resolves by hand: the server's effect waits on it, so "still in progress" is a state, not a race. */
+function gate(): { wait: Promise<void>; open(): void } {
+  let open!: () => void;
+  const wait = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { wait, open };
 }
+
+/** One turn of the event loop: promise callbacks queued before it have run. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 describe('reference server: the idempotency contract', () => {
   it('listens on 127.0.0.1 with an ephemeral port', async () => {
@@ -92,8 +100,13 @@ describe('reference server: the idempotency contract', () => {
   });
 
   it('answers 409 problem+json while the original is still in progress (ietf)', async () => {
-    const server = await start();
-    server.script({ kind: 'delay', ms: 150 });
+    const effect = gate();
+    const server = await start({
+      handle: async (req) => {
+        await effect.wait;
+        return { status: 201, body: { id: `res_${req.effectNumber}` } };
+      },
+    });
     const original = send(server, '/charges', { amount: 5 }, { key: 'slow' });
     await server.waitForRequests(1);
 
@@ -104,14 +117,21 @@ describe('reference server: the idempotency contract', () => {
       type: 'https://example.com/errors/idempotency-in-progress',
       title: 'A request with this Idempotency-Key is still in progress',
     });
+    effect.open();
     expect((await original).status).toBe(201);
     expect(server.ledger.effectCount('slow')).toBe(1);
     expect(server.ledger.maxConcurrent('slow')).toBe(2);
   });
 
   it('answers 409 idempotency_key_in_use while in progress (stripe)', async () => {
-    const server = await start({ profile: 'stripe' });
-    server.script({ kind: 'delay', ms: 150 });
+    const effect = gate();
+    const server = await start({
+      profile: 'stripe',
+      handle: async (req) => {
+        await effect.wait;
+        return { status: 201, body: { id: `res_${req.effectNumber}` } };
+      },
+    });
     const original = send(server, '/v1/charges', { amount: 5 }, { key: 'slow' });
     await server.waitForRequests(1);
 
@@ -120,6 +140,7 @@ describe('reference server: the idempotency contract', () => {
     const body = (await duplicate.json()) as { error: Record<string, string> };
     expect(body.error.type).toBe('idempotency_error');
     expect(body.error.code).toBe('idempotency_key_in_use');
+    effect.open();
     expect((await original).status).toBe(201);
   });
 
@@ -446,7 +467,8 @@ describe('reference server: scripted faults', () => {
     expect(server.ledger.effectCount('k')).toBe(1);
     const reload = await send(server, '/charges', { amount: 5 }, { key: 'k' });
     expect(reload.headers.get('idempotent-replayed')).toBe('true');
-    await sleep(20);
+    // The replay was answered while the original is held: the original had every chance to finish, and did not.
+    await turn();
     expect(settled).toBe(false);
 
     hold.release();
@@ -465,9 +487,8 @@ describe('reference server: scripted faults', () => {
     const dropped = send(server, '/a', {}, { key: 'dropped' }).catch((error: unknown) => error);
     await server.waitForRequests(2);
 
-    const started = Date.now();
+    // close() itself must settle: if it waited for the held requests, the test would time out here.
     await server.close();
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(await held).toBeInstanceOf(TypeError);
     expect(await dropped).toBeInstanceOf(TypeError);
   });
@@ -507,8 +528,14 @@ describe('reference server: CORS, concurrency and bookkeeping', () => {
     expect(server.ledger.maxConcurrent('seq')).toBe(1);
     expect(server.ledger.maxConcurrent('never-seen')).toBe(0);
 
-    server.script({ kind: 'delay', ms: 100, match: { key: 'par' } }, { kind: 'delay', ms: 100, match: { key: 'par' } });
-    await Promise.all([send(server, '/a', {}, { key: 'par' }), send(server, '/a', {}, { key: 'par' })]);
+    const hold = server.hold({ key: 'par' });
+    const first = send(server, '/a', {}, { key: 'par' });
+    await hold.arrived;
+    // The second arrives while the first is held open: they overlap by construction, not by timing.
+    const second = await send(server, '/a', {}, { key: 'par' });
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    hold.release();
+    await first;
     expect(server.ledger.maxConcurrent('par')).toBe(2);
     expect(server.ledger.maxConcurrent()).toBe(2);
     expect(server.ledger.effectCount('par')).toBe(1);
@@ -521,7 +548,8 @@ describe('reference server: CORS, concurrency and bookkeeping', () => {
       done = true;
     });
     await send(server, '/a', {}, { key: 'a' });
-    await sleep(5);
+    expect(server.ledger.requests).toHaveLength(1);
+    await turn();
     expect(done).toBe(false);
     await send(server, '/a', {}, { key: 'b' });
     await waiting;

@@ -44,6 +44,7 @@
  * kernel lock closes that window, and Node has none (no flock).
  */
 import * as fs from 'node:fs';
+import type { Runtime } from '../../runtime.js';
 import { writeSteps } from './durable.js';
 import { closeFile, isErrno, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
 import { BOOTED_AT, HOST_ID, pidAlive, randomToken } from './liveness.js';
@@ -53,6 +54,12 @@ export interface ClaimOptions {
   staleMs: number;
   /** Give up waiting for a live holder after this long. */
   timeoutMs: number;
+  /**
+   * The clock and timers of the wait for a holder: how long we watched a
+   * claim, when we give up, the pause between looks. (A claim file's own
+   * age is judged by the file system's clock, which wrote its times.)
+   */
+  runtime: Pick<Runtime, 'monotonicNow' | 'sleep' | 'random'>;
 }
 
 interface HolderInfo {
@@ -175,7 +182,8 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   const token = randomToken();
   const self: HolderInfo = { host: HOST_ID, pid: process.pid, token };
   const holderLine = `${JSON.stringify(self)}\n`;
-  const deadline = Date.now() + options.timeoutMs;
+  const { runtime } = options;
+  const deadline = runtime.monotonicNow() + options.timeoutMs;
   // Registered before the file exists: a sweep in this process must never take it for a leftover.
   heldTokens.add(token);
   let watched: { ino: number; mtimeMs: number; size: number; since: number } | undefined;
@@ -189,7 +197,7 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
         breakClaim(path, holder, token);
         continue;
       }
-      const now = performance.now();
+      const now = runtime.monotonicNow();
       if (
         watched === undefined ||
         watched.ino !== holder.ino ||
@@ -202,13 +210,13 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
         watched = undefined;
         continue;
       }
-      if (Date.now() >= deadline) {
+      if (now >= deadline) {
         const who =
           holder.info === undefined ? 'an unknown holder' : `pid ${holder.info.pid} (host ${holder.info.host})`;
         throw new LockTimeoutError(`Timed out after ${options.timeoutMs} ms waiting for ${path}, held by ${who}`);
       }
       const pollMs = Math.min(MAX_POLL_MS, 2 ** Math.min(round, 4));
-      await new Promise((resolve) => setTimeout(resolve, pollMs * (0.5 + Math.random())));
+      await runtime.sleep(pollMs * (0.5 + runtime.random()));
     }
   } catch (error) {
     heldTokens.delete(token);

@@ -35,6 +35,7 @@ import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InvalidOptionsError } from '../../errors.js';
 import type { OperationRecord } from '../../flow/record.js';
+import { type Runtime, systemRuntime } from '../../runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
 import { summaryOf } from '../store.js';
 import { type Claim, type ClaimOptions, sweepBroken, sweepClaim, takeClaim } from './claim.js';
@@ -55,8 +56,15 @@ export interface FileStoreOptions {
    * @example fileStore({ dir: path.join(os.homedir(), '.my-app', 'outbox') })
    */
   dir?: string;
-  /** Clock for quarantine timestamps. @default Date.now */
+  /** Clock for quarantine timestamps. @default runtime.now */
   now?: () => number;
+  /**
+   * Clock and timers of the store's own waits (for another process's claim
+   * on a record). Tests pass a fake runtime (`createFakeRuntime()` from
+   * `oncely/testing`) to count those waits instead of timing them.
+   * @default the system's
+   */
+  runtime?: Partial<Runtime>;
   /**
    * How long an update waits for another (live) process holding the same
    * record before it rejects with a `LockTimeoutError` (`code`
@@ -154,10 +162,12 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   if (options.now !== undefined && typeof options.now !== 'function') {
     throw new InvalidOptionsError('now', 'must be a function');
   }
-  const now = options.now ?? Date.now;
+  const runtime: Runtime = { ...systemRuntime, ...options.runtime };
+  const now = options.now ?? runtime.now;
   const claimOptions: ClaimOptions = {
     timeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs, 30_000),
     staleMs: positive('staleLockMs', options.staleLockMs, 10_000),
+    runtime,
   };
   const dir = resolve(options.dir ?? '.oncely');
   const quarantineDir = join(dir, QUARANTINE_DIR);

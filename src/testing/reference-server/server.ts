@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { FAKE_REQUEST_HEADER } from '../fake-runtime.js';
 import { createHold, FaultQueue, HoldQueue, type RequestIdentity } from './faults.js';
 import { type DecodedBody, decodeBody, fingerprintRequest } from './fingerprint.js';
 import { LedgerRecorder } from './ledger.js';
@@ -24,6 +25,7 @@ import type {
   ReferenceResponse,
   ReferenceServer,
   ReferenceServerOptions,
+  ServerRuntime,
 } from './types.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -44,6 +46,7 @@ interface Settings {
   requireKey: boolean;
   authorize: ((authorization: string | undefined) => boolean) | undefined;
   handle: (req: ReferenceRequest) => ReferenceResponse | Promise<ReferenceResponse>;
+  runtime: ServerRuntime | undefined;
 }
 
 /** Everything known about one request once its body has been read. */
@@ -78,7 +81,8 @@ function resolveSettings(options: ReferenceServerOptions): Settings {
     keyHeader: options.keyHeader ?? 'Idempotency-Key',
     profile: options.profile ?? 'ietf',
     keyRetentionMs: options.keyRetentionMs ?? DAY_MS,
-    now: options.now ?? Date.now,
+    now: options.now ?? options.runtime?.now ?? Date.now,
+    runtime: options.runtime,
     requireKey: options.requireKey ?? true,
     authorize: options.authorize,
     handle: options.handle ?? defaultHandle,
@@ -298,7 +302,7 @@ class ReferenceServerImpl implements ReferenceServer {
   }
 
   async #execute(exchange: Exchange, decision: Decision): Promise<void> {
-    if (exchange.fault?.kind === 'delay') await this.#sleep(exchange.fault.ms);
+    if (exchange.fault?.kind === 'delay') await this.#sleep(exchange.fault.ms, exchange);
     if (decision.kind === 'destroy') {
       this.#record(exchange, 'fault', undefined);
       exchange.req.socket.destroy();
@@ -313,6 +317,7 @@ class ReferenceServerImpl implements ReferenceServer {
     const hold = response.status < 500 ? this.#holds.take(exchange) : undefined;
     if (hold !== undefined) {
       hold.arrive();
+      this.#park(exchange, hold.gate);
       await hold.gate;
     }
     this.#deliver(exchange, response);
@@ -357,7 +362,11 @@ class ReferenceServerImpl implements ReferenceServer {
   /** Applies the after-commit faults: the server did the work, the client never hears of it. */
   #deliver(exchange: Exchange, response: WireResponse): void {
     const kind = exchange.fault?.kind;
-    if (kind === 'drop-after-commit') return;
+    if (kind === 'drop-after-commit') {
+      // Never answered: only the client's timeout (virtual time, for a test runtime) can end it.
+      this.#park(exchange, new Promise<void>((resolve) => exchange.res.once('close', resolve)));
+      return;
+    }
     if (kind === 'reset-after-commit') {
       exchange.req.socket.destroy();
       return;
@@ -386,7 +395,18 @@ class ReferenceServerImpl implements ReferenceServer {
     });
   }
 
-  #sleep(ms: number): Promise<void> {
+  /** Tells a test runtime that this request now waits on virtual time (or on the test), not on real work. */
+  #park(exchange: Exchange, until: Promise<unknown>): void {
+    this.#settings.runtime?.park?.(headerValue(exchange.req, FAKE_REQUEST_HEADER), until);
+  }
+
+  #sleep(ms: number, exchange: Exchange): Promise<void> {
+    const runtime = this.#settings.runtime;
+    if (runtime !== undefined) {
+      const slept = runtime.sleep(ms);
+      this.#park(exchange, slept);
+      return slept;
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#timers.delete(timer);

@@ -24,6 +24,13 @@ export interface ReferenceResponse {
   headers?: Record<string, string>;
 }
 
+/** What the reference server needs of a test runtime. */
+export interface ServerRuntime {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  park?(requestId: string | undefined, until: Promise<unknown>): void;
+}
+
 export interface ReferenceServerOptions {
   /** Default 0: the OS picks a free port, so parallel test files never collide. */
   port?: number;
@@ -33,8 +40,16 @@ export interface ReferenceServerOptions {
   profile?: 'ietf' | 'stripe';
   /** Default 24h. A key older than this is forgotten, so reusing it is new work. */
   keyRetentionMs?: number;
-  /** Clock for retention, ledger timestamps and outage windows. Default `Date.now`. */
+  /** Clock for retention, ledger timestamps and outage windows. Default `runtime.now`, else `Date.now`. */
   now?: () => number;
+  /**
+   * A test runtime (`createFakeRuntime()`): scripted delays sleep in its
+   * virtual time, and delays and holds park the request they keep waiting
+   * (`runtime.park`), so virtual time may move while the server holds a
+   * request on purpose, and never while it is doing real work.
+   * @default real time
+   */
+  runtime?: ServerRuntime;
   /** Default true: POST/PATCH without a key are rejected with 400. */
   requireKey?: boolean;
   /** When given and it returns false the request is rejected with 401 before any effect. */
