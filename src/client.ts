@@ -18,6 +18,7 @@ import {
 } from './errors.js';
 import { Emitter, type Listener, type OncelyEventName } from './events.js';
 import { directFetch } from './flow/attempt.js';
+import { mayHaveTakenEffect } from './flow/decide.js';
 import { DriveList, type ToDrive } from './flow/drive-list.js';
 import {
   ALWAYS_DENIED_HEADERS,
@@ -26,7 +27,7 @@ import {
   prepareOperation,
   resolveUrl,
 } from './flow/operation.js';
-import { describeIssue, isTerminal, type OperationRecord, type OperationState } from './flow/record.js';
+import { describeIssue, isTerminal, type OperationRecord, type OperationState, SEQ_PER_MS } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
 import { countOutcome, emptySummary, orderForResume, pool, type ResumeSummary, summaries } from './flow/resume.js';
 import { type AttemptContext, type Connectivity, type Engine, runOperation } from './flow/run.js';
@@ -167,6 +168,15 @@ export interface Outcome<T = unknown> {
   record: OperationRecord | undefined;
 }
 
+export interface DiscardOptions {
+  /**
+   * Discard even an operation that may have taken effect (reconciled by
+   * other means). Never overrides a live lease.
+   * @default false
+   */
+  force?: boolean;
+}
+
 export interface Enqueued<T = unknown> {
   key: string;
   /** Settles when the operation does; never rejects. */
@@ -194,8 +204,13 @@ export interface OncelyClient {
   quarantined(): Promise<QuarantineEntry[]>;
   /** Resends a `blocked` or `unknown` operation with the same key. */
   retry(key: string): Promise<Outcome>;
-  /** Forgets an operation that is not in flight. */
-  discard(key: string): Promise<void>;
+  /**
+   * Forgets an operation. Refused while any owner holds a live lease on it
+   * (in flight, or waiting between attempts), and refused for an operation
+   * that may have taken effect unless `force` is set: forgetting it would
+   * invite sending it again under a new key.
+   */
+  discard(key: string, options?: DiscardOptions): Promise<void>;
   /** Removes finished operations past their `retainUntil`. Returns how many. */
   sweep(): Promise<number>;
   on<E extends OncelyEventName>(event: E, fn: Listener<E>): () => void;
@@ -283,6 +298,14 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
 
   const running = new Map<string, Promise<OperationRecord>>();
+  /** Admissions of one scope, chained: write-ahead order (and so send order) is call order. */
+  const scopeAdmissions = new Map<string, Promise<unknown>>();
+  let lastSeq = 0;
+  /** A number that only grows: from the clock, so it keeps growing across restarts; +1 within a millisecond. */
+  const nextSeq = (): number => {
+    lastSeq = Math.max(runtime.now() * SEQ_PER_MS, lastSeq + 1);
+    return lastSeq;
+  };
   let lastSweepAt = Number.NEGATIVE_INFINITY;
   const scopeTails = new Map<string, Promise<unknown>>();
 
@@ -332,8 +355,25 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
 
   /** Validates, then writes the record ahead (or finds the existing one for this key). */
   function admit(request: OncelyRequest<unknown>): Promise<{ record: OperationRecord; fresh: boolean }> {
+    if (shutdown.stopped) {
+      // Refused before anything is written: nothing is queued that the caller would think gone.
+      return Promise.reject(
+        new InvalidStateError(undefined, undefined, 'The client is closed; create a new one to send'),
+      );
+    }
+    const scope = typeof request === 'object' && request !== null ? request.scope : undefined;
     // Hashing may run off the main thread (WebCrypto): real work, reported as such.
-    return runtime.track(writeAhead(request));
+    if (scope === undefined) return runtime.track(writeAhead(request));
+    const previous = scopeAdmissions.get(scope);
+    const admitted = (previous === undefined ? Promise.resolve() : previous.then(noop, noop)).then(() =>
+      runtime.track(writeAhead(request)),
+    );
+    scopeAdmissions.set(scope, admitted);
+    const forget = (): void => {
+      if (scopeAdmissions.get(scope) === admitted) scopeAdmissions.delete(scope);
+    };
+    admitted.then(forget, forget);
+    return admitted;
   }
 
   async function writeAhead(request: OncelyRequest<unknown>): Promise<{ record: OperationRecord; fresh: boolean }> {
@@ -345,7 +385,10 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     let fresh = false;
     const record = await store.update(prepared.key, (current) => {
       fresh = current === undefined;
-      return current ?? newRecord(prepared, policy, request, runtime.now(), engine.owner);
+      if (current !== undefined) return current;
+      const created = newRecord(prepared, policy, request, runtime.now(), engine.owner);
+      created.seq = nextSeq();
+      return created;
     });
     if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
     if (record.fingerprint !== prepared.fingerprint) throw new KeyConflictError(prepared.key, record.state);
@@ -528,14 +571,20 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       );
     },
 
-    async discard(key) {
+    async discard(key, discardOptions = {}) {
       if (running.has(key))
         throw new InvalidStateError(key, 'in_flight', `Operation ${key} is being driven; it cannot be discarded now`);
-      const record = await store.get(key);
-      if (record === undefined) throw new NotFoundError(key);
-      if (record.state === 'in_flight' && record.lease !== undefined && record.lease.until > runtime.now()) {
-        throw new InvalidStateError(key, record.state, `Operation ${key} is in flight in another tab or process`);
-      }
+      // Checked on the record as stored right before deleting it (not on a copy read earlier).
+      let refusal: InvalidStateError | undefined;
+      let found = false;
+      await store.update(key, (current) => {
+        found = current !== undefined;
+        if (current === undefined) return undefined;
+        refusal = discardRefusal(current, runtime.now(), discardOptions.force === true);
+        return current;
+      });
+      if (!found) throw new NotFoundError(key);
+      if (refusal !== undefined) throw refusal;
       await store.delete(key);
     },
 
@@ -567,6 +616,28 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   return client;
 }
 
+/** Why `discard` must refuse `record`, if it must. */
+function discardRefusal(record: OperationRecord, nowMs: number, force: boolean): InvalidStateError | undefined {
+  const key = record.key;
+  if (record.lease !== undefined && record.lease.until > nowMs && !isTerminal(record.state)) {
+    return new InvalidStateError(
+      key,
+      record.state,
+      `Operation ${key} is held by ${record.lease.owner} (in flight or between attempts); it cannot be discarded now`,
+    );
+  }
+  if (!force && mayHaveTakenEffect(record) && record.state !== 'succeeded') {
+    return new InvalidStateError(
+      key,
+      record.state,
+      `Operation ${key} may have taken effect: reconcile it at the provider by its key, then discard(key, { force: true }) — or retry(key) with the same key`,
+    );
+  }
+  return undefined;
+}
+
+const noop = (): void => undefined;
+
 function failureError(record: OperationRecord): OperationError {
   const failure = record.failure;
   return new OperationError(
@@ -578,20 +649,25 @@ function failureError(record: OperationRecord): OperationError {
       attempts: record.attempts,
       status: failure?.status,
       remediation: failure?.remediation ?? 'Inspect the operation with get(key).',
+      mayHaveTakenEffect: mayHaveTakenEffect(record),
     },
   );
 }
 
 function suspendedError(record: OperationRecord, aborted: boolean): OperationError {
   const why = aborted ? 'the caller stopped waiting' : 'the client closed';
-  return new OperationError(`Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}`, {
-    key: record.key,
-    state: record.state,
-    attempts: record.attempts,
-    ...(aborted ? { reason: 'aborted' as const } : {}),
-    remediation:
-      'It stays stored: another tab or process may be driving it, and resume() on the same store continues it.',
-  });
+  return new OperationError(
+    `Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}; it stays stored and will be resumed`,
+    {
+      key: record.key,
+      state: record.state,
+      attempts: record.attempts,
+      ...(aborted ? { reason: 'aborted' as const } : {}),
+      mayHaveTakenEffect: mayHaveTakenEffect(record),
+      remediation:
+        'It stays stored and is not done yet: resume() on the same store (or another tab or process driving it) finishes it with the same key. Do not send it again under a new key.',
+    },
+  );
 }
 
 export { isOncelyError };

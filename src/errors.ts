@@ -96,10 +96,20 @@ export class OperationError extends OncelyError {
   readonly status: number | undefined;
   /** What the caller can do next. */
   readonly remediation: string;
-  constructor(message: string, details: OncelyErrorDetails & { status?: number | undefined; remediation: string }) {
+  /**
+   * Some attempt may have reached the server and taken effect, whatever the
+   * state (a `blocked` operation too): look it up by its key before anything
+   * else, and never send it again under a new key.
+   */
+  readonly mayHaveTakenEffect: boolean;
+  constructor(
+    message: string,
+    details: OncelyErrorDetails & { status?: number | undefined; remediation: string; mayHaveTakenEffect?: boolean },
+  ) {
     super('operation_failed', message, details);
     this.status = details.status;
     this.remediation = details.remediation;
+    this.mayHaveTakenEffect = details.mayHaveTakenEffect ?? false;
   }
 }
 
@@ -147,10 +157,13 @@ export class NotFoundError extends OncelyError {
   }
 }
 
-/** The operation is not in a state that allows what was asked (e.g. discarding one in flight). */
+/**
+ * The operation (or the client) is not in a state that allows what was
+ * asked: discarding one in flight, sending after `close()`.
+ */
 export class InvalidStateError extends OncelyError {
   override name = 'InvalidStateError';
-  constructor(key: string, state: OperationState, message: string) {
+  constructor(key: string | undefined, state: OperationState | undefined, message: string) {
     super('invalid_state', message, { key, state });
   }
 }

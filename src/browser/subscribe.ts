@@ -11,7 +11,7 @@
  * per event.
  */
 import type { AttemptClass, OperationRecord, OperationState, StopReason } from '../flow/record.js';
-import { OPERATION_STATES } from '../flow/record.js';
+import { OPERATION_STATES, writeOrder } from '../flow/record.js';
 import type { LeaderMode } from './leader.js';
 import type { WipeReport } from './persistence.js';
 
@@ -26,6 +26,8 @@ export interface OperationView {
   userId: string | undefined;
   meta: Readonly<Record<string, unknown>> | undefined;
   createdAt: number;
+  /** Write-ahead order (views list operations by it). */
+  order: number;
   deadlineAt: number;
   /** When the next attempt is due (pending operations). */
   nextAttemptAt: number;
@@ -88,10 +90,11 @@ export function viewOf(record: OperationRecord): OperationView {
     userId: typeof userId === 'string' ? userId : undefined,
     meta: record.meta,
     createdAt: record.createdAt,
+    order: writeOrder(record),
     deadlineAt: record.deadlineAt,
     nextAttemptAt: record.nextAttemptAt,
-    attempts: record.attempts.filter((a) => a.sent !== 'not').length,
-    tries: record.attempts.length,
+    attempts: record.attempts.filter((a) => a.sent !== 'not').length + (record.attemptsOmitted?.counted ?? 0),
+    tries: record.attempts[record.attempts.length - 1]?.n ?? 0,
     lastAttempt:
       last === undefined
         ? undefined
@@ -118,7 +121,7 @@ export function snapshotOf(
     .filter((r) => options.states === undefined || options.states.includes(r.state))
     .filter((r) => !('userId' in options) || options.userId === undefined || r.meta?.userId === options.userId)
     .map(viewOf)
-    .sort((a, b) => a.createdAt - b.createdAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    .sort((a, b) => a.order - b.order || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const counts = Object.fromEntries(OPERATION_STATES.map((s) => [s, 0])) as Record<OperationState, number>;
   for (const view of selected) counts[view.state]++;
   return {

@@ -27,6 +27,8 @@ export interface Stop {
   reason: StopReason;
   message: string;
   remediation: string;
+  /** Some attempt may have taken effect (whatever the state): reconcile before anything else. */
+  mayHaveTakenEffect: boolean;
   status?: number | undefined;
   class?: AttemptClass | undefined;
 }
@@ -60,7 +62,8 @@ export function decide(input: DecideInput): Decision {
     case 'in_progress':
       break;
   }
-  if (c.class !== 'not_sent' && attemptsThatCount(record) >= policy.maxAttempts) {
+  // Unsent attempts and "still in progress" answers are not tries of ours: only the deadline bounds them.
+  if (c.class !== 'not_sent' && c.class !== 'in_progress' && attemptsThatCount(record) >= policy.maxAttempts) {
     return stopWith(record, 'attempts', `Gave up after ${policy.maxAttempts} attempts; last: ${c.detail}`, c);
   }
   let delayMs: number;
@@ -78,22 +81,60 @@ export function decide(input: DecideInput): Decision {
   } else {
     delayMs = backoffDelayMs(policy.backoff, record.backoff.retries, record.backoff.lastDelayMs, input.random);
   }
+  // The original request is still running on the server: asking again sooner cannot help.
+  const floorMs = c.class === 'in_progress' ? inProgressFloorMs(record) : 0;
+  delayMs = Math.max(delayMs, floorMs);
   if (hint !== undefined && nowMs + hint >= record.deadlineAt) {
     return stopWith(record, 'deadline', `The server asked to wait ${hint} ms, past the deadline`, c);
   }
   if (nowMs + delayMs >= record.deadlineAt) {
-    return stopWith(record, 'deadline', `The deadline leaves no time for another attempt; last: ${c.detail}`, c);
+    // A random delay that overshoots must not cost the last try: wait half of
+    // what is left instead, and leave the other half to the attempt — unless
+    // that is shorter than a wait worth making.
+    const lastChanceMs = Math.floor((record.deadlineAt - nowMs) / 2);
+    if (hint !== undefined || lastChanceMs < Math.max(floorMs, policy.backoff.baseDelayMs)) {
+      return stopWith(record, 'deadline', `The deadline leaves no time for another attempt; last: ${c.detail}`, c);
+    }
+    delayMs = lastChanceMs;
   }
   return { kind: 'retry', delayMs, budgeted: c.class === 'retryable' || c.class === 'ambiguous', why: c.class };
 }
 
-/** Attempts that may have reached the server: provably unsent ones are free. */
-export function attemptsThatCount(record: OperationRecord): number {
-  return record.attempts.filter((a) => a.sent !== 'not').length;
+/**
+ * The least wait after a "still in progress" answer (409 of the IETF draft,
+ * Stripe's `idempotency_key_in_use`) without `Retry-After`: 1 s, doubling
+ * with each such answer in a row, up to 8 s. The ordinary backoff (250 ms
+ * base) would spend the whole attempt budget while a slow payment is still
+ * being processed.
+ */
+export function inProgressFloorMs(record: OperationRecord): number {
+  let streak = 0;
+  for (let i = record.attempts.length - 1; i >= 0 && record.attempts[i]?.class === 'in_progress'; i--) streak++;
+  return Math.min(IN_PROGRESS_MAX_FLOOR_MS, IN_PROGRESS_FLOOR_MS * 2 ** Math.max(0, streak - 1));
 }
 
-/** True when some attempt may have taken effect on the server. */
-export function mayHaveTakenEffect(record: OperationRecord): boolean {
+const IN_PROGRESS_FLOOR_MS = 1_000;
+const IN_PROGRESS_MAX_FLOOR_MS = 8_000;
+
+/**
+ * Attempts that count toward `maxAttempts`: those that may have reached the
+ * server, except "still in progress" answers. Provably unsent ones are free.
+ */
+export function attemptsThatCount(record: OperationRecord): number {
+  let counted = record.attemptsOmitted?.counted ?? 0;
+  for (const a of record.attempts) if (a.sent !== 'not' && a.class !== 'in_progress') counted++;
+  return counted;
+}
+
+/**
+ * The one place that decides "may have taken effect", from the attempt
+ * history: some attempt's effect is unknown or applied, an attempt was left
+ * open after it may have been sent, or a dropped part of the history said
+ * so. Sticky: once true for a record, it stays true, and every terminal
+ * state, message and remediation built from the record carries it.
+ */
+export function mayHaveTakenEffect(record: Pick<OperationRecord, 'attempts' | 'attemptsOmitted'>): boolean {
+  if (record.attemptsOmitted?.mayHaveTakenEffect === true) return true;
   return record.attempts.some(
     (a) => a.effect === 'unknown' || a.effect === 'applied' || (a.endedAt === undefined && a.sent !== 'not'),
   );
@@ -110,24 +151,32 @@ export function stopWith(
   message: string,
   c?: Pick<Classification, 'status' | 'class'>,
 ): Stop {
-  const state = reason === 'correctable' ? 'blocked' : mayHaveTakenEffect(record) ? 'unknown' : 'failed';
+  const maybe = mayHaveTakenEffect(record);
+  const state = reason === 'correctable' ? 'blocked' : maybe ? 'unknown' : 'failed';
   return {
     kind: 'stop',
     state,
     reason,
     message,
-    remediation: remediationFor(state, c?.status),
+    mayHaveTakenEffect: maybe,
+    remediation: remediationFor(state, c?.status, maybe),
     status: c?.status,
     class: c?.class,
   };
 }
 
-function remediationFor(state: Stop['state'], status: number | undefined): string {
+/** What to do next. Never "send it again" or "discard" when an attempt may have taken effect. */
+export function remediationFor(state: Stop['state'], status: number | undefined, maybe: boolean): string {
   switch (state) {
-    case 'blocked':
-      return status === 401 || status === 403
-        ? 'Fix the credentials or permissions, then call retry(key) to resend with the same key, or discard(key).'
-        : 'Fix the request or its prerequisites, then call retry(key) to resend with the same key, or discard(key).';
+    case 'blocked': {
+      const fix =
+        status === 401 || status === 403
+          ? 'Fix the credentials or permissions, then call retry(key) to resend with the same key'
+          : 'Fix the request or its prerequisites, then call retry(key) to resend with the same key';
+      return maybe
+        ? `An earlier attempt may have taken effect: look the operation up at the provider by its key first. ${fix} (the provider deduplicates it). Do not discard it and send a new operation: that could do it twice.`
+        : `${fix}, or discard(key).`;
+    }
     case 'failed':
       return 'No attempt took effect on the server. Send it again as a new operation when ready.';
     case 'unknown':

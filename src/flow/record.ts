@@ -97,10 +97,30 @@ const failureSchema = z.object({
   status: z.optional(z.number().check(z.int())),
   message: z.string(),
   remediation: z.string(),
+  /** Some attempt may have reached the server and taken effect (see `mayHaveTakenEffect`): reconcile before anything else. */
+  mayHaveTakenEffect: z.optional(z.boolean()),
 });
 export type StoredFailure = z.infer<typeof failureSchema>;
 
 const leaseSchema = z.object({ owner: z.string(), until: int() });
+
+/**
+ * What is left of attempts dropped from the middle of a long history (the
+ * first and the latest are kept): a refused connection retried for a day
+ * must not grow the record without bound, yet nothing that decides a state
+ * may be forgotten.
+ */
+const omittedSchema = z.object({
+  /** How many attempts were dropped. */
+  count: int(),
+  /** Of those, how many may have reached the server (they count toward `maxAttempts`). */
+  counted: int(),
+  /** Some dropped attempt may have taken effect. */
+  mayHaveTakenEffect: z.boolean(),
+  /** Dropped attempts by class. */
+  byClass: z.record(z.string(), int()),
+});
+export type OmittedAttempts = z.infer<typeof omittedSchema>;
 
 export const recordSchema = z.object({
   v: z.literal(RECORD_VERSION),
@@ -113,6 +133,12 @@ export const recordSchema = z.object({
   policy: z.string(),
   /** Optional ordering scope: operations of one scope are sent one after another. */
   scope: z.optional(z.string()),
+  /**
+   * Write-ahead order: a number that only grows, assigned when the record is
+   * created. Scope order and resume order use it, never a timestamp or a
+   * key (many operations are created within one millisecond).
+   */
+  seq: z.optional(int()),
   createdAt: int(),
   deadlineAt: int(),
   retainUntil: z.optional(int()),
@@ -121,6 +147,7 @@ export const recordSchema = z.object({
   epoch: int(),
   lease: z.optional(leaseSchema),
   attempts: z.array(attemptSchema),
+  attemptsOmitted: z.optional(omittedSchema),
   nextAttemptAt: int(),
   /** Backoff state, serialisable so a resumed operation continues its schedule. */
   backoff: z.object({ retries: int(), lastDelayMs: int() }),
@@ -232,6 +259,7 @@ const exactRecord = shapeOf({
   fingerprint: (v) => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v),
   policy: isString,
   scope: optional(isString),
+  seq: optional(isCount),
   createdAt: isCount,
   deadlineAt: isCount,
   retainUntil: optional(isCount),
@@ -253,6 +281,9 @@ const exactRecord = shapeOf({
       delayMs: optional(isCount),
     }),
   ),
+  attemptsOmitted: optional(
+    shapeOf({ count: isCount, counted: isCount, mayHaveTakenEffect: isBoolean, byClass: dictOf(isCount) }),
+  ),
   nextAttemptAt: isCount,
   backoff: shapeOf({ retries: isCount, lastDelayMs: isCount }),
   authRefreshed: optional(isBoolean),
@@ -272,6 +303,7 @@ const exactRecord = shapeOf({
       status: optional(isInt),
       message: isString,
       remediation: isString,
+      mayHaveTakenEffect: optional(isBoolean),
     }),
   ),
   meta: optional(dictOf(() => true)),
@@ -308,6 +340,14 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
       return `${field}: ${issue.message}`;
   }
 }
+
+/** Order of creation: `seq` when the record has one, else its creation time (records written before `seq`). */
+export function writeOrder(record: { seq?: number | undefined; createdAt: number }): number {
+  return record.seq ?? record.createdAt * SEQ_PER_MS;
+}
+
+/** Sequence numbers per millisecond: `seq` starts from the clock so it keeps growing across restarts. */
+export const SEQ_PER_MS = 1_000;
 
 export function isTerminal(state: OperationState): boolean {
   return TERMINAL_STATES.includes(state);

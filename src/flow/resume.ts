@@ -6,7 +6,7 @@
  */
 
 import { type OperationStore, type RecordFilter, type RecordSummary, summaryOf } from '../store/store.js';
-import type { OperationRecord, OperationState } from './record.js';
+import { type OperationRecord, type OperationState, writeOrder } from './record.js';
 
 /**
  * What `resume()` resolves with: how many operations the pass took up, and
@@ -54,10 +54,10 @@ export function countOutcome(summary: ResumeSummary, state: OperationState): voi
  * scope's records are placed, oldest first, into the slots its records took
  * in the due-time order. Sorts `records` in place and returns it.
  */
-export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' | 'createdAt' | 'scope'>>(
+export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' | 'createdAt' | 'scope' | 'seq'>>(
   records: T[],
 ): T[] {
-  records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
+  records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
   const slots = new Map<string, number[]>();
   records.forEach((r, i) => {
     if (r.scope === undefined) return;
@@ -66,7 +66,7 @@ export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' |
     else indexes.push(i);
   });
   for (const indexes of slots.values()) {
-    const scoped = indexes.map((i) => records[i] as T).sort((a, b) => a.createdAt - b.createdAt);
+    const scoped = indexes.map((i) => records[i] as T).sort((a, b) => writeOrder(a) - writeOrder(b));
     indexes.forEach((slot, k) => {
       records[slot] = scoped[k] as T;
     });

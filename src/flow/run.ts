@@ -10,7 +10,7 @@
  * without writing, and another owner carries on with the same key.
  */
 import type { KyInstance } from 'ky';
-import { LeaseLostError, NotFoundError } from '../errors.js';
+import { isOncelyError, LeaseLostError, NotFoundError, OperationError } from '../errors.js';
 import type { Emitter } from '../events.js';
 import type { EndpointTable, ResolvedPolicy } from '../options.js';
 import type { Admission, Governor, HostGate } from '../policy/gate.js';
@@ -20,13 +20,14 @@ import type { OperationStore } from '../store/store.js';
 import { onAbort } from './abort.js';
 import { type AttemptOutput, performAttempt } from './attempt.js';
 import { type Classification, classify } from './classify.js';
-import { decide, type Stop, stopWith } from './decide.js';
+import { decide, mayHaveTakenEffect, type Stop, stopWith } from './decide.js';
 import type { OperationRecord, StoredResult } from './record.js';
 import { storedBodyFrom, storedResponseHeaders } from './result.js';
 import type { Shutdown } from './shutdown.js';
 import {
   type AttemptEnd,
   assertFenced,
+  attemptNumber,
   claim,
   claimOutcome,
   endLast,
@@ -160,6 +161,10 @@ async function drive(
 
   let record = claimed;
   let needsAdmission = lastAttemptWasBudgeted(record);
+  /** An admitted probe not yet reported to the gate: released on every path, or the gate would stay shut. */
+  let probeOut = false;
+  /** The network came back while we waited after an unsent attempt: try now. */
+  let dueNow = false;
   try {
     for (;;) {
       if (signal?.aborted) return await settle(stopWith(record, 'aborted', 'The caller aborted the operation'));
@@ -171,10 +176,11 @@ async function drive(
       if (now >= record.deadlineAt) {
         return await settle(stopWith(record, 'deadline', 'The deadline passed before the next attempt'));
       }
-      if (record.nextAttemptAt > now) {
-        await pause(engine, record.nextAttemptAt - now, signal);
+      if (record.nextAttemptAt > now && !dueNow) {
+        dueNow = await waitUntilDue(engine, record, now, signal);
         continue;
       }
+      dueNow = false;
       if (engine.connectivity !== undefined && !engine.connectivity.online()) {
         await waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);
         continue;
@@ -189,12 +195,13 @@ async function drive(
           );
         }
         probe = admitted.probe;
+        probeOut = probe;
       }
       needsAdmission = false;
 
       const context: AttemptContext = {
         key,
-        attempt: record.attempts.length + 1,
+        attempt: attemptNumber(record),
         method: record.request.method,
         url: record.request.url,
         meta: record.meta,
@@ -204,13 +211,13 @@ async function drive(
       const credentials =
         engine.credentials === undefined
           ? { headers: keyHeaders(policy, record) }
-          : await withCredentials(engine.credentials, keyHeaders(policy, record), context);
+          : await withCredentials(engine, engine.credentials, keyHeaders(policy, record), context, record.deadlineAt);
       const startedAt = runtime.now();
       const timeoutMs = Math.max(1, Math.min(policy.attemptTimeoutMs, record.deadlineAt - startedAt));
       record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
-      const attempt = record.attempts.length;
+      const attempt = context.attempt;
       if (events.listens('attempt:started')) {
-        const resendCount = record.attempts.filter((a) => a.sent !== 'not').length - 1;
+        const resendCount = attemptsSent(record) - 1;
         events.emit('attempt:started', { ...base, attempt, resendCount });
       }
       if (attempt === 1) gate?.noteFirstAttempt();
@@ -236,6 +243,9 @@ async function drive(
         output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
       reportToGate(gate, classification, probe, endedAt, hintMs, runtime);
+      // An unsent probe proved nothing either way: let the next one go.
+      if (probe && classification.class === 'not_sent') gate?.releaseProbe();
+      probeOut = false;
 
       const ended = { ...record, attempts: endLast(record, end) };
       if (signal?.aborted && classification.class !== 'completed') {
@@ -262,13 +272,30 @@ async function drive(
         }
         case 'stop':
           return await settle(decision, end);
-        case 'refresh_auth':
+        case 'refresh_auth': {
           record = await write((r) => refreshAuth(r, end, owner));
           emitEnded(engine, base, record, end);
-          await engine.onUnauthorized?.(context);
+          const refreshed = await callHook(engine, () => engine.onUnauthorized?.(context), record.deadlineAt, signal);
+          if (refreshed !== true) {
+            // No fresh credentials: the 401 stands. Nothing new was sent.
+            const why =
+              refreshed === false ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
+            const stop = stopWith(
+              record,
+              'correctable',
+              `The server refused the credentials (401); onUnauthorized ${why}`,
+              {
+                status: 401,
+                class: 'correctable',
+              },
+            );
+            return await settle(stop);
+          }
           break;
+        }
         case 'retry':
-          record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, decision.why !== 'not_sent'));
+          // Unsent attempts back off too (a refused connection must not become a hot loop); they cost no attempt or budget.
+          record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, true));
           needsAdmission = decision.budgeted;
           emitEnded(engine, base, record, end);
           events.emit('retry:scheduled', {
@@ -284,8 +311,112 @@ async function drive(
   } catch (error) {
     gate?.forget(key);
     if (error instanceof LeaseLostError) return undefined;
-    throw error;
+    throw await asOperationFailure(engine, key, record, error);
+  } finally {
+    if (probeOut) gate?.releaseProbe();
   }
+}
+
+/**
+ * Anything that escapes the loop (the store failing — a full disk — after a
+ * request may have left) reaches the caller typed, with the key and the
+ * state as stored: the operation stays stored and resumable with the same key.
+ */
+async function asOperationFailure(
+  engine: Engine,
+  key: string,
+  known: OperationRecord,
+  error: unknown,
+): Promise<unknown> {
+  if (isOncelyError(error)) return error;
+  const stored = await engine.store.get(key).catch(() => undefined);
+  const record = stored ?? known;
+  const maybe = mayHaveTakenEffect(record);
+  return new OperationError(`Operation ${key} was interrupted: ${describe(error)}`, {
+    key,
+    state: record.state,
+    attempts: record.attempts,
+    mayHaveTakenEffect: maybe,
+    remediation: maybe
+      ? 'It may have taken effect and stays stored: resume() finishes it with the same key (the provider deduplicates). Do not send it again under a new key.'
+      : 'It stays stored: resume() finishes it with the same key once the cause is fixed.',
+    cause: error,
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function attemptsSent(record: OperationRecord): number {
+  let sent = (record.attemptsOmitted?.count ?? 0) - (record.attemptsOmitted?.byClass.not_sent ?? 0);
+  for (const a of record.attempts) if (a.sent !== 'not') sent++;
+  return sent;
+}
+
+/**
+ * Waits for the next attempt's time. After an unsent attempt (the network
+ * or the server was unreachable), the platform saying it is back online
+ * ends the wait early: resolves `true` then ("due now").
+ */
+async function waitUntilDue(
+  engine: Engine,
+  record: OperationRecord,
+  nowMs: number,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const last = record.attempts[record.attempts.length - 1];
+  const connectivity = engine.connectivity;
+  if (connectivity === undefined || last?.class !== 'not_sent') {
+    await pause(engine, record.nextAttemptAt - nowMs, signal);
+    return false;
+  }
+  const online = new AbortController();
+  const unsubscribe = connectivity.onOnline(() => online.abort());
+  try {
+    await pause(engine, record.nextAttemptAt - nowMs, signal, online.signal);
+  } finally {
+    unsubscribe();
+  }
+  return online.signal.aborted && !engine.shutdown.stopped && signal?.aborted !== true;
+}
+
+/**
+ * Runs a user hook under the operation's deadline. Resolves `true` when it
+ * finished, `false` when the deadline (or the caller's signal, or shutdown)
+ * came first, or with what it threw.
+ */
+async function callHook(
+  engine: Engine,
+  hook: () => unknown,
+  deadlineAt: number,
+  signal: AbortSignal | undefined,
+): Promise<true | false | { thrown: unknown }> {
+  let answer: unknown;
+  try {
+    answer = hook();
+  } catch (thrown) {
+    return { thrown };
+  }
+  // A synchronous answer needs no timer (the common case: headers from memory).
+  if (!isThenable(answer)) return true;
+  const timer = new AbortController();
+  try {
+    const finished = Promise.resolve(answer).then(
+      () => true as const,
+      (thrown: unknown) => ({ thrown }),
+    );
+    const expired = pause(engine, Math.max(0, deadlineAt - engine.runtime.now()), signal, timer.signal).then(
+      () => false as const,
+    );
+    return await Promise.race([finished, expired]);
+  } finally {
+    timer.abort();
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
 type Base = { key: string; operation: string; fingerprint: string };
@@ -311,7 +442,7 @@ function emitEnded(engine: Engine, base: Base, record: OperationRecord, end: Att
   engine.events.emit('attempt:ended', {
     ...base,
     attempt: last.n,
-    resendCount: record.attempts.filter((a) => a.sent !== 'not').length - (last.sent === 'not' ? 0 : 1),
+    resendCount: attemptsSent(record) - (last.sent === 'not' ? 0 : 1),
     class: end.classification.class,
     status: end.classification.status,
     detail: end.classification.detail,
@@ -430,17 +561,36 @@ function keyHeaders(policy: ResolvedPolicy, record: OperationRecord): Record<str
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Adds the `headers` callback's answer; a failing callback is data (the attempt is not sent). */
+/**
+ * Adds the `headers` callback's answer. A callback that throws, or does not
+ * answer before the deadline, is data: the attempt is not sent.
+ */
 async function withCredentials(
+  engine: Engine,
   credentials: NonNullable<Engine['credentials']>,
   headers: Record<string, string>,
   context: AttemptContext,
+  deadlineAt: number,
 ): Promise<{ headers: Record<string, string> } | { error: unknown }> {
-  try {
-    return { headers: Object.assign(headers, await credentials(context)) };
-  } catch (error) {
-    return { error };
-  }
+  let answer: Record<string, string> | undefined;
+  const outcome = await callHook(
+    engine,
+    () => {
+      const given = credentials(context);
+      if (!isThenable(given)) {
+        answer = given;
+        return undefined;
+      }
+      return Promise.resolve(given).then((value) => {
+        answer = value;
+      });
+    },
+    deadlineAt,
+    undefined,
+  );
+  if (outcome === true) return { headers: Object.assign(headers, answer) };
+  if (outcome === false) return { error: new Error('it did not answer before the deadline') };
+  return { error: outcome.thrown };
 }
 
 function storedResult(

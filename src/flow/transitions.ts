@@ -5,8 +5,8 @@
  */
 import { LeaseLostError, NotFoundError } from '../errors.js';
 import type { Classification } from './classify.js';
-import type { Stop } from './decide.js';
-import type { AttemptRecord, OperationRecord, StoredFailure, StoredResult } from './record.js';
+import { mayHaveTakenEffect, type Stop } from './decide.js';
+import type { AttemptRecord, OmittedAttempts, OperationRecord, StoredFailure, StoredResult } from './record.js';
 import { isTerminal } from './record.js';
 
 export interface Owner {
@@ -82,12 +82,50 @@ export function startAttempt(
   nowMs: number,
   attemptTimeoutMs: number,
 ): OperationRecord {
-  const attempt: AttemptRecord = { n: record.attempts.length + 1, owner: owner.id, startedAt: nowMs, sent: 'maybe' };
-  return revise(record, {
+  const attempt: AttemptRecord = { n: attemptNumber(record), owner: owner.id, startedAt: nowMs, sent: 'maybe' };
+  const changes: Partial<OperationRecord> = {
     state: 'in_flight',
     attempts: [...record.attempts, attempt],
     lease: { owner: owner.id, until: nowMs + attemptTimeoutMs + owner.leaseMs },
-  });
+  };
+  if (record.attempts.length >= MAX_KEPT_ATTEMPTS) {
+    const { kept, omitted } = dropOldAttempts(record, attempt);
+    changes.attempts = kept;
+    changes.attemptsOmitted = omitted;
+  }
+  return revise(record, changes);
+}
+
+/** The number of the next attempt (1-based), counting attempts dropped from the history. */
+export function attemptNumber(record: OperationRecord): number {
+  return (record.attempts[record.attempts.length - 1]?.n ?? 0) + 1;
+}
+
+/** Attempts a record keeps: the first and the latest ones; the rest are summed up in `attemptsOmitted`. */
+export const MAX_KEPT_ATTEMPTS = 32;
+
+/** Folds the second-oldest attempts into the summary until the history fits, with `next` appended. */
+function dropOldAttempts(
+  record: OperationRecord,
+  next: AttemptRecord,
+): { kept: AttemptRecord[]; omitted: OmittedAttempts } {
+  const all = [...record.attempts, next];
+  const dropCount = all.length - MAX_KEPT_ATTEMPTS;
+  const dropped = all.splice(1, dropCount);
+  const previous = record.attemptsOmitted;
+  const omitted: OmittedAttempts = {
+    count: (previous?.count ?? 0) + dropped.length,
+    counted: previous?.counted ?? 0,
+    mayHaveTakenEffect:
+      previous?.mayHaveTakenEffect === true || mayHaveTakenEffect({ attempts: dropped, attemptsOmitted: undefined }),
+    byClass: { ...previous?.byClass },
+  };
+  for (const a of dropped) {
+    if (a.sent !== 'not' && a.class !== 'in_progress') omitted.counted++;
+    const cls = a.class ?? 'open';
+    omitted.byClass[cls] = (omitted.byClass[cls] ?? 0) + 1;
+  }
+  return { kept: all, omitted };
 }
 
 export interface AttemptEnd {
@@ -164,7 +202,12 @@ export function settleStopped(
   retainMs: number,
   end?: AttemptEnd,
 ): OperationRecord {
-  const failure: StoredFailure = { reason: stop.reason, message: stop.message, remediation: stop.remediation };
+  const failure: StoredFailure = {
+    reason: stop.reason,
+    message: stop.message,
+    remediation: stop.remediation,
+    mayHaveTakenEffect: stop.mayHaveTakenEffect,
+  };
   if (stop.status !== undefined) failure.status = stop.status;
   if (stop.class !== undefined) failure.class = stop.class;
   return revise(

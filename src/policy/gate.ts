@@ -130,6 +130,18 @@ export class HostGate {
     }
   }
 
+  /**
+   * The probe came back with nothing to tell (it was never sent, its lease
+   * was lost, it was aborted or failed locally): another may go at once.
+   * Every probe admitted ends in exactly one report or release, or the gate
+   * would hold every operation until its deadline.
+   */
+  releaseProbe(): void {
+    if (!this.#probeOut) return;
+    this.#probeOut = false;
+    this.#notify();
+  }
+
   /** Calls `fn` whenever held operations should ask again. Returns an unsubscribe. */
   onChange(fn: () => void): () => void {
     this.#listeners.add(fn);

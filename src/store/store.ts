@@ -10,7 +10,7 @@
  * - records are validated on read: a corrupt one is quarantined and
  *   reported, and every other record keeps working.
  */
-import type { OperationRecord, OperationState } from '../flow/record.js';
+import { type OperationRecord, type OperationState, writeOrder } from '../flow/record.js';
 
 export interface RecordFilter {
   /** Only records in this state (or any of these states). */
@@ -32,6 +32,7 @@ export interface RecordSummary {
   state: OperationState;
   nextAttemptAt: number;
   createdAt: number;
+  seq?: number;
   scope?: string;
   lease?: { owner: string; until: number };
   retainUntil?: number;
@@ -46,6 +47,7 @@ export function summaryOf(record: OperationRecord): RecordSummary {
     createdAt: record.createdAt,
   };
   if (record.scope !== undefined) summary.scope = record.scope;
+  if (record.seq !== undefined) summary.seq = record.seq;
   if (record.lease !== undefined) summary.lease = { owner: record.lease.owner, until: record.lease.until };
   if (record.retainUntil !== undefined) summary.retainUntil = record.retainUntil;
   return summary;
@@ -110,6 +112,6 @@ export function applyFilter(records: OperationRecord[], filter: RecordFilter = {
       (filter.dueBy === undefined || r.nextAttemptAt <= filter.dueBy) &&
       (filter.scope === undefined || r.scope === filter.scope),
   );
-  selected.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
+  selected.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
   return filter.limit === undefined ? selected : selected.slice(0, filter.limit);
 }

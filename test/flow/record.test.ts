@@ -45,7 +45,16 @@ const samples: OperationRecord[] = [
   sampleRecord('stopped', {
     state: 'unknown',
     request: { method: 'DELETE', url: 'https://x.test/a', headers: { 'x-a': '1' } },
-    failure: { reason: 'attempts', class: 'ambiguous', status: 504, message: 'gave up', remediation: 'look it up' },
+    seq: 1_000_000_007,
+    failure: {
+      reason: 'attempts',
+      class: 'ambiguous',
+      status: 504,
+      message: 'gave up',
+      remediation: 'look it up',
+      mayHaveTakenEffect: true,
+    },
+    attemptsOmitted: { count: 40, counted: 2, mayHaveTakenEffect: true, byClass: { not_sent: 38, ambiguous: 2 } },
     result: { status: 200, headers: {}, replayed: true, receivedAt: 3 },
   }),
 ];

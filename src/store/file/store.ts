@@ -35,6 +35,7 @@ import * as fs from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InvalidOptionsError } from '../../errors.js';
 import type { OperationRecord } from '../../flow/record.js';
+import { writeOrder } from '../../flow/record.js';
 import { type Runtime, systemRuntime } from '../../runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
 import { summaryOf } from '../store.js';
@@ -530,10 +531,11 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
 interface Ordered {
   nextAttemptAt: number;
   createdAt: number;
+  seq?: number | undefined;
 }
 
 /** Earliest `nextAttemptAt` first (then oldest), at most `limit` (the order of `applyFilter`). */
 function earliestFirst<T extends Ordered>(items: T[], limit: number | undefined): T[] {
-  items.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.createdAt - b.createdAt);
+  items.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
   return limit === undefined ? items : items.slice(0, limit);
 }
