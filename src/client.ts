@@ -19,6 +19,7 @@ import {
 import { Emitter, type Listener, type OncelyEventName } from './events.js';
 import { directFetch } from './flow/attempt.js';
 import { mayHaveTakenEffect } from './flow/decide.js';
+import { policyOfRecord, snapshotOf } from './flow/policy-snapshot.js';
 import { DriveList, type ToDrive } from './flow/drive-list.js';
 import {
   ALWAYS_DENIED_HEADERS,
@@ -388,6 +389,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       if (current !== undefined) return current;
       const created = newRecord(prepared, policy, request, runtime.now(), engine.owner);
       created.seq = nextSeq();
+      created.policySnapshot = snapshotOf(policy);
       return created;
     });
     if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
@@ -546,7 +548,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
             `Only blocked or unknown operations can be retried (${key} is ${current.state})`,
           );
         }
-        const policy = endpoints.byName(current.policy);
+        const policy = policyOfRecord(endpoints, current);
         const forgottenAt = current.createdAt + policy.keyRetentionMs;
         if (now >= forgottenAt) {
           throw new InvalidStateError(

@@ -131,6 +131,11 @@ export const recordSchema = z.object({
   fingerprint: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
   /** Name of the endpoint policy resolved when the operation was created. */
   policy: z.string(),
+  /**
+   * That policy, resolved, as plain data: whoever resumes the operation
+   * finishes it under the rules it started under (see flow/policy-snapshot.ts).
+   */
+  policySnapshot: z.optional(z.record(z.string(), z.unknown())),
   /** Optional ordering scope: operations of one scope are sent one after another. */
   scope: z.optional(z.string()),
   /**
@@ -258,6 +263,7 @@ const exactRecord = shapeOf({
   request: shapeOf({ method: isNonEmpty, url: isNonEmpty, headers: exactHeaders, body: optional(exactBody) }),
   fingerprint: (v) => typeof v === 'string' && /^[0-9a-f]{64}$/.test(v),
   policy: isString,
+  policySnapshot: optional(dictOf(() => true)),
   scope: optional(isString),
   seq: optional(isCount),
   createdAt: isCount,

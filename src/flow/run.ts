@@ -21,6 +21,7 @@ import { onAbort } from './abort.js';
 import { type AttemptOutput, performAttempt } from './attempt.js';
 import { type Classification, classify } from './classify.js';
 import { decide, mayHaveTakenEffect, type Stop, stopWith } from './decide.js';
+import { policyOfRecord } from './policy-snapshot.js';
 import type { OperationRecord, StoredResult } from './record.js';
 import { storedBodyFrom, storedResponseHeaders } from './result.js';
 import type { Shutdown } from './shutdown.js';
@@ -144,7 +145,7 @@ async function drive(
   const { runtime, events, owner } = engine;
   const key = claimed.key;
   const epoch = claimed.epoch;
-  const policy = engine.endpoints.byName(claimed.policy);
+  const policy = policyOfRecord(engine.endpoints, claimed);
   const gate = gateFor(engine, policy, claimed.request.url);
   const base = { key, operation: `${claimed.request.method} ${claimed.request.url}`, fingerprint: claimed.fingerprint };
   const write = (fn: (r: OperationRecord) => OperationRecord) =>

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_KEPT_ATTEMPTS } from '../../src/flow/transitions.js';
-import { InvalidStateError, isOncelyError, memoryStore, OperationError } from '../../src/index.js';
+import { defineProfile, InvalidStateError, isOncelyError, memoryStore, OperationError } from '../../src/index.js';
 import { fileStore } from '../../src/node.js';
 import { HostGate } from '../../src/policy/gate.js';
 import type { OperationStore } from '../../src/store/store.js';
@@ -214,6 +214,52 @@ describe('scope order', () => {
     const seqs = await Promise.all(keys.map(async (k) => (await h.client.get(k))?.seq));
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1] as number);
   }
+});
+
+describe('the stored policy', () => {
+  it('another process with other endpoint rules finishes an operation under the rules it started under', async () => {
+    const offline = { online: () => false, onOnline: () => () => undefined };
+    const h = await harness(
+      {
+        connectivity: offline,
+        endpoints: {
+          'POST /payments': { profile: defineProfile({ name: 'acme', keyHeader: 'X-Request-Key' }), maxAttempts: 7 },
+        },
+      },
+      { keyHeader: 'X-Request-Key' },
+    );
+    await h.client.enqueue({ url: '/payments', key: 'pol1', json: { amount: 5 } });
+    await h.client.close();
+    // A worker (or the CLI) without that rule: it must not send the key under another header.
+    const worker = h.another({ connectivity: undefined, endpoints: {} });
+    const summary = await h.rt.run(worker.resume());
+    expect(summary.succeeded).toBe(1);
+    expect(h.server.ledger.requestsFor('pol1').map((r) => r.outcome)).toEqual(['effect']);
+    expect((await worker.get('pol1'))?.policySnapshot).toMatchObject({ name: 'POST /payments', maxAttempts: 7 });
+  });
+
+  it('a record without a stored policy whose rule is unknown here is not driven under the default', async () => {
+    const h = await harness();
+    const { sampleRecord } = await import('../../src/testing.js');
+    await h.store.put(
+      sampleRecord('legacy', {
+        policy: 'POST /elsewhere',
+        request: { method: 'POST', url: `${h.server.url}/x`, headers: {} },
+      }),
+    );
+    let failure: unknown;
+    await h.rt.run(
+      h.client.resume({
+        onOutcome: (o) => {
+          failure = o.error;
+        },
+      }),
+    );
+    expect(failure).toBeInstanceOf(OperationError);
+    expect((failure as OperationError).message).toMatch(/POST \/elsewhere/);
+    expect(h.server.ledger.requests).toHaveLength(0);
+    expect((await h.store.get('legacy'))?.state).toBe('pending');
+  });
 });
 
 describe('nothing escapes untyped', () => {
