@@ -19,8 +19,8 @@ import {
 import { Emitter, type Listener, type OncelyEventName } from './events.js';
 import { directFetch } from './flow/attempt.js';
 import { mayHaveTakenEffect } from './flow/decide.js';
-import { policyOfRecord, snapshotOf } from './flow/policy-snapshot.js';
 import { DriveList, type ToDrive } from './flow/drive-list.js';
+import { LeaseWatch } from './flow/lease-watch.js';
 import {
   ALWAYS_DENIED_HEADERS,
   newRecord,
@@ -28,6 +28,7 @@ import {
   prepareOperation,
   resolveUrl,
 } from './flow/operation.js';
+import { policyOfRecord, snapshotOf } from './flow/policy-snapshot.js';
 import { describeIssue, isTerminal, type OperationRecord, type OperationState, SEQ_PER_MS } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
 import { countOutcome, emptySummary, orderForResume, pool, type ResumeSummary, summaries } from './flow/resume.js';
@@ -295,6 +296,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     shutdown,
     pollMs: 1_000,
     connectivity: options.connectivity,
+    leases: new LeaseWatch(runtime),
   };
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
 

@@ -21,6 +21,7 @@ import { onAbort } from './abort.js';
 import { type AttemptOutput, performAttempt } from './attempt.js';
 import { type Classification, classify } from './classify.js';
 import { decide, mayHaveTakenEffect, type Stop, stopWith } from './decide.js';
+import type { LeaseWatch } from './lease-watch.js';
 import { policyOfRecord } from './policy-snapshot.js';
 import type { OperationRecord, StoredResult } from './record.js';
 import { storedBodyFrom, storedResponseHeaders } from './result.js';
@@ -70,6 +71,8 @@ export interface Engine {
   pollMs: number;
   /** Platform connectivity, when known (browsers): no attempt is made while offline. */
   connectivity: Connectivity | undefined;
+  /** Judges other owners' leases on our monotonic clock (flow/lease-watch.ts). */
+  leases: LeaseWatch;
 }
 
 /**
@@ -100,10 +103,15 @@ export async function runOperation(
   for (;;) {
     const record = isOursAndIdle(known, engine.owner, engine.runtime.now())
       ? known
-      : await engine.store.update(key, (current) => claim(current, key, engine.owner, engine.runtime.now()));
+      : await engine.store.update(key, (current) =>
+          claim(current, key, engine.owner, engine.runtime.now(), (lease, epoch) =>
+            engine.leases.expired(key, lease.owner, epoch, lease.until),
+          ),
+        );
     known = undefined;
     if (record === undefined) throw new NotFoundError(key);
     const claimed = claimOutcome(record, engine.owner);
+    if (claimed.kind !== 'busy') engine.leases.forget(key);
     if (claimed.kind === 'terminal') return record;
     if (claimed.kind === 'claimed') {
       const driven = await drive(engine, record, signal);

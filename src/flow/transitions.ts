@@ -26,14 +26,25 @@ export type ClaimOutcome =
  * (its lease expired mid-flight) is closed as `ambiguous`: it may have
  * reached the server, so the next attempt reuses the same key.
  */
-export function claim(current: OperationRecord | undefined, key: string, owner: Owner, nowMs: number): OperationRecord {
+export function claim(
+  current: OperationRecord | undefined,
+  key: string,
+  owner: Owner,
+  nowMs: number,
+  foreignExpired: (lease: { owner: string; until: number }, epoch: number) => boolean = (lease) => lease.until <= nowMs,
+): OperationRecord {
   if (current === undefined) throw new NotFoundError(key);
   if (isTerminal(current.state)) return current;
   const lease = current.lease;
-  if (lease !== undefined && lease.until > nowMs) {
-    // Held by someone else: leave it. Held by us and idle (e.g. created
-    // already claimed): nothing to write, saving a durable write per operation.
-    if (lease.owner !== owner.id || current.state === 'pending') return current;
+  if (lease !== undefined) {
+    // Someone else's: only once it has expired (judged by `foreignExpired`,
+    // see flow/lease-watch.ts). Ours and idle (e.g. created already claimed):
+    // nothing to write, saving a durable write per operation.
+    if (lease.owner !== owner.id) {
+      if (!foreignExpired(lease, current.epoch)) return current;
+    } else if (lease.until > nowMs && current.state === 'pending') {
+      return current;
+    }
   }
   const attempts = current.attempts.map(
     (a): AttemptRecord =>

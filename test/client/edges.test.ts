@@ -216,6 +216,28 @@ describe('scope order', () => {
   }
 });
 
+describe('leases and clocks', () => {
+  it('a wall-clock step forward while the holder is on the wire does not let another owner take over', async () => {
+    const h = await harness({ owner: 'A', policy: { attemptTimeoutMs: 10_000 } });
+    const hold = h.server.hold({ key: 'lk' });
+    const sending = h.client.send({ url: '/payments', key: 'lk', json: {} });
+    await h.rt.run(hold.arrived);
+    const b = h.another({ owner: 'B' });
+    const bAttempts: number[] = [];
+    b.on('attempt:started', (e) => bAttempts.push(e.attempt));
+    const draining = b.resume({ waitForLeases: true });
+    await h.rt.advance(0); // B has looked at A's lease once.
+    h.rt.stepClock(60 * 60_000);
+    await h.rt.advance(5_000); // B looked five more times, with the wall clock an hour ahead.
+    expect(bAttempts).toEqual([]);
+    hold.release();
+    expect((await h.rt.run(sending)).status).toBe(201);
+    await h.rt.run(draining);
+    expect(bAttempts).toEqual([]);
+    expect(h.server.ledger.effectCount('lk')).toBe(1);
+  });
+});
+
 describe('the stored policy', () => {
   it('another process with other endpoint rules finishes an operation under the rules it started under', async () => {
     const offline = { online: () => false, onOnline: () => () => undefined };
@@ -231,7 +253,7 @@ describe('the stored policy', () => {
     await h.client.enqueue({ url: '/payments', key: 'pol1', json: { amount: 5 } });
     await h.client.close();
     // A worker (or the CLI) without that rule: it must not send the key under another header.
-    const worker = h.another({ connectivity: undefined, endpoints: {} });
+    const worker = h.another({ connectivity: { online: () => true, onOnline: () => () => undefined }, endpoints: {} });
     const summary = await h.rt.run(worker.resume());
     expect(summary.succeeded).toBe(1);
     expect(h.server.ledger.requestsFor('pol1').map((r) => r.outcome)).toEqual(['effect']);
