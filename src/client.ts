@@ -31,7 +31,15 @@ import {
 import { policyOfRecord, snapshotOf } from './flow/policy-snapshot.js';
 import { describeIssue, isTerminal, type OperationRecord, type OperationState, SEQ_PER_MS } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
-import { countOutcome, emptySummary, orderForResume, pool, type ResumeSummary, summaries } from './flow/resume.js';
+import {
+  countHeld,
+  countOutcome,
+  emptySummary,
+  orderForResume,
+  pool,
+  type ResumeSummary,
+  summaries,
+} from './flow/resume.js';
 import { type AttemptContext, type Connectivity, type Engine, runOperation } from './flow/run.js';
 import { Shutdown } from './flow/shutdown.js';
 import { EndpointTable, type PolicyOptions, type ResolvedPolicy, validatePolicy } from './options.js';
@@ -492,14 +500,17 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       if (now - lastSweepAt >= SWEEP_INTERVAL_MS) await client.sweep();
       // Key and scope of each open record, in drive order, packed (see DriveList): with 100k open operations,
       // that is all the pass holds per operation that is not in flight.
+      const summary = emptySummary();
       const candidates = DriveList.from(
         orderForResume(
-          (await summaries(store, { state: ['pending', 'in_flight'] })).filter(
-            (r) => waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id,
-          ),
+          (await summaries(store, { state: ['pending', 'in_flight'] })).filter((r) => {
+            const free =
+              waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id;
+            if (!free && r.lease !== undefined) countHeld(summary, r.lease.until);
+            return free;
+          }),
         ),
       );
-      const summary = emptySummary();
       let callbackError: { error: unknown } | undefined;
       // Counted, handed over, and let go: no outcome outlives its callback.
       const report = async (outcome: Outcome): Promise<void> => {
@@ -520,7 +531,9 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
           drive(item.key, item.scope, undefined, 'skip').then((r) => outcomeOf(r, {}, false)),
         );
         if (!outcome.ok && !isTerminal(outcome.state) && waitForLeases && !shutdown.stopped) skipped.push(item);
-        else await report(outcome);
+        else if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, engine.owner.id, runtime.now())) {
+          countHeld(summary, outcome.record?.lease?.until ?? runtime.now());
+        } else await report(outcome);
       });
       // Second pass (waitForLeases): wait for other owners to finish, or for their leases to expire and take over.
       await pool(skipped, options.concurrency ?? 8, async (item) => {
@@ -641,6 +654,11 @@ function discardRefusal(record: OperationRecord, nowMs: number, force: boolean):
 }
 
 const noop = (): void => undefined;
+
+/** Another owner's live lease is on it (it was claimed by someone else while the pass looked). */
+function isHeldElsewhere(record: OperationRecord | undefined, owner: string, nowMs: number): boolean {
+  return record?.lease !== undefined && record.lease.owner !== owner && record.lease.until > nowMs;
+}
 
 function failureError(record: OperationRecord): OperationError {
   const failure = record.failure;

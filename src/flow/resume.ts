@@ -34,11 +34,25 @@ export interface ResumeSummary {
    * closed. They stay stored; a later `resume()` continues them.
    */
   unfinished: number;
+  /**
+   * Open operations this pass left alone because another owner (tab,
+   * process, a crashed worker's old id) holds a live lease on them. Not part
+   * of `driven`. `resume({ waitForLeases: true })` waits for them.
+   */
+  heldElsewhere: number;
+  /** When the first of those leases expires (epoch ms), if any were held. */
+  heldUntil?: number;
 }
 
 /** A summary with every count at zero. */
 export function emptySummary(): ResumeSummary {
-  return { driven: 0, succeeded: 0, failed: 0, blocked: 0, unknown: 0, unfinished: 0 };
+  return { driven: 0, succeeded: 0, failed: 0, blocked: 0, unknown: 0, unfinished: 0, heldElsewhere: 0 };
+}
+
+/** Counts one operation left to the owner holding it until `untilMs`. */
+export function countHeld(summary: ResumeSummary, untilMs: number): void {
+  summary.heldElsewhere++;
+  summary.heldUntil = Math.min(summary.heldUntil ?? Number.POSITIVE_INFINITY, untilMs);
 }
 
 /** Counts one outcome by its final state. */

@@ -182,9 +182,13 @@ async function drive(
         return undefined;
       }
       const now = runtime.now();
-      if (now >= record.deadlineAt) {
+      /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
+      const lastLook = now >= record.deadlineAt && settlesByReplay(record, policy, now);
+      if (now >= record.deadlineAt && !lastLook) {
         return await settle(stopWith(record, 'deadline', 'The deadline passed before the next attempt'));
       }
+      // The window the next attempt (or a callback before it) may use.
+      const untilMs = lastLook ? record.createdAt + policy.keyRetentionMs : record.deadlineAt;
       if (record.nextAttemptAt > now && !dueNow) {
         dueNow = await waitUntilDue(engine, record, now, signal);
         continue;
@@ -195,7 +199,7 @@ async function drive(
         continue;
       }
       let probe = false;
-      if (needsAdmission && gate !== undefined) {
+      if (needsAdmission && gate !== undefined && !lastLook) {
         const admitted = await admit(engine, gate, record, base, signal);
         if (admitted === 'interrupted') continue;
         if (admitted === 'past_deadline') {
@@ -220,9 +224,9 @@ async function drive(
       const credentials =
         engine.credentials === undefined
           ? { headers: keyHeaders(policy, record) }
-          : await withCredentials(engine, engine.credentials, keyHeaders(policy, record), context, record.deadlineAt);
+          : await withCredentials(engine, engine.credentials, keyHeaders(policy, record), context, untilMs);
       const startedAt = runtime.now();
-      const timeoutMs = Math.max(1, Math.min(policy.attemptTimeoutMs, record.deadlineAt - startedAt));
+      const timeoutMs = Math.max(1, Math.min(policy.attemptTimeoutMs, untilMs - startedAt));
       record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
       const attempt = context.attempt;
       if (events.listens('attempt:started')) {
@@ -269,6 +273,13 @@ async function drive(
         random: runtime.random,
         canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
       });
+      if (lastLook && decision.kind !== 'succeed' && decision.kind !== 'stop') {
+        // The one look past the deadline did not settle it: stop here, as the deadline says.
+        return await settle(
+          stopWith(ended, 'deadline', `The deadline had passed; one last attempt got: ${classification.detail}`, classification),
+          end,
+        );
+      }
       switch (decision.kind) {
         case 'succeed': {
           const result = storedResult(output, policy, endedAt, engine.resultHeaders);
@@ -324,6 +335,18 @@ async function drive(
   } finally {
     if (probeOut) gate?.releaseProbe();
   }
+}
+
+/**
+ * An operation taken over at (or after) its deadline whose earlier attempt
+ * may have taken effect gets one more attempt with the same key, within the
+ * server's key retention: the server answers with its stored result (a
+ * replay costs nothing) and the operation ends with the truth instead of
+ * `unknown`. Only one: attempts started after the deadline are not repeated.
+ */
+function settlesByReplay(record: OperationRecord, policy: ResolvedPolicy, nowMs: number): boolean {
+  if (!mayHaveTakenEffect(record) || nowMs >= record.createdAt + policy.keyRetentionMs) return false;
+  return !record.attempts.some((a) => a.startedAt >= record.deadlineAt);
 }
 
 /**

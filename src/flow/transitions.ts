@@ -62,8 +62,20 @@ export function claim(
     state: 'pending',
     attempts,
     epoch: current.epoch + 1,
-    lease: { owner: owner.id, until: Math.max(nowMs, current.nextAttemptAt) + owner.leaseMs },
+    lease: { owner: owner.id, until: leaseUntil(current, Math.max(nowMs, current.nextAttemptAt) + owner.leaseMs, nowMs) },
   });
+}
+
+/**
+ * A lease never reaches past the deadline plus one attempt timeout (or
+ * past now plus one attempt, for the last look after the deadline): after a
+ * crash, another owner can take the operation over while it can still be
+ * settled, not after its deadline has gone by.
+ */
+function leaseUntil(record: OperationRecord, wantedMs: number, nowMs: number): number {
+  const timeoutMs = record.policySnapshot?.attemptTimeoutMs;
+  if (typeof timeoutMs !== 'number') return wantedMs;
+  return Math.min(wantedMs, Math.max(record.deadlineAt, nowMs) + timeoutMs);
 }
 
 /** What a claim produced: ours, settled, or held by another owner until `untilMs`. */
@@ -97,7 +109,7 @@ export function startAttempt(
   const changes: Partial<OperationRecord> = {
     state: 'in_flight',
     attempts: [...record.attempts, attempt],
-    lease: { owner: owner.id, until: nowMs + attemptTimeoutMs + owner.leaseMs },
+    lease: { owner: owner.id, until: leaseUntil(record, nowMs + attemptTimeoutMs + owner.leaseMs, nowMs) },
   };
   if (record.attempts.length >= MAX_KEPT_ATTEMPTS) {
     const { kept, omitted } = dropOldAttempts(record, attempt);
@@ -196,7 +208,7 @@ export function scheduleRetry(
     attempts: endLast(record, end, delayMs),
     nextAttemptAt,
     backoff: countsAsRetry ? { retries: record.backoff.retries + 1, lastDelayMs: delayMs } : record.backoff,
-    lease: { owner: owner.id, until: nextAttemptAt + owner.leaseMs },
+    lease: { owner: owner.id, until: leaseUntil(record, nextAttemptAt + owner.leaseMs, end.nowMs) },
   });
 }
 

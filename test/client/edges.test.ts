@@ -216,6 +216,57 @@ describe('scope order', () => {
   }
 });
 
+describe("a crashed owner's operation", () => {
+  it('resume() says what it left to another owner; waiting for the lease still settles it by one replay', async () => {
+    const h = await harness({ connectivity: { online: () => false, onOnline: () => () => undefined } });
+    // The first owner's request reached the server and committed, then that process died mid-attempt.
+    const committed = await fetch(`${h.server.url}/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'ck' },
+      body: '{}',
+    });
+    expect(committed.status).toBe(201);
+    await h.client.enqueue({ url: '/payments', key: 'ck', json: {} });
+    await h.client.close();
+    const t0 = h.rt.now();
+    await h.store.update('ck', (r) =>
+      r === undefined
+        ? r
+        : {
+            ...r,
+            state: 'in_flight',
+            deadlineAt: t0 + 20_000,
+            attempts: [{ n: 1, owner: 'dead', startedAt: t0, sent: 'maybe' }],
+            lease: { owner: 'dead', until: t0 + 40_000 },
+          },
+    );
+    // Restarted under a new owner id: the operation is not silently skipped.
+    const restarted = h.another({
+      owner: 'new',
+      connectivity: { online: () => true, onOnline: () => () => undefined },
+    });
+    const first = await h.rt.run(restarted.resume());
+    expect(first).toMatchObject({ driven: 0, heldElsewhere: 1, heldUntil: t0 + 40_000 });
+    // Waiting for the lease: it expires after the deadline, yet the one attempt that can return the stored result is made.
+    const second = await h.rt.run(restarted.resume({ waitForLeases: true }));
+    expect(second).toMatchObject({ driven: 1, succeeded: 1 });
+    expect(h.server.ledger.requestsFor('ck').map((r) => r.outcome)).toEqual(['effect', 'replay']);
+  });
+
+  it('leases the engine writes never reach past the deadline plus one attempt timeout', async () => {
+    const h = await harness({
+      leaseMs: 600_000,
+      policy: { deadlineMs: 5_000, attemptTimeoutMs: 1_000, maxAttempts: 3 },
+    });
+    h.server.script({ kind: 'status', status: 503, retryAfter: 2 });
+    const retrying = new Promise<void>((resolve) => h.client.on('retry:scheduled', () => resolve()));
+    void h.client.send({ url: '/payments', key: 'lc', json: {} }).catch(() => undefined);
+    await h.rt.run(retrying);
+    const record = await h.client.get('lc');
+    expect(record?.lease?.until).toBeLessThanOrEqual((record?.deadlineAt ?? 0) + 1_000);
+  });
+});
+
 describe('leases and clocks', () => {
   it('a wall-clock step forward while the holder is on the wire does not let another owner take over', async () => {
     const h = await harness({ owner: 'A', policy: { attemptTimeoutMs: 10_000 } });

@@ -68,7 +68,15 @@ describe('resume({ onOutcome }) and its summary', () => {
     const { outcomes, onOutcome } = collector();
     const summary = await h.rt.run(h.client.resume({ onOutcome }));
 
-    expect(summary).toEqual({ driven: 5, succeeded: 2, failed: 1, blocked: 1, unknown: 1, unfinished: 0 });
+    expect(summary).toEqual({
+      driven: 5,
+      succeeded: 2,
+      failed: 1,
+      blocked: 1,
+      unknown: 1,
+      unfinished: 0,
+      heldElsewhere: 0,
+    });
     expect(outcomes.map((o) => o.key).sort()).toEqual(['bad', 'late', 'maybe', 'ok-1', 'ok-2']);
     const byKey = new Map(outcomes.map((o) => [o.key, o]));
     expect(byKey.get('ok-1')).toMatchObject({ ok: true, state: 'succeeded', result: { status: 201, attempts: 1 } });
@@ -109,6 +117,7 @@ describe('resume({ onOutcome }) and its summary', () => {
       blocked: 0,
       unknown: 0,
       unfinished: 0,
+      heldElsewhere: 0,
     });
     expect(outcomes).toEqual([]);
   });

@@ -49,7 +49,15 @@ describe('fileStore with the client', () => {
 
     const outcomes: Outcome[] = [];
     const summary = await client.resume({ onOutcome: (o) => void outcomes.push(o) });
-    expect(summary).toEqual({ driven: 4, succeeded: 4, failed: 0, blocked: 0, unknown: 0, unfinished: 0 });
+    expect(summary).toEqual({
+      driven: 4,
+      succeeded: 4,
+      failed: 0,
+      blocked: 0,
+      unknown: 0,
+      unfinished: 0,
+      heldElsewhere: 0,
+    });
     expect(outcomes.map((o) => [o.key, o.state]).sort()).toEqual(healthy.map((k) => [k, 'succeeded']).sort());
     for (const key of healthy) expect(server.ledger.effectCount(key)).toBe(1);
     expect(server.ledger.effectCount(truncated) + server.ledger.effectCount(garbage)).toBe(0);
