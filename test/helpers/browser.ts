@@ -2,7 +2,7 @@
  * Real-browser test harness: Debian's Chromium driven by playwright-core.
  *
  * - `chromiumForSuite(name)` finds the executable; when there is none it
- *   throws under CI (`CI=true`, the suite must not pass by skipping) and
+ *   throws under CI (`CI` set, e.g. `CI=true`: the suite must not pass by skipping) and
  *   otherwise warns loudly and returns undefined (use with `describe.skipIf`).
  * - `startHarness({ entry })` bundles a TypeScript page script for the
  *   browser with esbuild, serves it from a tiny `node:http` server on
@@ -43,6 +43,12 @@ export function findChromium(
   return candidates.find((path) => existsSync(path));
 }
 
+/** True when `CI` is set to anything but empty, `false` or `0` (CI services set `CI=true`; `.ci/run` does too). */
+function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.CI?.trim().toLowerCase();
+  return value !== undefined && value !== '' && value !== 'false' && value !== '0';
+}
+
 /**
  * The executable for a browser suite. Missing Chromium fails the suite in CI
  * and skips it (with a loud warning) elsewhere.
@@ -57,7 +63,7 @@ export function chromiumForSuite(
   const message =
     `Chromium not found (tried CHROMIUM_PATH, ${candidates.join(', ')}). ` +
     `Install it (Debian: apt-get install chromium) or set CHROMIUM_PATH.`;
-  if (env.CI === 'true') throw new Error(`${suite}: ${message} Browser tests must run in CI.`);
+  if (isCi(env)) throw new Error(`${suite}: ${message} Browser tests must run in CI (CI=${env.CI}).`);
   const bar = '!'.repeat(78);
   console.warn(`\n${bar}\n!! SKIPPING browser suite "${suite}"\n!! ${message}\n${bar}\n`);
   return undefined;
