@@ -18,8 +18,8 @@
  *   short-lived process does it (a CLI call, a crash-looping worker): it
  *   SIGKILLs itself `lifeMs` after it started, done or not, and may follow a
  *   kill plan. Prints `done {"epoch":n}`.
- * - `probe`: lists the store, reads some keys and the quarantine, and prints
- *   what it saw: run in a child so a read that blocks (a FIFO) shows up as a
+ * - `probe`: lists the store, reads some keys, updates others, reads the
+ *   quarantine, and prints what it saw: run in a child so a read that blocks (a FIFO) shows up as a
  *   child the parent had to kill, not as a hung test runner.
  */
 import { createClient, fileStore, type OperationRecord } from '../../src/node.js';
@@ -49,7 +49,7 @@ export type WorkerConfig =
     }
   | { mode: 'increment'; dir: string; key: string; count: number }
   | { mode: 'update'; dir: string; key: string; lifeMs?: number; kill?: KillPlan }
-  | { mode: 'probe'; dir: string; keys: string[] };
+  | { mode: 'probe'; dir: string; keys: string[]; bump?: string[] };
 
 function print(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -165,9 +165,14 @@ async function probe(config: Extract<WorkerConfig, { mode: 'probe' }>): Promise<
   const listed = (await store.list()).map((record) => record.key).sort();
   const got: Record<string, number | null> = {};
   for (const key of config.keys) got[key] = (await store.get(key))?.epoch ?? null;
+  const bumped: Record<string, number | null> = {};
+  for (const key of config.bump ?? []) {
+    const next = await store.update(key, (current) => (current ? { ...current, epoch: current.epoch + 1 } : current));
+    bumped[key] = next?.epoch ?? null;
+  }
   const quarantined = (await store.quarantined()).map((entry) => `${entry.id}: ${entry.problems.join('; ')}`);
   await store.close();
-  print(`done ${JSON.stringify({ listed, got, reported, quarantined })}`);
+  print(`done ${JSON.stringify({ listed, got, bumped, reported, quarantined })}`);
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
