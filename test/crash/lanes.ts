@@ -128,10 +128,9 @@ export async function verifyLane(server: ReferenceServer, lane: Lane, report: La
   };
   // No crash debris survives a list() (resume runs one): dead claims are
   // taken over and cleaned up, in the record directory and the journal's.
-  // A claim file being created when its process died (`*.pending.new-*`),
-  // killed before its holder line was written, is empty and names nobody:
-  // it is only swept once older than the grace, so give those their time,
-  // then sweep again. (A claim itself is never empty: claim.md.)
+  // What names no living holder (a claim being created, killed before its
+  // holder line was written; a takeover killed half-way) is swept once older
+  // than the grace (claim.md): give young debris its time, then sweep again.
   const debris = (): string[] => [
     ...fs.readdirSync(lane.dir).filter((n) => !n.endsWith('.json') && n !== 'quarantine' && n !== 'journal'),
     ...fs
@@ -139,10 +138,10 @@ export async function verifyLane(server: ReferenceServer, lane: Lane, report: La
       .filter((n) => !n.endsWith('.log'))
       .map((n) => join('journal', n)),
   ];
-  const empty = debris().filter((n) => fs.statSync(join(lane.dir, n)).size === 0);
-  if (empty.length > 0) {
-    report.emptyClaimsSwept += empty.length;
-    const newest = Math.max(...empty.map((n) => fs.statSync(join(lane.dir, n)).mtimeMs));
+  const young = debris();
+  if (young.length > 0) {
+    report.emptyClaimsSwept += young.filter((n) => fs.statSync(join(lane.dir, n)).size === 0).length;
+    const newest = Math.max(...young.map((n) => fs.statSync(join(lane.dir, n)).mtimeMs));
     await new Promise((resolve) =>
       setTimeout(resolve, Math.max(0, newest + UNREADABLE_CLAIM_GRACE_MS + 100 - Date.now())),
     );

@@ -16,7 +16,7 @@
  *   `store.update` (cross-process atomicity of the store itself).
  * - `update`: one update of one record (created when missing), as a
  *   short-lived process does it (a CLI call, a crash-looping worker): it
- *   SIGKILLs itself `lifeMs` after it started, done or not, and may follow a
+ *   SIGKILLs itself `lifeMs` after it loaded, done or not, and may follow a
  *   kill plan. Prints `done {"epoch":n}`.
  * - `probe`: lists the store, reads some keys, updates others, reads the
  *   quarantine, and prints what it saw: run in a child so a read that blocks (a FIFO) shows up as a
@@ -145,8 +145,8 @@ function planWriteKill(plan: KillPlan | undefined): void {
 }
 
 async function updateOnce(config: Extract<WorkerConfig, { mode: 'update' }>): Promise<void> {
-  // The life of a short-lived process, counted from its start (module loading included).
-  if (config.lifeMs !== undefined) setTimeout(die, Math.max(0, config.lifeMs - performance.now()));
+  // The life of a short-lived process, counted once it is loaded (so a slow start cannot eat it).
+  if (config.lifeMs !== undefined) setTimeout(die, config.lifeMs);
   planWriteKill(config.kill);
   const store = fileStore({ dir: config.dir });
   print('ready');

@@ -5,6 +5,7 @@
  * every path.
  */
 import * as fs from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStore } from '../../src/node.js';
 import { UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
@@ -233,6 +234,22 @@ describe('fileStore: crash leftovers and claims', () => {
     expect(['1', '2', '3'].map((n) => fs.existsSync(temp(`00000000000${n}`)))).toEqual([false, false, true]);
     // Removing one is always safe: a creator whose temp file vanished just tries again.
     expect((await store.update('k1', bump))?.epoch).toBe(1);
+  });
+
+  it('sweeps the crash debris of the journal’s recovery claim', async () => {
+    const dir = tempDir();
+    await fileStore({ dir }).put(sampleRecord('k1'));
+    const journal = (name: string) => join(dir, 'journal', name);
+    // A dead holder's recovery claim, a half-created one, a takeover that died half-way.
+    fs.writeFileSync(journal('recovery.pending'), `${JSON.stringify({ host: HOST_ID, pid: deadPid(), token: 'x' })}\n`);
+    fs.writeFileSync(journal('recovery.pending.new-000000000001'), '');
+    fs.writeFileSync(journal('recovery.pending.broken-000000000002'), '{}');
+    for (const name of ['recovery.pending.new-000000000001', 'recovery.pending.broken-000000000002']) {
+      agedBy(journal(name), UNREADABLE_CLAIM_GRACE_MS + 500);
+    }
+    // A fresh handle settles the journal before its first call, and sweeps on the way.
+    expect((await fileStore({ dir }).get('k1'))?.key).toBe('k1');
+    expect(fs.readdirSync(join(dir, 'journal')).filter((name) => name.startsWith('recovery'))).toEqual([]);
   });
 
   it('names the last writer in each record file, after the record line', async () => {

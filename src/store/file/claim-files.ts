@@ -135,10 +135,19 @@ export function sweepNewClaim(path: string): void {
   }
 }
 
-/** Removes a takeover leftover (`*.pending.broken-*`) once it is older than `staleMs`. */
-export function sweepBroken(path: string, staleMs: number): void {
+/**
+ * Removes a takeover leftover (`*.pending.broken-*`) once it is older than
+ * the grace. Its breaker needs it only within `breakClaim`, which never
+ * yields (all synchronous), so one this old belongs to a breaker that died;
+ * and removing one early is still safe: the breaker then cannot give back a
+ * claim it moved by mistake, whose holder finds its claim gone before
+ * committing and tries again.
+ */
+export function sweepBroken(path: string): void {
   try {
-    if (Date.now() - fs.lstatSync(path).mtimeMs > staleMs) fs.rmSync(path, { force: true, recursive: true });
+    if (Date.now() - fs.lstatSync(path).mtimeMs >= UNREADABLE_CLAIM_GRACE_MS) {
+      fs.rmSync(path, { force: true, recursive: true });
+    }
   } catch {
     // Already gone.
   }

@@ -20,16 +20,17 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { type ClaimOptions, sweepClaim, sweepNewClaim, takeClaim } from './claim.js';
+import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } from './claim.js';
 import type { DirSync } from './durable.js';
 import { isErrno, readRegular } from './io.js';
 import { checkpoint, isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
 import { BOOTED_AT, HOST_ID, pidAlive } from './liveness.js';
-import { NEW_CLAIM_INFIX } from './names.js';
+import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 
 const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)\.(\d+)\.log$/;
 const RECOVERY_CLAIM = 'recovery.pending';
 const RECOVERY_NEW_CLAIM = `${RECOVERY_CLAIM}${NEW_CLAIM_INFIX}`;
+const RECOVERY_BROKEN_CLAIM = `${RECOVERY_CLAIM}${BROKEN_CLAIM_INFIX}`;
 
 export interface RecoveryContext {
   journalDir: string;
@@ -85,7 +86,11 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
   return report;
 }
 
-/** Segments whose writer is provably gone: written before the last boot, or by a dead process of this host. */
+/**
+ * Segments whose writer is provably gone: written before the last boot, or
+ * by a dead process of this host. Sweeps the recovery claim's crash debris
+ * on the way.
+ */
 function deadSegments(journalDir: string): DeadSegment[] {
   let names: string[];
   try {
@@ -100,6 +105,7 @@ function deadSegments(journalDir: string): DeadSegment[] {
     // need recovery again for a long time, so they are swept here rather than when next taken.
     if (name === RECOVERY_CLAIM) sweepClaim(join(journalDir, name));
     if (name.startsWith(RECOVERY_NEW_CLAIM)) sweepNewClaim(join(journalDir, name));
+    if (name.startsWith(RECOVERY_BROKEN_CLAIM)) sweepBroken(join(journalDir, name));
     if (!name.endsWith(SEGMENT_SUFFIX)) continue;
     const match = SEGMENT_NAME.exec(name);
     if (match === null) continue;

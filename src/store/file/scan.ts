@@ -17,7 +17,6 @@ const LIST_YIELD_EVERY = 256;
 
 export interface ScanContext {
   dir: string;
-  staleMs: number;
   /** Looks again under the claim, quarantining the file if still bad: the record if it is fine now. */
   recheck(name: string): Promise<OperationRecord | undefined>;
   /** Moves the record of `key` from the name an older version gave it to its current one, and reads it. */
@@ -60,7 +59,7 @@ export async function scanRecords<T extends Ordered>(
     // Crash debris: claims of dead processes, claims half-created, takeovers that died half-way.
     if (parsed.kind === 'pending') sweepClaim(join(dir, name));
     if (parsed.kind === 'new-claim') sweepNewClaim(join(dir, name));
-    if (parsed.kind === 'broken') sweepBroken(join(dir, name), context.staleMs);
+    if (parsed.kind === 'broken') sweepBroken(join(dir, name));
     if (parsed.kind === 'record' && parsed.legacy) {
       legacy.push(parsed.key);
       continue;

@@ -152,7 +152,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     pick: (record: OperationRecord) => T,
   ): Promise<T[]> {
     if (Date.now() - settledAt >= SETTLE_EVERY_MS) await settle();
-    const context = { dir, staleMs: claimOptions.staleMs, recheck: files.recheck, adopt: files.adopt };
+    const context = { dir, recheck: files.recheck, adopt: files.adopt };
     return scanRecords(context, filter, pick);
   }
 
