@@ -24,14 +24,24 @@
  * After the last kill a final child drains the lane; then the lane is checked.
  */
 import * as fs from 'node:fs';
-import { tmpdir, uptime } from 'node:os';
+import { uptime } from 'node:os';
 import { join } from 'node:path';
-import { fileStore } from '../../src/node.js';
-import { EMPTY_CLAIM_SWEEP_AGE_MS } from '../../src/store/file/claim.js';
 import type { WriteStep } from '../../src/store/file/durable.js';
 import { HOST_ID } from '../../src/store/file/liveness.js';
-import { type Hold, type ReferenceServer, seededRandom } from '../../src/testing.js';
+import type { Hold, ReferenceServer } from '../../src/testing.js';
 import { spawnWorker, waitForLine } from '../helpers/file-worker.js';
+import {
+  baseConfig,
+  drainLane,
+  type Lane,
+  type LaneReport,
+  makeLanes,
+  newLaneReport,
+  removeLanes,
+  verifyLane,
+  WORKER_TIMEOUT_MS,
+  watchAcknowledgements,
+} from './lanes.js';
 import type { KillPlan, WorkerConfig } from './worker.js';
 
 export const KILL_MOMENTS = [
@@ -57,95 +67,32 @@ export interface CrashOptions {
   log?: (line: string) => void;
 }
 
-export interface CrashReport {
-  seed: number;
-  kills: number;
-  /** Children started, the final drains included. */
-  children: number;
+export interface CrashReport extends LaneReport {
   killsByMoment: Record<KillMoment, number>;
-  /** Children whose kill plan did not trigger (they finished their work first). */
-  survived: number;
-  /** Operations stored at the end (all lanes). */
-  operations: number;
-  /** Operations whose enqueue the parent saw acknowledged. */
-  acknowledged: number;
-  /** Business effects on the ledger for the lanes' operations. */
-  effects: number;
-  requests: number;
-  /** Highest number of requests of one key in flight at once (a dead sender's request may overlap its successor's). */
-  maxConcurrent: number;
   tornTempFiles: number;
-  /** Claim files left empty by a kill right after their creation (swept by a later list()). */
-  emptyClaimsSwept: number;
-  quarantined: number;
-  durationMs: number;
-  /** Every broken guarantee found; empty when the run passed. */
-  problems: string[];
 }
 
-const WORKER_TIMEOUT_MS = 60_000;
-const STEPS: WriteStep[] = ['temp-written', 'durable', 'renamed'];
-
-interface Lane {
-  index: number;
-  dir: string;
-  path: string;
-  random: () => number;
-  /** key → op id, for every enqueue a child acknowledged on stdout. */
-  acknowledged: Map<string, string>;
-  kills: number;
-}
+/** Every step of a durable write, the three steps of taking a claim included (claim.md). */
+const STEPS: WriteStep[] = ['claim-opened', 'claim-written', 'claim-linked', 'temp-written', 'durable', 'renamed'];
 
 export async function runCrashLanes(server: ReferenceServer, options: CrashOptions): Promise<CrashReport> {
   const started = Date.now();
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const laneCount = options.lanes ?? 4;
   const report: CrashReport = {
-    seed,
-    kills: 0,
-    children: 0,
+    ...newLaneReport(seed),
     killsByMoment: Object.fromEntries(KILL_MOMENTS.map((m) => [m, 0])) as Record<KillMoment, number>,
-    survived: 0,
-    operations: 0,
-    acknowledged: 0,
-    effects: 0,
-    requests: 0,
-    maxConcurrent: 0,
     tornTempFiles: 0,
-    emptyClaimsSwept: 0,
-    quarantined: 0,
-    durationMs: 0,
-    problems: [],
   };
-  const lanes: Lane[] = Array.from({ length: laneCount }, (_, index) => ({
-    index,
-    dir: fs.mkdtempSync(join(tmpdir(), `oncely-crash-${index}-`)),
-    path: `/lane-${index}/payments`,
-    random: seededRandom(seed + index * 7919), // reproducible kill plans from a seed
-    acknowledged: new Map(),
-    kills: 0,
-  }));
+  // Kill plans are reproducible from the seed (timing still varies).
+  const lanes = makeLanes(options.lanes ?? 4, seed, 'lane');
   try {
     await Promise.all(lanes.map((lane) => runLane(server, lane, options, report)));
     for (const lane of lanes) await verifyLane(server, lane, report);
   } finally {
-    for (const lane of lanes) fs.rmSync(lane.dir, { recursive: true, force: true });
+    removeLanes(lanes);
   }
   report.durationMs = Date.now() - started;
   return report;
-}
-
-function baseConfig(server: ReferenceServer, lane: Lane): Omit<Extract<WorkerConfig, { mode: 'run' }>, 'enqueue'> {
-  return {
-    mode: 'run',
-    dir: lane.dir,
-    baseUrl: server.url,
-    path: lane.path,
-    opPrefix: '',
-    leaseMs: 200,
-    attemptTimeoutMs: 500,
-    concurrency: 8,
-  };
 }
 
 async function runLane(server: ReferenceServer, lane: Lane, options: CrashOptions, report: CrashReport): Promise<void> {
@@ -188,10 +135,7 @@ async function runLane(server: ReferenceServer, lane: Lane, options: CrashOption
     };
     const worker = await spawnWorker(config);
     report.children++;
-    worker.onLine((line) => {
-      const [word, key, op] = line.split(' ');
-      if (word === 'enq' && key !== undefined && op !== undefined) lane.acknowledged.set(key, op);
-    });
+    watchAcknowledgements(lane, worker);
     if (timerMs !== undefined) {
       const ms = timerMs;
       void waitForLine(worker, 'ready').then(() => setTimeout(() => worker.kill(), ms));
@@ -220,15 +164,7 @@ async function runLane(server: ReferenceServer, lane: Lane, options: CrashOption
     );
   }
 
-  // The final child kills nothing: it resumes everything the dead ones left.
-  const drain = await spawnWorker({ ...baseConfig(server, lane), enqueue: 0 });
-  report.children++;
-  const watchdog = setTimeout(() => drain.kill(), WORKER_TIMEOUT_MS);
-  const exit = await drain.exited;
-  clearTimeout(watchdog);
-  if (exit.code !== 0) {
-    report.problems.push(`lane ${lane.index}: final drain failed (${exit.code ?? exit.signal}): ${exit.stderr.trim()}`);
-  }
+  await drainLane(server, lane, report);
 }
 
 /**
@@ -257,87 +193,5 @@ function plantTornTemp(lane: Lane, pid: number, cycle: number, report: CrashRepo
     report.tornTempFiles++;
   } catch {
     // The dead child left a claim on that record itself: that is debris enough.
-  }
-}
-
-async function verifyLane(server: ReferenceServer, lane: Lane, report: CrashReport): Promise<void> {
-  const problem = (text: string): void => {
-    report.problems.push(`lane ${lane.index}: ${text}`);
-  };
-  // No crash debris survives a list() (resume runs one): dead claims (temp
-  // files) are taken over and cleaned up. A claim file left empty (killed
-  // between creating it and writing its holder line) names no holder, so it
-  // is only swept once old enough: give those their time, then sweep again.
-  const debris = () =>
-    fs.readdirSync(lane.dir).filter((n) => !n.endsWith('.json') && n !== 'quarantine' && n !== 'journal');
-  const empty = debris().filter((n) => fs.statSync(join(lane.dir, n)).size === 0);
-  if (empty.length > 0) {
-    report.emptyClaimsSwept += empty.length;
-    const newest = Math.max(...empty.map((n) => fs.statSync(join(lane.dir, n)).mtimeMs));
-    await new Promise((resolve) =>
-      setTimeout(resolve, Math.max(0, newest + EMPTY_CLAIM_SWEEP_AGE_MS + 100 - Date.now())),
-    );
-    const sweeper = fileStore({ dir: lane.dir });
-    await sweeper.list();
-    await sweeper.close();
-  }
-  const leftovers = debris();
-  for (const name of leftovers) {
-    const path = join(lane.dir, name);
-    const text = fs.readFileSync(path, 'utf8');
-    const ageMs = Date.now() - fs.statSync(path).mtimeMs;
-    problem(`file left: ${name} (${text.length} bytes, ${Math.round(ageMs)} ms old): ${text.slice(-120)}`);
-  }
-
-  const store = fileStore({ dir: lane.dir });
-  const quarantined = await store.quarantined();
-  report.quarantined += quarantined.length;
-  for (const entry of quarantined) problem(`quarantined ${entry.id}: ${entry.problems.join('; ')}`);
-  const records = await store.list();
-  await store.close();
-  // Opening the store settled the journals of the killed writers, and a closed handle leaves none of its own.
-  for (const name of fs.readdirSync(join(lane.dir, 'journal'))) problem(`journal file left: ${name}`);
-  const byKey = new Map(records.map((r) => [r.key, r]));
-  report.operations += records.length;
-  report.acknowledged += lane.acknowledged.size;
-
-  for (const [key, op] of lane.acknowledged) {
-    const record = byKey.get(key);
-    if (record === undefined) {
-      problem(`acknowledged operation ${op} (${key}) is lost`);
-      continue;
-    }
-    const body =
-      record.request.body?.encoding === 'json' ? (JSON.parse(record.request.body.text) as { op?: string }) : {};
-    if (body.op !== op) problem(`record ${key} holds op ${String(body.op)}, acknowledged as ${op}`);
-  }
-  for (const record of records) {
-    if (record.state !== 'succeeded') {
-      problem(`${record.key} ended ${record.state}: ${record.failure?.message ?? ''}`);
-    }
-    const effects = server.ledger.effectCount(record.key);
-    report.effects += effects;
-    if (effects !== 1) problem(`${record.key} has ${effects} effects`);
-    report.maxConcurrent = Math.max(report.maxConcurrent, server.ledger.maxConcurrent(record.key));
-  }
-  // Every request of one operation (one body, so one fingerprint) carried one key, and no key served two operations.
-  const keysByFingerprint = new Map<string, Set<string | undefined>>();
-  const fingerprintsByKey = new Map<string | undefined, Set<string>>();
-  for (const entry of server.ledger.requests) {
-    if (entry.path !== lane.path || entry.fingerprint === undefined) continue;
-    report.requests++;
-    const keys = keysByFingerprint.get(entry.fingerprint) ?? new Set();
-    keys.add(entry.key);
-    keysByFingerprint.set(entry.fingerprint, keys);
-    const prints = fingerprintsByKey.get(entry.key) ?? new Set();
-    prints.add(entry.fingerprint);
-    fingerprintsByKey.set(entry.key, prints);
-    if (entry.key === undefined || !byKey.has(entry.key)) problem(`request with unknown key ${String(entry.key)}`);
-  }
-  for (const [print, keys] of keysByFingerprint) {
-    if (keys.size !== 1) problem(`one operation (${print.slice(0, 12)}) was sent with ${keys.size} keys`);
-  }
-  for (const [key, prints] of fingerprintsByKey) {
-    if (prints.size !== 1) problem(`key ${String(key)} carried ${prints.size} different requests`);
   }
 }

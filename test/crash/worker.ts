@@ -14,8 +14,16 @@
  *   SIGKILL itself at an exact point; the parent may also kill it any time.
  * - `increment`: `count` read-modify-writes of one record through
  *   `store.update` (cross-process atomicity of the store itself).
+ * - `update`: one update of one record (created when missing), as a
+ *   short-lived process does it (a CLI call, a crash-looping worker): it
+ *   SIGKILLs itself `lifeMs` after it loaded, done or not, and may follow a
+ *   kill plan. Prints `done {"epoch":n}`.
+ * - `probe`: lists the store, reads some keys, updates others, reads the
+ *   quarantine, and prints what it saw: run in a child so a read that blocks (a FIFO) shows up as a
+ *   child the parent had to kill, not as a hung test runner.
  */
 import { createClient, fileStore, type OperationRecord } from '../../src/node.js';
+import { sampleRecord } from '../../src/store/contract.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 
 export type KillPlan =
@@ -39,7 +47,9 @@ export type WorkerConfig =
       concurrency: number;
       kill?: KillPlan;
     }
-  | { mode: 'increment'; dir: string; key: string; count: number };
+  | { mode: 'increment'; dir: string; key: string; count: number }
+  | { mode: 'update'; dir: string; key: string; lifeMs?: number; kill?: KillPlan }
+  | { mode: 'probe'; dir: string; keys: string[]; bump?: string[] };
 
 function print(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -80,11 +90,8 @@ async function run(config: Extract<WorkerConfig, { mode: 'run' }>): Promise<void
       if (plan.afterMs === undefined) die();
       setTimeout(die, plan.afterMs);
     });
-  } else if (plan?.at === 'write') {
-    let seen = 0;
-    writeSteps.hook = (step) => {
-      if (step === plan.step && ++seen === plan.n) die();
-    };
+  } else {
+    planWriteKill(plan);
   }
   print('ready');
 
@@ -128,8 +135,49 @@ async function increment(config: Extract<WorkerConfig, { mode: 'increment' }>): 
   await store.close();
 }
 
+/** Kills this process at the plan's write step (attempt plans need a client: `run` only). */
+function planWriteKill(plan: KillPlan | undefined): void {
+  if (plan?.at !== 'write') return;
+  let seen = 0;
+  writeSteps.hook = (step) => {
+    if (step === plan.step && ++seen === plan.n) die();
+  };
+}
+
+async function updateOnce(config: Extract<WorkerConfig, { mode: 'update' }>): Promise<void> {
+  // The life of a short-lived process, counted once it is loaded (so a slow start cannot eat it).
+  if (config.lifeMs !== undefined) setTimeout(die, config.lifeMs);
+  planWriteKill(config.kill);
+  const store = fileStore({ dir: config.dir });
+  print('ready');
+  const record = await store.update(config.key, (current: OperationRecord | undefined) =>
+    current === undefined ? sampleRecord(config.key) : { ...current, epoch: current.epoch + 1 },
+  );
+  await store.close();
+  print(`done ${JSON.stringify({ epoch: record?.epoch })}`);
+}
+
+async function probe(config: Extract<WorkerConfig, { mode: 'probe' }>): Promise<void> {
+  const store = fileStore({ dir: config.dir });
+  const reported: string[] = [];
+  store.onQuarantine((entry) => reported.push(`${entry.id}: ${entry.problems.join('; ')}`));
+  print('ready');
+  const listed = (await store.list()).map((record) => record.key).sort();
+  const got: Record<string, number | null> = {};
+  for (const key of config.keys) got[key] = (await store.get(key))?.epoch ?? null;
+  const bumped: Record<string, number | null> = {};
+  for (const key of config.bump ?? []) {
+    const next = await store.update(key, (current) => (current ? { ...current, epoch: current.epoch + 1 } : current));
+    bumped[key] = next?.epoch ?? null;
+  }
+  const quarantined = (await store.quarantined()).map((entry) => `${entry.id}: ${entry.problems.join('; ')}`);
+  await store.close();
+  print(`done ${JSON.stringify({ listed, got, bumped, reported, quarantined })}`);
+}
+
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
-(config.mode === 'run' ? run(config) : increment(config)).then(
+const main = { run, increment, update: updateOnce, probe } as const;
+(main[config.mode] as (c: WorkerConfig) => Promise<void>)(config).then(
   () => process.exit(0),
   (error: unknown) => {
     process.stderr.write(`worker failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

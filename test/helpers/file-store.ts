@@ -1,10 +1,13 @@
 /**
  * Helpers for file store tests: temp directories under os.tmpdir() that are
- * removed after each test, and direct access to the files a store writes.
+ * removed after each test, direct access to the files a store writes, and
+ * the claim files other (dead, live, old) processes would leave.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, uptime } from 'node:os';
 import { join } from 'node:path';
+import { fileNameFor } from '../../src/store/file/names.js';
 
 const made: string[] = [];
 
@@ -42,4 +45,43 @@ export function dirsUnder(dir: string): string[] {
 /** Permission bits of a path (e.g. 0o600). */
 export function modeOf(path: string): number {
   return fs.statSync(path).mode & 0o777;
+}
+
+/** The pid of a process that has exited (so it is certainly not alive). */
+export function deadPid(): number {
+  const result = spawnSync(process.execPath, ['-e', '']);
+  if (result.pid === undefined) throw new Error('could not spawn');
+  return result.pid;
+}
+
+/** Sets a file's times to `ageMs` ago. */
+export function agedBy(path: string, ageMs: number): void {
+  const then = new Date(Date.now() - ageMs);
+  fs.utimesSync(path, then, then);
+}
+
+/** Sets a file's mtime to before this machine booted (what a power cut leaves behind). */
+export function beforeBoot(path: string): void {
+  agedBy(path, uptime() * 1000 + 3_600_000);
+}
+
+/** The claim file of `key`'s record in the store at `dir`. */
+export function claimPathOf(dir: string, key: string): string {
+  return join(dir, `${fileNameFor(key)}.pending`);
+}
+
+/** A claim file as a holder leaves it: optional content, then its holder line. */
+export function writeClaim(dir: string, key: string, holder: { host: string; pid: number }, content = ''): string {
+  const path = claimPathOf(dir, key);
+  fs.writeFileSync(path, `${content}${JSON.stringify({ ...holder, token: 'abcdef123456' })}\n`, { mode: 0o600 });
+  return path;
+}
+
+/** Open file descriptors of this process (Linux: /proc), or undefined where that cannot be counted. */
+export function openDescriptors(): number | undefined {
+  try {
+    return fs.readdirSync('/proc/self/fd').length;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,53 +1,30 @@
 /**
- * The cross-process lock of one record, which is also its temp file.
+ * The cross-process lock of one record, which is also its temp file: take
+ * it, commit a new version through it, or release it. The protocol (how a
+ * claim is created with its holder line in one atomic step, when one is
+ * stale, how it is taken over) is described in claim.md beside this file;
+ * claim-files.ts reads and breaks claim files.
  *
- * To change `<name>.json`, a process creates `<name>.json.pending` with
- * `O_CREAT | O_EXCL`: whoever creates it holds the record. The file first
- * holds one line naming its holder (host id, pid, token). To commit, the
- * holder writes the new record into it (`<record json>\n<holder, rev>\n`),
- * makes it durable (journal.ts) and renames it over `<name>.json`: one
- * rename publishes the record atomically and releases the lock. So an update costs the same two
- * directory-entry changes as a plain temp-file write (create, rename); a
- * separate lock file would add two more, and on a busy disk each of those
- * waits for the journal.
- *
- * Written by hand rather than with `proper-lockfile` because:
- * - `proper-lockfile` keeps a lock directory beside the file (mkdir + rmdir
- *   per hold: the two extra journal operations above) and a timer per lock;
- * - it only knows mtime age (stale after seconds), while a holder killed
- *   mid-update here (the crash tests do it hundreds of times) is taken over
- *   at once: the pending file names its holder, and `kill(pid, 0)` on this
- *   host tells a dead one from a live one;
- * - taking over must not let two contenders both win, which needs the
- *   takeover below.
- *
- * Staleness. A claim is stale, and taken over at once, when its holder is
- * provably gone: a dead pid on this host, a claim of this very process that
- * no store of it holds, or a file older than the last boot (a power cut).
- * A holder we cannot check (another host sharing the directory, a recycled
- * pid, a file without a readable holder line) is stale only once we have
- * watched it unchanged for `staleMs` of our own monotonic time; live holders
- * refresh their file's mtime every `staleMs / 3`, and a monotonic clock
- * does not run while the machine sleeps, so a laptop waking up does not
- * take a claim from a holder that slept with it.
- *
- * Takeover renames the stale file aside to a unique name (atomic), checks it
- * moved the very file it judged stale, and gives back with `link` (which
- * never replaces) a fresh claim it moved by mistake. Before committing, a
- * holder checks that the pending path is still its own file (same inode as
- * its open descriptor, which cannot be recycled while open); a holder that
- * lost its claim gives up and its update runs again.
- *
- * Residual risk, documented: a holder frozen (SIGSTOP, debugger) for longer
- * than `staleMs` exactly between that check and its rename (microseconds
- * apart) could rename its successor's pending file. Nothing short of a
- * kernel lock closes that window, and Node has none (no flock).
+ * A claim costs the directory changes of a plain temp-file write plus one
+ * `link` and one unlink (claim.md says why the link), and the unlink of the
+ * temp name runs in the background while the claim is in use.
  */
 import * as fs from 'node:fs';
 import type { Runtime } from '../../runtime.js';
+import {
+  breakClaim,
+  type HolderInfo,
+  heldTokens,
+  inspect,
+  staleAtOnce,
+  UNREADABLE_CLAIM_GRACE_MS,
+} from './claim-files.js';
 import { writeSteps } from './durable.js';
-import { closeFile, isErrno, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
-import { BOOTED_AT, HOST_ID, pidAlive, randomToken } from './liveness.js';
+import { isErrno, linkFile, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
+import { HOST_ID, randomToken } from './liveness.js';
+import { NEW_CLAIM_INFIX } from './names.js';
+
+export { sweepBroken, sweepClaim, sweepNewClaim, UNREADABLE_CLAIM_GRACE_MS } from './claim-files.js';
 
 export interface ClaimOptions {
   /** How long a claim of a holder we cannot check must stay unchanged before it is taken over. */
@@ -62,25 +39,7 @@ export interface ClaimOptions {
   runtime: Pick<Runtime, 'monotonicNow' | 'sleep' | 'random'>;
 }
 
-interface HolderInfo {
-  host: string;
-  pid: number;
-  token: string;
-}
-
-/**
- * A pending file still empty after we watched it this long is stale: its
- * creator died between creating it and writing its holder line (a window of
- * one thread-pool round trip), or is stuck there, in which case its check
- * before committing makes it retry.
- */
-const EMPTY_CLAIM_GRACE_MS = 1_000;
-/** A sweep, which cannot watch, removes an empty claim once it is this old (wall clock). */
-export const EMPTY_CLAIM_SWEEP_AGE_MS = 5_000;
 const MAX_POLL_MS = 16;
-
-/** Tokens of the claims this process holds or is taking right now, across every store instance. */
-const heldTokens = new Set<string>();
 
 export class LockTimeoutError extends Error {
   override name = 'LockTimeoutError';
@@ -99,12 +58,16 @@ export class Claim {
   readonly #token: string;
   readonly #holder: HolderInfo;
   readonly #refresh: NodeJS.Timeout;
+  /** The removal of the temp name the claim was created under (claim.md), awaited by `release`. */
+  readonly #tempRemoved: Promise<void>;
   #done = false;
+  #released = false;
 
-  constructor(path: string, fd: number, holder: HolderInfo, staleMs: number) {
-    this.#path = path;
-    this.#fd = fd;
-    this.#ino = fs.fstatSync(fd).ino;
+  constructor(created: Created, holder: HolderInfo, staleMs: number) {
+    this.#path = created.path;
+    this.#fd = created.fd;
+    this.#ino = created.ino;
+    this.#tempRemoved = created.tempRemoved;
     this.#token = holder.token;
     this.#holder = holder;
     this.#refresh = setInterval(() => this.#touch(), Math.max(1, Math.floor(staleMs / 3)));
@@ -124,7 +87,8 @@ export class Claim {
    * it into the claim file, make it durable with `makeDurable` (a journal
    * line, or an fsync of `fd`), then rename it over the record, which
    * publishes it atomically and releases the claim. Resolves false, having
-   * published nothing, when the claim was lost (the caller retries).
+   * published nothing, when the claim was lost (the caller retries). The
+   * caller releases the claim in every case (`finally`).
    */
   async commit(recordPath: string, text: string, makeDurable: (fd: number) => Promise<void>): Promise<boolean> {
     writeAllSync(this.#fd, Buffer.from(text, 'utf8'), 0);
@@ -147,28 +111,25 @@ export class Claim {
 
   /** Drops the claim without committing (nothing changed, or the update failed). Idempotent. */
   async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
     clearInterval(this.#refresh);
-    if (!this.#done) {
-      this.#done = true;
-      if (this.#stillOurs()) await unlinkFile(this.#path).catch(() => undefined);
-    }
-    // Closing a file we only wrote to does not wait for the disk: not worth a thread-pool round trip.
-    if (heldTokens.delete(this.#token)) {
-      try {
-        fs.closeSync(this.#fd);
-      } catch {
-        // Already closed: nothing to release.
+    try {
+      if (!this.#done) {
+        this.#done = true;
+        if (this.#stillOurs()) await unlinkFile(this.#path).catch(() => undefined);
       }
+      await this.#tempRemoved;
+    } finally {
+      heldTokens.delete(this.#token);
+      // Closing a file we only wrote to does not wait for the disk: not worth a thread-pool round trip.
+      closeQuietly(this.#fd);
     }
   }
 
-  /** The pending path is still the file we created (not taken over and replaced). */
+  /** The claim path is still the file we created (not taken over and replaced). */
   #stillOurs(): boolean {
-    try {
-      return fs.statSync(this.#path).ino === this.#ino;
-    } catch {
-      return false;
-    }
+    return ownedAt(this.#path, this.#ino);
   }
 
   #touch(): void {
@@ -189,11 +150,11 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   let watched: { ino: number; mtimeMs: number; size: number; since: number } | undefined;
   try {
     for (let round = 0; ; round++) {
-      const fd = await tryCreate(path, holderLine);
-      if (fd !== undefined) return new Claim(path, fd, self, options.staleMs);
+      const created = await tryCreate(path, holderLine, token);
+      if (created !== undefined) return new Claim(created, self, options.staleMs);
       const holder = inspect(path);
       if (holder === undefined) continue; // released meanwhile: try again at once
-      if (provablyStale(holder)) {
+      if (staleAtOnce(holder)) {
         breakClaim(path, holder, token);
         continue;
       }
@@ -205,7 +166,10 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
         watched.size !== holder.size
       ) {
         watched = { ino: holder.ino, mtimeMs: holder.mtimeMs, size: holder.size, since: now };
-      } else if (now - watched.since >= (holder.size === 0 ? EMPTY_CLAIM_GRACE_MS : options.staleMs)) {
+      } else if (now - watched.since >= (holder.info === undefined ? UNREADABLE_CLAIM_GRACE_MS : options.staleMs)) {
+        // Watched unchanged long enough. For a claim naming nobody this only
+        // matters when its mtime is in the future (a clock moved back): else
+        // its own age already made it stale above.
         breakClaim(path, holder, token);
         watched = undefined;
         continue;
@@ -224,134 +188,75 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   }
 }
 
-/**
- * Creates the pending file with our holder line; undefined when someone
- * holds it. The create runs on the thread pool: it changes the directory,
- * and on ext4 that can wait behind a file-system journal commit (which
- * every journal flush starts) for milliseconds; measured synchronous, it
- * took half of the main thread's time at 32 writers. Writing into the
- * file we hold is synchronous (the holder line here, the new version in
- * `commit`): page cache only, cheaper than a thread-pool round trip.
- */
-async function tryCreate(path: string, holderLine: string): Promise<number | undefined> {
-  let fd: number;
-  try {
-    fd = await openFile(path, 'wx', 0o600);
-  } catch (error) {
-    if (isErrno(error, 'EEXIST')) return undefined;
-    throw error;
-  }
-  try {
-    writeAllSync(fd, Buffer.from(holderLine, 'utf8'), 0);
-  } catch (error) {
-    await closeFile(fd).catch(() => undefined);
-    await unlinkFile(path).catch(() => undefined);
-    throw error;
-  }
-  return fd;
-}
-
-interface Holder {
-  raw: string;
-  info: HolderInfo | undefined;
+/** A claim file just created: its descriptor and inode, and the removal of its temp name. */
+interface Created {
+  path: string;
+  fd: number;
   ino: number;
-  size: number;
-  mtimeMs: number;
-}
-
-function inspect(path: string): Holder | undefined {
-  let fd: number;
-  try {
-    fd = fs.openSync(path, 'r');
-  } catch (error) {
-    if (isErrno(error, 'ENOENT')) return undefined;
-    throw error;
-  }
-  try {
-    const stat = fs.fstatSync(fd);
-    const raw = fs.readFileSync(fd, 'utf8');
-    return { raw, info: holderOf(raw), ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** The holder named by the last line of a pending file. */
-function holderOf(raw: string): HolderInfo | undefined {
-  const lines = raw.split('\n').filter((line) => line.length > 0);
-  const last = lines[lines.length - 1];
-  if (last === undefined) return undefined;
-  try {
-    const value = JSON.parse(last) as Partial<HolderInfo> | null;
-    if (typeof value?.host === 'string' && typeof value.pid === 'number' && typeof value.token === 'string') {
-      return { host: value.host, pid: value.pid, token: value.token };
-    }
-  } catch {
-    // Torn: no holder to check.
-  }
-  return undefined;
-}
-
-function provablyStale(holder: Holder): boolean {
-  if (holder.mtimeMs < BOOTED_AT) return true;
-  const { info } = holder;
-  if (info === undefined || info.host !== HOST_ID) return false;
-  if (info.pid === process.pid) return !heldTokens.has(info.token);
-  return !pidAlive(info.pid);
+  tempRemoved: Promise<void>;
 }
 
 /**
- * Removes the stale claim `observed` (same file, same content), and nothing
- * else: rename it aside (atomic), check what was moved, and give back a
- * fresh claim moved by mistake.
+ * Creates the claim file at `path` with `holderLine` in it, in one atomic
+ * step (claim.md): written under a temp name, then linked into place.
+ * Undefined when someone else holds the claim. Whatever fails on the way
+ * releases what was acquired so far: the temp name, the descriptor, and the
+ * claim itself once linked.
+ *
+ * The create, link and unlink run on the thread pool: they change the
+ * directory, and on ext4 that can wait behind a file-system journal commit
+ * for milliseconds. Writing into the file we hold is synchronous (the holder
+ * line here, the new version in `commit`): page cache only, cheaper than a
+ * thread-pool round trip.
  */
-function breakClaim(path: string, observed: Holder, token: string): void {
-  const aside = `${path}.broken-${token}`;
+async function tryCreate(path: string, holderLine: string, token: string): Promise<Created | undefined> {
+  const temp = `${path}${NEW_CLAIM_INFIX}${token}`;
+  const fd = await openFile(temp, 'wx', 0o600);
+  let ino: number | undefined;
+  let result: Created | undefined;
   try {
-    fs.renameSync(path, aside);
-  } catch (error) {
-    if (isErrno(error, 'ENOENT')) return;
-    throw error;
-  }
-  let same = false;
-  try {
-    same = fs.statSync(aside).ino === observed.ino && fs.readFileSync(aside, 'utf8') === observed.raw;
-  } catch {
-    same = false;
-  }
-  if (!same) {
+    step('claim-opened');
+    writeAllSync(fd, Buffer.from(holderLine, 'utf8'), 0);
+    ino = fs.fstatSync(fd).ino;
+    step('claim-written');
     try {
-      fs.linkSync(aside, path);
-    } catch {
-      // EEXIST: a newer claim took the name meanwhile. The holder we moved
-      // finds its file gone when it checks before committing, and retries.
+      await linkFile(temp, path);
+    } catch (error) {
+      // EEXIST: held by someone else. ENOENT: a sweep removed our temp file (always allowed): look again.
+      if (isErrno(error, 'EEXIST') || isErrno(error, 'ENOENT')) return undefined;
+      throw error;
+    }
+    const linked = ino;
+    // From here on the claim exists: a failure before it is handed over must remove it again.
+    try {
+      step('claim-linked');
+    } catch (error) {
+      if (ownedAt(path, linked)) await unlinkFile(path).catch(() => undefined);
+      throw error;
+    }
+    result = { path, fd, ino: linked, tempRemoved: unlinkFile(temp).catch(() => undefined) };
+    return result;
+  } finally {
+    if (result === undefined) {
+      closeQuietly(fd);
+      await unlinkFile(temp).catch(() => undefined);
     }
   }
-  fs.rmSync(aside, { force: true });
 }
 
-/**
- * Removes the pending files of dead holders (a crash leaves them; a record
- * nobody updates again would keep its pending file forever): provably dead
- * ones, and empty ones older than `EMPTY_CLAIM_SWEEP_AGE_MS`. Safe while
- * others work: it uses the same takeover as `takeClaim`.
- */
-export function sweepClaim(path: string): void {
+/** Whether `path` is still the file with inode `ino`. */
+function ownedAt(path: string, ino: number): boolean {
   try {
-    const holder = inspect(path);
-    if (holder === undefined) return;
-    const emptyAndOld = holder.size === 0 && Date.now() - holder.mtimeMs > EMPTY_CLAIM_SWEEP_AGE_MS;
-    if (provablyStale(holder) || emptyAndOld) breakClaim(path, holder, randomToken());
+    return fs.statSync(path).ino === ino;
   } catch {
-    // Raced with its holder or another sweeper: it is their file now.
+    return false;
   }
 }
 
-/** Removes a takeover leftover (`*.pending.broken-*`) once it is older than `staleMs`. */
-export function sweepBroken(path: string, staleMs: number): void {
+function closeQuietly(fd: number): void {
   try {
-    if (Date.now() - fs.statSync(path).mtimeMs > staleMs) fs.rmSync(path, { force: true });
+    fs.closeSync(fd);
   } catch {
-    // Already gone.
+    // Already closed: nothing to release.
   }
 }

@@ -15,13 +15,17 @@ import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fsyncFile, isErrno, renameFile, unlinkFile } from './io.js';
 
-/** The steps of one durable write, in order. */
-export type WriteStep = 'temp-written' | 'durable' | 'renamed';
+/**
+ * The steps of one durable write, in order: taking the claim (its file
+ * created under a temp name, its holder line written, linked into place:
+ * claim.md), then committing through it.
+ */
+export type WriteStep = 'claim-opened' | 'claim-written' | 'claim-linked' | 'temp-written' | 'durable' | 'renamed';
 
 /**
  * Test seam for the crash tests (not exported from `oncely/node`): called at
  * each step of every durable write, so a test process can kill itself at an
- * exact point of the protocol.
+ * exact point of the protocol, or a test can make a step fail.
  */
 export const writeSteps: { hook: ((step: WriteStep) => void) | undefined } = { hook: undefined };
 

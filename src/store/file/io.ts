@@ -7,6 +7,11 @@
  * and writes into a claim file already created (claim.ts), stay
  * synchronous: page cache only, several times cheaper than a thread-pool
  * round trip.
+ *
+ * Every read of a file the store did not create itself (a record, a claim,
+ * a quarantined file) goes through `readRegular`: something else can sit at
+ * such a path (a FIFO, a directory, a device), and a plain read of a FIFO
+ * blocks until some writer opens it, which would stall the whole process.
  */
 import * as fs from 'node:fs';
 
@@ -16,7 +21,7 @@ function call<T>(start: (callback: Callback<T>) => void): Promise<T> {
   return new Promise((resolve, reject) => start((error, value) => (error ? reject(error) : resolve(value))));
 }
 
-export const openFile = (path: string, flags: string, mode?: number): Promise<number> =>
+export const openFile = (path: string, flags: string | number, mode?: number): Promise<number> =>
   call((cb) => fs.open(path, flags, mode, cb));
 
 export const closeFile = (fd: number): Promise<void> => call((cb) => fs.close(fd, (error) => cb(error, undefined)));
@@ -25,6 +30,10 @@ export const fsyncFile = (fd: number): Promise<void> => call((cb) => fs.fsync(fd
 
 export const renameFile = (from: string, to: string): Promise<void> =>
   call((cb) => fs.rename(from, to, (error) => cb(error, undefined)));
+
+/** Creates `to` as another name of `from`; fails with EEXIST, never replaces (an atomic exclusive create). */
+export const linkFile = (from: string, to: string): Promise<void> =>
+  call((cb) => fs.link(from, to, (error) => cb(error, undefined)));
 
 export const unlinkFile = (path: string): Promise<void> =>
   call((cb) => fs.unlink(path, (error) => cb(error, undefined)));
@@ -43,6 +52,68 @@ export async function writeAt(fd: number, bytes: Uint8Array, position: number): 
     offset += await call<number>((cb) => fs.write(fd, bytes, offset, bytes.length - offset, at, cb));
   }
 }
+
+/**
+ * `O_NONBLOCK` makes opening a FIFO return at once instead of waiting for a
+ * writer (regular files ignore it). Windows has no FIFOs to fear, nor the flag.
+ */
+const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
+
+/** What is at a path the store reads. */
+export type FileRead =
+  | { kind: 'missing' }
+  | { kind: 'text'; text: string; ino: number; size: number; mtimeMs: number }
+  /** Not a regular file (`type` says what): never read, so it cannot block. */
+  | { kind: 'odd'; type: string; ino: number; mtimeMs: number };
+
+/**
+ * Reads the regular file at `path` (UTF-8), synchronously: opened without
+ * blocking, checked with `fstat`, and read only when it is a regular file
+ * (see the top of this file). A symbolic link is followed, and judged by
+ * what it points to.
+ */
+export function readRegular(path: string): FileRead {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, READ_FLAGS);
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return { kind: 'missing' };
+    // A socket cannot be opened (ENXIO); Windows refuses directories (EISDIR); a link loop (ELOOP).
+    if (isErrno(error, 'ENXIO') || isErrno(error, 'EISDIR') || isErrno(error, 'ELOOP')) return oddAt(path);
+    throw error;
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return { kind: 'odd', type: typeOf(stat), ino: stat.ino, mtimeMs: stat.mtimeMs };
+    const text = fs.readFileSync(fd, 'utf8');
+    return { kind: 'text', text, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function oddAt(path: string): FileRead {
+  try {
+    const stat = fs.lstatSync(path);
+    return { kind: 'odd', type: typeOf(stat), ino: stat.ino, mtimeMs: stat.mtimeMs };
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return { kind: 'missing' };
+    throw error;
+  }
+}
+
+/** What a non-regular file is, in words for a quarantine report. */
+export function typeOf(stat: fs.Stats): string {
+  if (stat.isDirectory()) return 'directory';
+  if (stat.isFIFO()) return 'FIFO';
+  if (stat.isSocket()) return 'socket';
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'device';
+  if (stat.isSymbolicLink()) return 'symbolic link';
+  return stat.isFile() ? 'file' : 'special file';
+}
+
+/** Opens `path` for reading without blocking on a FIFO (see `READ_FLAGS`), on the thread pool. */
+export const openForReading = (path: string): Promise<number> => openFile(path, READ_FLAGS);
 
 export function isErrno(error: unknown, code: string): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === code;

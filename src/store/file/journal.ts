@@ -27,7 +27,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { DirSync } from './durable.js';
-import { closeFile, fsyncFile, isErrno, openFile, unlinkFile } from './io.js';
+import { closeFile, fsyncFile, isErrno, openFile, openForReading, unlinkFile } from './io.js';
 import { HOST_ID, randomToken } from './liveness.js';
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
@@ -183,8 +183,15 @@ export class Journal {
     const name = `${HOST_ID}-${process.pid}-${this.#token}.${this.#sequence++}${SEGMENT_SUFFIX}`;
     const path = join(this.#dir.path, name);
     const fd = await openFile(path, 'ax', 0o600);
-    // The segment's own directory entry must survive a power cut before any line in it counts.
-    await this.#dir.sync();
+    try {
+      // The segment's own directory entry must survive a power cut before any line in it counts.
+      await this.#dir.sync();
+    } catch (error) {
+      // Not a segment after all: release the descriptor and the empty file (the next append opens another).
+      await closeFile(fd).catch(() => undefined);
+      await unlinkFile(path).catch(() => undefined);
+      throw error;
+    }
     const segment: Segment = { path, fd, openedAt: Date.now(), bytes: 0, names: new Set(), broken: false };
     this.#segment = segment;
     // An idle handle still checkpoints: its record files become durable on their own and the segment goes.
@@ -252,13 +259,14 @@ export async function checkpoint(path: string, names: Iterable<string>, records:
 async function syncFileAt(path: string): Promise<void> {
   let fd: number;
   try {
-    fd = await openFile(path, 'r');
+    // Without blocking: something else (a FIFO) may sit where the record was; it is not ours to sync.
+    fd = await openForReading(path);
   } catch (error) {
-    if (isErrno(error, 'ENOENT')) return; // removed since: the directory fsync covers that
+    if (isErrno(error, 'ENOENT') || isErrno(error, 'ENXIO')) return; // removed since: the directory fsync covers that
     throw error;
   }
   try {
-    await fsyncFile(fd);
+    if (fs.fstatSync(fd).isFile()) await fsyncFile(fd);
   } finally {
     await closeFile(fd);
   }

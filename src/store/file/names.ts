@@ -1,5 +1,6 @@
 /**
- * Key ↔ file name mapping for the file store.
+ * Key ↔ file name mapping for the file store, and what each directory entry
+ * of the store is.
  *
  * Idempotency keys use `[A-Za-z0-9_\-.:]`, but a file name must also survive
  * the file systems our users run on:
@@ -15,6 +16,28 @@
  * lower-case and come out unchanged. A name that would exceed what file
  * systems allow (255 bytes, minus room for our suffixes) is replaced by a
  * hash; `list()` then learns the key from the record itself.
+ *
+ * The store's own files. Every entry of the record directory is
+ *
+ *   <base>.json                          a record
+ *   <base>.json.pending                  its claim (claim.ts)
+ *   <base>.json.pending.new-<token>      a claim being created (claim.ts)
+ *   <base>.json.pending.broken-<token>   a claim being taken over (claim.ts)
+ *   journal/, quarantine/                directories (no `.json` suffix)
+ *
+ * so every file that is not a record starts with `<record>.pending`. The
+ * marker `.pending` is therefore reserved: in a key, a `.` that starts
+ * `pending` is escaped (`%2E`), and `.pending` occurs in a file name only
+ * where the store put it. That one escape is enough: the `.new-` and
+ * `.broken-` markers exist only after `.pending`, and a record name always
+ * ends with `.json` while no other file of the store does. `parseFileName`
+ * reads names by that structure (suffixes, not substrings), so a key such as
+ * `invoice.json.pending.broken-7` is a record like any other.
+ *
+ * Only keys that contain `.pending` got a new name with that escape; every
+ * other key keeps the name it always had, so stored records stay where they
+ * are. A record under the name an older version gave its key (`legacy`) is
+ * still read, and the store moves it to its current name (store.ts).
  */
 import { createHash } from 'node:crypto';
 
@@ -22,8 +45,10 @@ import { createHash } from 'node:crypto';
 export const RECORD_SUFFIX = '.json';
 /** `<record>.pending`: the claim and temp file of an update in progress (see claim.ts). */
 export const PENDING_SUFFIX = '.pending';
+/** `<record>.pending.new-<token>`: a claim file being written before it is linked into place. */
+export const NEW_CLAIM_INFIX = '.new-';
 /** `<record>.pending.broken-<token>`: a stale claim being taken over. */
-const BROKEN_MARK = `${RECORD_SUFFIX}${PENDING_SUFFIX}.broken-`;
+export const BROKEN_CLAIM_INFIX = '.broken-';
 /** Prefix of hashed names; `=` is never produced by the escaping. */
 const HASHED_PREFIX = '=';
 /** Longest escaped key kept readable; longer ones are hashed (255-byte name limit, with room for suffixes). */
@@ -33,6 +58,9 @@ const PLAIN = /^[a-z0-9_-]$/;
 /** Keys that need no escaping at all (every opaque and derived key): the common, fast path. */
 const PLAIN_KEY = /^[a-z0-9_-][a-z0-9_.-]*$/;
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)/i;
+/** The reserved marker, as it would appear in a key (see the top of this file). */
+const RESERVED = PENDING_SUFFIX;
+const CLAIM_DEBRIS = /^(.+\.json)\.pending(?:\.(new|broken)-[0-9a-z]+)?$/;
 const encoder = new TextEncoder();
 
 function escapeChar(char: string): string {
@@ -41,14 +69,18 @@ function escapeChar(char: string): string {
   return out;
 }
 
-/** The file name (without directory) that holds the record of `key`. */
-export function fileNameFor(key: string): string {
+/** The name `key` is filed under; `reserve` escapes the reserved marker (false: what older versions wrote). */
+function nameFor(key: string, reserve: boolean): string {
   if (key.length === 0) throw new TypeError('an operation key must not be empty');
-  if (key.length <= MAX_READABLE && PLAIN_KEY.test(key) && !WINDOWS_DEVICE.test(key)) return key + RECORD_SUFFIX;
+  const marked = reserve && key.includes(RESERVED);
+  if (key.length <= MAX_READABLE && !marked && PLAIN_KEY.test(key) && !WINDOWS_DEVICE.test(key)) {
+    return key + RECORD_SUFFIX;
+  }
   let out = '';
   let index = 0;
   for (const char of key) {
-    out += PLAIN.test(char) || (char === '.' && index > 0) ? char : escapeChar(char);
+    const reservedDot = marked && char === '.' && key.startsWith(RESERVED, index);
+    out += PLAIN.test(char) || (char === '.' && index > 0 && !reservedDot) ? char : escapeChar(char);
     index += char.length;
   }
   if (WINDOWS_DEVICE.test(out)) out = escapeChar(out.charAt(0)) + out.slice(1);
@@ -56,36 +88,66 @@ export function fileNameFor(key: string): string {
   return out + RECORD_SUFFIX;
 }
 
+/** The file name (without directory) that holds the record of `key`. */
+export function fileNameFor(key: string): string {
+  return nameFor(key, true);
+}
+
+/**
+ * The name an older version filed `key` under, when it differs from
+ * `fileNameFor(key)` (only keys containing `.pending`); else undefined.
+ */
+export function legacyFileNameFor(key: string): string | undefined {
+  if (!key.includes(RESERVED)) return undefined;
+  const legacy = nameFor(key, false);
+  return legacy === nameFor(key, true) ? undefined : legacy;
+}
+
 export type ParsedName =
-  /** A record file whose name spells its key. */
-  | { kind: 'record'; key: string }
+  /** A record file whose name spells its key (`legacy`: the name an older version gave it). */
+  | { kind: 'record'; key: string; legacy: boolean }
   /** A record file with a hashed name: the key is only known from its content. */
   | { kind: 'hashed' }
   /** The claim (temp) file of `record`: never read as a record. */
   | { kind: 'pending'; record: string }
+  /** A claim file being created (written, not yet linked into place), or left by a creator that died. */
+  | { kind: 'new-claim' }
   /** A claim being taken over, or left by a takeover that crashed. */
   | { kind: 'broken' }
   | { kind: 'other' };
 
 /** Classifies a directory entry of the store directory. */
 export function parseFileName(name: string): ParsedName {
-  if (name.includes(BROKEN_MARK)) return { kind: 'broken' };
-  if (name.endsWith(RECORD_SUFFIX + PENDING_SUFFIX)) {
-    return { kind: 'pending', record: name.slice(0, -PENDING_SUFFIX.length) };
-  }
-  if (!name.endsWith(RECORD_SUFFIX) || name.startsWith('.')) return { kind: 'other' };
+  // A record name ends with `.json`, and no other file of the store does: look no further.
+  if (name.endsWith(RECORD_SUFFIX)) return parseRecordName(name);
+  const debris = CLAIM_DEBRIS.exec(name);
+  if (debris === null) return { kind: 'other' };
+  if (debris[2] === 'new') return { kind: 'new-claim' };
+  if (debris[2] === 'broken') return { kind: 'broken' };
+  return { kind: 'pending', record: debris[1] as string };
+}
+
+function parseRecordName(name: string): ParsedName {
   const base = name.slice(0, -RECORD_SUFFIX.length);
+  if (name.startsWith('.') || base.length === 0) return { kind: 'other' };
   if (base.startsWith(HASHED_PREFIX)) return /^=[0-9a-f]{64}$/.test(base) ? { kind: 'hashed' } : { kind: 'other' };
+  let key: string;
   try {
-    const key = decodeURIComponent(base);
-    // Only names this module could have written count: anything else is not ours.
-    return fileNameFor(key) === name ? { kind: 'record', key } : { kind: 'other' };
+    key = decodeURIComponent(base);
   } catch {
     return { kind: 'other' };
   }
+  // Only names this module could have written count: anything else is not ours.
+  if (fileNameFor(key) === name) return { kind: 'record', key, legacy: false };
+  if (legacyFileNameFor(key) === name) return { kind: 'record', key, legacy: true };
+  return { kind: 'other' };
 }
 
-/** The record's key belongs in this file (guards against files copied or renamed by hand). */
+/**
+ * The record's key belongs in this file (guards against files copied or
+ * renamed by hand); the name an older version gave the key counts too, so
+ * such a record stays readable until it is moved to its current name.
+ */
 export function belongsTo(name: string, key: string): boolean {
-  return key.length > 0 && fileNameFor(key) === name;
+  return key.length > 0 && (fileNameFor(key) === name || legacyFileNameFor(key) === name);
 }

@@ -20,14 +20,17 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { type ClaimOptions, takeClaim } from './claim.js';
+import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } from './claim.js';
 import type { DirSync } from './durable.js';
-import { isErrno } from './io.js';
+import { isErrno, readRegular } from './io.js';
 import { checkpoint, isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
 import { BOOTED_AT, HOST_ID, pidAlive } from './liveness.js';
+import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 
 const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)\.(\d+)\.log$/;
 const RECOVERY_CLAIM = 'recovery.pending';
+const RECOVERY_NEW_CLAIM = `${RECOVERY_CLAIM}${NEW_CLAIM_INFIX}`;
+const RECOVERY_BROKEN_CLAIM = `${RECOVERY_CLAIM}${BROKEN_CLAIM_INFIX}`;
 
 export interface RecoveryContext {
   journalDir: string;
@@ -83,7 +86,11 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
   return report;
 }
 
-/** Segments whose writer is provably gone: written before the last boot, or by a dead process of this host. */
+/**
+ * Segments whose writer is provably gone: written before the last boot, or
+ * by a dead process of this host. Sweeps the recovery claim's crash debris
+ * on the way.
+ */
 function deadSegments(journalDir: string): DeadSegment[] {
   let names: string[];
   try {
@@ -94,6 +101,11 @@ function deadSegments(journalDir: string): DeadSegment[] {
   }
   const dead: DeadSegment[] = [];
   for (const name of names) {
+    // Recovery claims of processes that died holding one, or creating one (claim.md): nobody may
+    // need recovery again for a long time, so they are swept here rather than when next taken.
+    if (name === RECOVERY_CLAIM) sweepClaim(join(journalDir, name));
+    if (name.startsWith(RECOVERY_NEW_CLAIM)) sweepNewClaim(join(journalDir, name));
+    if (name.startsWith(RECOVERY_BROKEN_CLAIM)) sweepBroken(join(journalDir, name));
     if (!name.endsWith(SEGMENT_SUFFIX)) continue;
     const match = SEGMENT_NAME.exec(name);
     if (match === null) continue;
@@ -116,13 +128,10 @@ function deadSegments(journalDir: string): DeadSegment[] {
 
 /** The whole lines of a segment; a torn last line (the writer died mid-append) ends it. */
 function readLines(path: string): JournalLine[] {
-  let text: string;
-  try {
-    text = fs.readFileSync(path, 'utf8');
-  } catch (error) {
-    if (isErrno(error, 'ENOENT')) return [];
-    throw error;
-  }
+  const read = readRegular(path);
+  // Not a regular file (nothing we wrote): no lines, and its checkpoint removes the name.
+  if (read.kind !== 'text') return [];
+  const { text } = read;
   const lines: JournalLine[] = [];
   for (const raw of text.split('\n')) {
     if (raw.length === 0) continue;

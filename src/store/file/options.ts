@@ -1,0 +1,111 @@
+/**
+ * The public options and type of the file store, their validation, and its
+ * internal counters.
+ */
+import { resolve } from 'node:path';
+import { InvalidOptionsError } from '../../errors.js';
+import { type Runtime, systemRuntime } from '../../runtime.js';
+import type { OperationStore } from '../store.js';
+import type { ClaimOptions } from './claim.js';
+
+export interface FileStoreOptions {
+  /**
+   * Directory of the store; created with mode 0700 when missing (an existing
+   * directory's mode is left alone). Give each application its own.
+   * @default '.oncely' under the current working directory
+   * @example fileStore({ dir: path.join(os.homedir(), '.my-app', 'outbox') })
+   */
+  dir?: string;
+  /** Clock for quarantine timestamps. @default runtime.now */
+  now?: () => number;
+  /**
+   * Clock and timers of the store's own waits (for another process's claim
+   * on a record). Tests pass a fake runtime (`createFakeRuntime()` from
+   * `oncely/testing`) to count those waits instead of timing them.
+   * @default the system's
+   */
+  runtime?: Partial<Runtime>;
+  /**
+   * How long an update waits for another (live) process holding the same
+   * record before it rejects with a `LockTimeoutError` (`code`
+   * `'ELOCKTIMEOUT'`). A hold lasts one write: milliseconds.
+   * @default 30_000
+   */
+  lockTimeoutMs?: number;
+  /**
+   * A claim whose holder cannot be checked (a process on another host
+   * sharing the directory, a recycled pid) is taken over once it stayed
+   * unchanged this long; live holders refresh theirs every third of it. A
+   * holder that died on this host is taken over at once. Keep it below
+   * `lockTimeoutMs`.
+   * @default 10_000
+   */
+  staleLockMs?: number;
+}
+
+export interface FileStore extends OperationStore {
+  /** The store directory, absolute. */
+  readonly dir: string;
+  /** The file that holds (or would hold) the record of `key`. */
+  pathOf(key: string): string;
+  /** Waits for this handle's pending writes, then releases its directory handles. */
+  close(): Promise<void>;
+}
+
+/** Counters for benchmarks and diagnostics (not part of the public API). */
+export interface FileStoreStats {
+  /** Durable writes and removals requested. */
+  commits: number;
+  /** Journal lines made durable. */
+  journalLines: number;
+  /** Journal `fdatasync` calls (lower than `journalLines` when group commit batches). */
+  journalFlushes: number;
+  /** Journal segments checkpointed. */
+  checkpoints: number;
+}
+
+/** The counters of each file store (see `fileStoreStats`). */
+export const statsOf = new WeakMap<FileStore, () => FileStoreStats>();
+
+/** Internal: the counters of a file store. */
+export function fileStoreStats(store: FileStore): FileStoreStats {
+  const read = statsOf.get(store);
+  if (read === undefined) throw new TypeError('not a file store');
+  return read();
+}
+
+/** Options after validation and defaults. */
+export interface ResolvedFileStoreOptions {
+  dir: string;
+  now: () => number;
+  claimOptions: ClaimOptions;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidOptionsError(name, 'must be a positive number of milliseconds');
+  }
+  return value;
+}
+
+/** Validates `options` (naming the bad field) and fills in the defaults. */
+export function resolveFileStoreOptions(options: FileStoreOptions): ResolvedFileStoreOptions {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
+  if (options.dir !== undefined && (typeof options.dir !== 'string' || options.dir.length === 0)) {
+    throw new InvalidOptionsError('dir', 'must be a non-empty path');
+  }
+  if (options.now !== undefined && typeof options.now !== 'function') {
+    throw new InvalidOptionsError('now', 'must be a function');
+  }
+  const runtime: Runtime = { ...systemRuntime, ...options.runtime };
+  return {
+    dir: resolve(options.dir ?? '.oncely'),
+    now: options.now ?? runtime.now,
+    claimOptions: {
+      timeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs, 30_000),
+      staleMs: positive('staleLockMs', options.staleLockMs, 10_000),
+      runtime,
+    },
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * The record files of one store handle: exclusive access to one of them
+ * (in-process queue, then its claim), reading one with or without its
+ * claim, quarantining a bad one, committing a new version, restoring one
+ * from the journal, and moving one filed under an older name. store.ts
+ * composes these into the public operations.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { OperationRecord } from '../../flow/record.js';
+import type { Updater } from '../store.js';
+import { type Claim, type ClaimOptions, takeClaim } from './claim.js';
+import { type DirSync, removeDurably } from './durable.js';
+import { fsyncFile, readRegular, renameFile } from './io.js';
+import { type Journal, type JournalLine, nextRev } from './journal.js';
+import type { KeyedQueue } from './keyed-queue.js';
+import { fileNameFor, legacyFileNameFor, PENDING_SUFFIX } from './names.js';
+import type { Quarantine } from './quarantine.js';
+import { check, revOf } from './record-file.js';
+
+/** Tells `exclusive` to take the claim again and redo the task (the claim was lost before committing). */
+export const RETRY = Symbol('retry');
+
+/** What an update's `fn` made of the record read without the claim (see `readAhead`). */
+export type ReadAhead =
+  | { kind: 'unchanged'; record: OperationRecord | undefined }
+  | { kind: 'change'; text: string | undefined; next: OperationRecord }
+  | { kind: 'unknown' };
+
+export interface RecordFilesContext {
+  dir: string;
+  records: DirSync;
+  quarantine: Quarantine;
+  journal: Journal;
+  queue: KeyedQueue;
+  claimOptions: ClaimOptions;
+  /** Tracks work so the handle's `close()` waits for it. */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+export class RecordFiles {
+  /** Durable writes and removals requested (for `fileStoreStats`). */
+  commits = 0;
+  readonly #c: RecordFilesContext;
+
+  constructor(context: RecordFilesContext) {
+    this.#c = context;
+  }
+
+  /**
+   * Runs `task` holding the record's claim: after earlier tasks of this
+   * process on the same file, and with the cross-process claim file. A task
+   * that finds the claim lost before committing returns RETRY and runs again.
+   * The claim is released on every path, a throwing task included.
+   */
+  exclusive<T>(name: string, task: (claim: Claim) => Promise<T | typeof RETRY>): Promise<T> {
+    const { dir, queue, claimOptions, track } = this.#c;
+    const claimPath = join(dir, name + PENDING_SUFFIX);
+    return track(
+      queue.run(name, async () => {
+        for (;;) {
+          const claim = await takeClaim(claimPath, claimOptions);
+          try {
+            const result = await task(claim);
+            if (result !== RETRY) return result;
+          } finally {
+            await claim.release();
+          }
+        }
+      }),
+    );
+  }
+
+  /**
+   * The text of record file `name`, read under its claim. Anything there
+   * that is not a regular file is moved aside and reported first, so the
+   * name is free for the next version.
+   */
+  async readLocked(name: string): Promise<string | undefined> {
+    const found = readRegular(join(this.#c.dir, name));
+    if (found.kind === 'odd') await this.#c.quarantine.move(name, found);
+    return found.kind === 'text' ? found.text : undefined;
+  }
+
+  /** Moves the bad text of `name` aside (the caller holds its claim) and reports it. */
+  quarantineText(name: string, text: string, problems: readonly string[]): Promise<void> {
+    return this.#c.quarantine.move(name, { kind: 'text', text }, problems);
+  }
+
+  /** Takes the claim, looks again, and quarantines the file if it is still bad. The record if it is fine now. */
+  readonly recheck = (name: string): Promise<OperationRecord | undefined> =>
+    this.exclusive(name, async () => {
+      const text = await this.readLocked(name);
+      if (text === undefined) return undefined;
+      const checked = check(name, text);
+      if (checked.ok) return checked.record;
+      await this.quarantineText(name, text, checked.problems);
+      return undefined;
+    });
+
+  /** Reads one record without a claim; a bad file (or not a file at all) is quarantined. */
+  async read(name: string): Promise<OperationRecord | undefined> {
+    const found = readRegular(join(this.#c.dir, name));
+    if (found.kind === 'missing') return undefined;
+    const checked = found.kind === 'text' ? check(name, found.text) : undefined;
+    return checked?.ok ? checked.record : this.recheck(name);
+  }
+
+  /**
+   * Moves the record of `key` from the name an older version gave it
+   * (names.ts) to its current name, under the current name's claim; every
+   * public operation on a key does this first. A copy left at the old name
+   * while one exists at the new (a journal replay after a power cut can do
+   * that) goes to the quarantine, not away. Resolves with the record it
+   * moved, if any. Costs nothing for keys whose name never changed.
+   */
+  readonly adopt = async (key: string): Promise<OperationRecord | undefined> => {
+    const { dir } = this.#c;
+    const legacy = legacyFileNameFor(key);
+    if (legacy === undefined || !fs.existsSync(join(dir, legacy))) return undefined;
+    const name = fileNameFor(key);
+    return this.exclusive(name, async () => {
+      const found = readRegular(join(dir, legacy));
+      if (found.kind === 'missing') return undefined;
+      if (found.kind === 'odd' || fs.existsSync(join(dir, name))) {
+        await this.#c.quarantine.move(legacy, found, found.kind === 'odd' ? undefined : ['superseded: stored again']);
+        return undefined;
+      }
+      await renameFile(join(dir, legacy), join(dir, name));
+      await this.#c.records.sync();
+      const checked = check(name, found.text);
+      return checked.ok ? checked.record : undefined;
+    });
+  };
+
+  /**
+   * An update runs `fn` first on the record as it is on disk, without the
+   * claim. If `fn` returns that very record, so does the update, linearized
+   * at the read: no claim is taken (the claim of a record another live
+   * owner holds, or of one already ours, changes nothing). Otherwise the
+   * update takes the claim and reads again; when the text is the same, the
+   * change computed here stands (updaters are pure; see `Updater`), else
+   * `fn` runs again on the new text. A throw or an unreadable file decides
+   * nothing here: the locked path runs `fn` and handles it.
+   */
+  readAhead(name: string, fn: Updater): ReadAhead {
+    const found = readRegular(join(this.#c.dir, name));
+    if (found.kind === 'odd') return { kind: 'unknown' };
+    const text = found.kind === 'text' ? found.text : undefined;
+    let current: OperationRecord | undefined;
+    if (text !== undefined) {
+      const checked = check(name, text);
+      if (!checked.ok) return { kind: 'unknown' };
+      current = checked.record;
+    }
+    try {
+      const next = fn(current);
+      if (next === current || next === undefined) return { kind: 'unchanged', record: current };
+      return { kind: 'change', text, next };
+    } catch {
+      return { kind: 'unknown' };
+    }
+  }
+
+  /** Publishes `recordText` as the next revision after the file's `currentText`, durable through the journal. */
+  commit(name: string, recordText: string, currentText: string | undefined, claim: Claim): Promise<boolean> {
+    this.commits++;
+    const { dir, journal } = this.#c;
+    const rev = nextRev(currentText === undefined ? 0 : revOf(currentText), Date.now());
+    const text = claim.fileText(recordText, rev);
+    return claim.commit(join(dir, name), text, () => journal.append({ n: name, r: rev, t: text }));
+  }
+
+  /** Recovery: puts a journal line back if the record file is missing, unreadable or older. */
+  readonly restore = (line: JournalLine): Promise<boolean> =>
+    this.exclusive(line.n, async (claim) => {
+      const { dir, records } = this.#c;
+      const text = await this.readLocked(line.n);
+      const current = text !== undefined && check(line.n, text).ok ? revOf(text) : -1;
+      if (line.r <= current) return false;
+      if (line.t === undefined) return text !== undefined && removeDurably(records, line.n);
+      // A line that does not hold a valid record is not restored over anything.
+      if (!check(line.n, line.t).ok) return false;
+      if (!(await claim.commit(join(dir, line.n), line.t, fsyncFile))) return RETRY;
+      await records.sync();
+      return true;
+    });
+}

@@ -1,0 +1,97 @@
+/**
+ * `list()` of the file store: one pass over the record directory that reads
+ * and validates every record file, sweeps crash debris on the way, and
+ * keeps only what it returns.
+ */
+import { writeOrder } from '../../flow/record.js';
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { OperationRecord } from '../../flow/record.js';
+import type { RecordFilter } from '../store.js';
+import { sweepBroken, sweepClaim, sweepNewClaim } from './claim.js';
+import { readRegular } from './io.js';
+import { parseFileName } from './names.js';
+import { check } from './record-file.js';
+
+/** `list()` yields to the event loop after this many files (reads are synchronous: faster than the thread pool). */
+const LIST_YIELD_EVERY = 256;
+
+export interface ScanContext {
+  dir: string;
+  /** Looks again under the claim, quarantining the file if still bad: the record if it is fine now. */
+  recheck(name: string): Promise<OperationRecord | undefined>;
+  /** Moves the record of `key` from the name an older version gave it to its current one, and reads it. */
+  adopt(key: string): Promise<OperationRecord | undefined>;
+}
+
+/** What `scan` sorts by. */
+interface Ordered {
+  nextAttemptAt: number;
+  createdAt: number;
+  seq?: number | undefined;
+}
+
+/**
+ * Reads every record file (validating each, quarantining a corrupt one or
+ * anything that is not a regular file), keeps `pick` of those that pass
+ * `filter`, earliest `nextAttemptAt` first. Holds only what it returns (at
+ * most ~2×limit with a limit), so `listSummaries` over 100k records never
+ * holds 100k whole records.
+ */
+export async function scanRecords<T extends Ordered>(
+  context: ScanContext,
+  filter: RecordFilter | undefined,
+  pick: (record: OperationRecord) => T,
+): Promise<T[]> {
+  const { dir } = context;
+  const names = await fs.promises.readdir(dir);
+  const states = filter?.state === undefined ? undefined : ([] as string[]).concat(filter.state);
+  const matches = (record: OperationRecord): boolean =>
+    (states === undefined || states.includes(record.state)) &&
+    (filter?.dueBy === undefined || record.nextAttemptAt <= filter.dueBy) &&
+    (filter?.scope === undefined || record.scope === filter.scope);
+  const limit = filter?.limit;
+  let selected: T[] = [];
+  const corrupt: string[] = [];
+  const legacy: string[] = [];
+  let seen = 0;
+  for (const name of names) {
+    if (++seen % LIST_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+    const parsed = parseFileName(name);
+    // Crash debris: claims of dead processes, claims half-created, takeovers that died half-way.
+    if (parsed.kind === 'pending') sweepClaim(join(dir, name));
+    if (parsed.kind === 'new-claim') sweepNewClaim(join(dir, name));
+    if (parsed.kind === 'broken') sweepBroken(join(dir, name));
+    if (parsed.kind === 'record' && parsed.legacy) {
+      legacy.push(parsed.key);
+      continue;
+    }
+    if (parsed.kind !== 'record' && parsed.kind !== 'hashed') continue;
+    const read = readRegular(join(dir, name));
+    if (read.kind === 'missing') continue;
+    const checked = read.kind === 'text' ? check(name, read.text) : undefined;
+    if (checked === undefined || !checked.ok) {
+      corrupt.push(name);
+      continue;
+    }
+    // Filter as we go and keep at most ~2×limit: a list of 100k records holds only what it returns.
+    if (!matches(checked.record)) continue;
+    selected.push(pick(checked.record));
+    if (limit !== undefined && selected.length >= 2 * limit + 64) selected = earliestFirst(selected, limit);
+  }
+  for (const name of corrupt) {
+    const record = await context.recheck(name);
+    if (record !== undefined && matches(record)) selected.push(pick(record));
+  }
+  for (const key of legacy) {
+    const record = await context.adopt(key);
+    if (record !== undefined && matches(record)) selected.push(pick(record));
+  }
+  return earliestFirst(selected, limit);
+}
+
+/** Earliest `nextAttemptAt` first (then oldest), at most `limit` (the order of `applyFilter`). */
+function earliestFirst<T extends Ordered>(items: T[], limit: number | undefined): T[] {
+  items.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
+  return limit === undefined ? items : items.slice(0, limit);
+}
