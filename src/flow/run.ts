@@ -223,6 +223,7 @@ async function drive(
                 extraHeaders: credentials.headers,
                 timeoutMs,
                 signal,
+                maxResponseBytes: policy.maxResponseBytes,
               }),
             )
           : credentialsFailed(credentials.error);
