@@ -14,14 +14,22 @@
  * `directFetch` calls `fetch(url, init)` with ky's URL, method and headers.
  * ky still resolves the request; oncely sets no ky hooks that could want
  * the body.
+ *
+ * Redirects are never followed (`redirect: 'manual'`): the key and the body
+ * would go to wherever the server points, and an error on a later hop would
+ * hide that the first one may have been applied. A 3xx (or a browser's
+ * `opaqueredirect`) is an observation of its own.
  */
 import type { KyInstance, Options } from 'ky';
+import { DEFAULT_POLICY } from '../options.js';
 import type { Runtime } from '../runtime.js';
 import { onAbort } from './abort.js';
 import { base64ToBytes } from './bytes.js';
 import { isNotSentCode, type Observation } from './classify.js';
+import { readCapped } from './read-body.js';
 import type { StoredBody, StoredRequest } from './record.js';
 import { attemptTimeouts } from './timeouts.js';
+import { headerProblem } from './validate.js';
 
 export interface AttemptInput {
   request: StoredRequest;
@@ -30,6 +38,8 @@ export interface AttemptInput {
   timeoutMs: number;
   /** The caller's signal for the whole operation. */
   signal: AbortSignal | undefined;
+  /** Largest body read, in bytes (the endpoint's `maxResponseBytes`). @default 1_048_576 */
+  maxResponseBytes?: number;
 }
 
 /** What came back, with everything needed to store a replayable result. */
@@ -37,7 +47,7 @@ export interface AttemptOutput {
   observation: Observation;
   /** Response headers (lower-case names) when there was an answer. */
   headers: Record<string, string>;
-  /** Raw body bytes of the answer, when there was one. */
+  /** Raw body bytes of the answer, when there was one; `undefined` for a 2xx body over the limit (not kept). */
   bytes: Uint8Array | undefined;
 }
 
@@ -46,6 +56,15 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
   if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'not' });
   if (isKnownOffline()) {
     return noAnswer({ kind: 'transport_error', sent: 'not', code: 'OFFLINE', message: 'the browser is offline' });
+  }
+  // The `headers` callback's answer is only known now: a header `fetch` would
+  // refuse is a failure before any byte left, never an attempt that may have been sent.
+  const headers: Record<string, string> = Object.assign({}, request.headers, input.extraHeaders);
+  for (const name in headers) {
+    const value = headers[name];
+    // Values that are not strings are ky's to convert or drop (`undefined` removes a header).
+    const problem = headerProblem(name, typeof value === 'string' ? value : '');
+    if (problem !== undefined) return noAnswer(unsendable(`header ${name} ${problem}`));
   }
   // One controller per attempt, linked to the caller's signal by a listener
   // that is removed afterwards (AbortSignal.any over a long-lived parent
@@ -60,30 +79,44 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
   try {
     const options: Options & { [DIRECT_OPTION]?: DirectBody } = {
       method: request.method,
-      headers: Object.assign({}, request.headers, input.extraHeaders),
+      headers,
+      redirect: 'manual',
       [DIRECT_OPTION]: { body: bodyInit(request.body) ?? null, signal: controller.signal },
     };
-    const response = await http(request.url, options);
-    // Read the whole body inside the timeout: a 2xx whose body was lost is
+    let pending: Promise<Response>;
+    try {
+      pending = http(request.url, options);
+    } catch (error) {
+      // ky builds its `Request` synchronously: a refusal there is before any byte left.
+      return noAnswer(unsendable(error instanceof Error ? describe(error) : String(error)));
+    }
+    const response = await pending;
+    const redirect = redirectOf(response);
+    if (redirect !== undefined) {
+      response.body?.cancel().catch(() => undefined);
+      return noAnswer(redirect);
+    }
+    // Read the body inside the timeout: a 2xx whose body was lost is
     // ambiguous, and the retry gets the server's stored replay instead.
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    const headers: Record<string, string> = {};
+    const limitBytes = input.maxResponseBytes ?? DEFAULT_POLICY.maxResponseBytes;
+    const { bytes, truncated } = await readCapped(response, limitBytes);
+    const answer: Record<string, string> = {};
     response.headers.forEach((value, name) => {
-      headers[name] = value;
+      answer[name] = value;
     });
-    return {
-      observation: {
-        kind: 'response',
-        status: response.status,
-        header: (name) => response.headers.get(name),
-        // Only body rules of non-2xx answers read it: decoded on demand, not on every attempt.
-        get text() {
-          return utf8.decode(bytes);
-        },
+    const observation: Observation = {
+      kind: 'response',
+      status: response.status,
+      header: (name) => response.headers.get(name),
+      // Only body rules of non-2xx answers read it: decoded on demand, not on every attempt.
+      get text() {
+        return utf8.decode(bytes);
       },
-      headers,
-      bytes,
     };
+    if (truncated) observation.bodyTruncatedAtBytes = limitBytes;
+    // A cut-off 2xx body is not kept: a prefix would be replayed as if it were the answer.
+    const ok = response.status >= 200 && response.status < 300;
+    return { observation, headers: answer, bytes: truncated && ok ? undefined : bytes };
   } catch (error) {
     if (timedOut) return noAnswer({ kind: 'timeout', afterMs: input.timeoutMs });
     if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'maybe' });
@@ -92,6 +125,24 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
     stopTimeout();
     offCallerAbort?.();
   }
+}
+
+/**
+ * A redirect, as the platform shows it: Node (undici) gives the 3xx itself,
+ * a browser an `opaqueredirect` (status 0, no headers). A `fetch` that
+ * followed anyway (one passed in that ignores `redirect`) says so by
+ * `redirected`.
+ */
+function redirectOf(response: Response): Observation | undefined {
+  if (response.type === 'opaqueredirect') return { kind: 'redirect', status: undefined, location: undefined };
+  if (response.redirected) return { kind: 'redirect', status: undefined, location: response.url, followed: true };
+  if (response.status < 300 || response.status >= 400) return undefined;
+  return { kind: 'redirect', status: response.status, location: response.headers.get('location') ?? undefined };
+}
+
+/** Nothing could leave: `fetch` (or ky) refused to build the request. */
+function unsendable(message: string): Observation {
+  return { kind: 'transport_error', sent: 'not', code: 'INVALID_REQUEST', message: `request not built: ${message}` };
 }
 
 /** Stateless between calls (no `stream` option): one instance serves every attempt. */
@@ -127,6 +178,8 @@ export function directFetch(base: () => typeof globalThis.fetch): typeof globalT
     sent.headers = input.headers;
     sent.body = direct.body;
     sent.signal = direct.signal;
+    // Whatever ky or the caller passed: a keyed request never follows a redirect.
+    sent.redirect = 'manual';
     return base()(input.url, sent);
   };
 }

@@ -8,8 +8,17 @@
  *   4. 2xx → `completed`
  *   5. the profile's status table (the design's base table by default)
  *   6. the endpoint's `otherStatus` (default `permanent`)
+ * Two facts come before all of these, as no rule can change them:
+ *   - a 3xx is a redirect, never followed: the first hop may have applied
+ *     the request, so it is final with an unknown effect (`permanent`,
+ *     ending `unknown`), and the Location is in the detail;
+ *   - a retryable answer marked as a replay (`Idempotent-Replayed: true` or
+ *     the profile's marker) is the outcome the server stored for this key:
+ *     resending the key can only replay it, so it is final (`permanent`),
+ *     with the effect its status tells (503/429: none; 500/502/504: unknown).
  * Without an HTTP answer: `not_sent` when the request provably never left
- * (refused, DNS, offline), else `ambiguous` (timeout, reset after writing).
+ * (refused, DNS, offline, a request `fetch` refused to build), else
+ * `ambiguous` (timeout, reset after writing).
  */
 import type { ProviderProfile } from '../policy/profiles.js';
 import type { AttemptClass, EffectStatus, SentStatus } from './record.js';
@@ -20,8 +29,21 @@ export type Observation =
       kind: 'response';
       status: number;
       header: (name: string) => string | null;
-      /** Body text as received (for body rules). */
+      /** Body text as received (for body rules); only the first `bodyTruncatedAtBytes` when set. */
       text: string;
+      /** The body was longer than the endpoint's `maxResponseBytes` (this many) and was not read further. */
+      bodyTruncatedAtBytes?: number;
+    }
+  | {
+      /**
+       * A 3xx, not followed. `status` and `location` are `undefined` when the
+       * platform hides them (a browser's `opaqueredirect`); `followed` when
+       * the `fetch` in use followed it although told not to.
+       */
+      kind: 'redirect';
+      status: number | undefined;
+      location: string | undefined;
+      followed?: boolean;
     }
   | {
       /** The transport failed. `sent: 'not'` only when the request provably never left. */
@@ -84,15 +106,54 @@ export function classify(observation: Observation, rules: ClassifyRules): Classi
       return observation.sent === 'not'
         ? { class: 'not_sent', sent: 'not', effect: 'none', detail: 'aborted before sending' }
         : { class: 'ambiguous', sent: 'maybe', effect: 'unknown', detail: 'aborted while in flight' };
+    case 'redirect':
+      return classifyRedirect(observation);
     case 'response':
       return classifyResponse(observation, rules);
   }
 }
 
+function classifyRedirect(redirect: Extract<Observation, { kind: 'redirect' }>): Classification {
+  const { status, location } = redirect;
+  const what = status === undefined ? 'a redirect' : `status ${status}`;
+  const to = location === undefined ? '' : ` to ${location}`;
+  const how = redirect.followed === true ? 'followed by the fetch in use' : 'not followed';
+  const c: Classification = {
+    class: 'permanent',
+    sent: 'definitely',
+    effect: 'unknown',
+    detail: `${what}${to}, ${how}: the request may have been applied`,
+  };
+  if (status !== undefined) c.status = status;
+  return c;
+}
+
 function classifyResponse(response: Extract<Observation, { kind: 'response' }>, rules: ClassifyRules): Classification {
-  const { status } = response;
-  const [cls, detail] = responseClass(response, rules);
+  const { status, header } = response;
+  if (status >= 300 && status < 400) {
+    return classifyRedirect({ kind: 'redirect', status, location: header('location') ?? undefined });
+  }
+  let [cls, detail] = responseClass(response, rules);
+  const replay = cls === 'retryable' ? replayMarker(response, rules.profile) : undefined;
+  if (replay !== undefined) {
+    cls = 'permanent';
+    detail = `${detail}, replayed (${replay}: true): the server stored this outcome for the key, so resending it gets the same answer`;
+  }
+  if (response.bodyTruncatedAtBytes !== undefined) {
+    detail = `${detail}; body over maxResponseBytes (${response.bodyTruncatedAtBytes}), not kept`;
+  }
   return { class: cls, sent: 'definitely', effect: effectOf(cls, status, rules.profile), status, detail };
+}
+
+/** The header that marks the answer as a replay, if one does. */
+function replayMarker(
+  response: Extract<Observation, { kind: 'response' }>,
+  profile: ProviderProfile,
+): string | undefined {
+  for (const name of [profile.replayedHeader, 'Idempotent-Replayed']) {
+    if (name !== undefined && response.header(name)?.trim().toLowerCase() === 'true') return name;
+  }
+  return undefined;
 }
 
 function responseClass(

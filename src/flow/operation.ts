@@ -9,6 +9,7 @@ import type { Runtime } from '../runtime.js';
 import { bytesToBase64 } from './bytes.js';
 import { assertValidKey, fingerprintOf } from './key.js';
 import { type OperationRecord, RECORD_VERSION, type StoredBody, type StoredRequest } from './record.js';
+import { CREDENTIAL_HEADERS, checkMethod, checkUrl, headerProblem, plainMeta, STORED_HEADERS } from './validate.js';
 
 /**
  * A write to send once.
@@ -26,9 +27,11 @@ export interface OncelyRequest<T = unknown> {
   /** A raw body (text or bytes), stored and resent byte for byte. */
   body?: string | Uint8Array | ArrayBuffer;
   /**
-   * Headers stored with the operation and sent on every attempt. Credentials
-   * (`Authorization`, `Cookie`, ...) are refused here: supply them with the
-   * client's `headers` callback, called for each attempt and never stored.
+   * Headers stored with the operation and sent on every attempt: only
+   * `Content-Type`, `Accept`, `Content-Language` and the names the endpoint's
+   * `storeHeaders` allows. Anything else (credentials above all) is refused
+   * here: supply it with the client's `headers` callback, called for each
+   * attempt and never stored.
    */
   headers?: Record<string, string>;
   /**
@@ -47,7 +50,11 @@ export interface OncelyRequest<T = unknown> {
   responseSchema?: StandardSchemaV1<unknown, T>;
   /** Operations of one scope are sent in order, one at a time. */
   scope?: string;
-  /** Plain JSON metadata stored with the operation (e.g. `{ userId }`). */
+  /**
+   * Plain JSON metadata stored with the operation (e.g. `{ userId }`). A
+   * copy is stored; functions, cycles, class instances and more than 32
+   * levels are refused.
+   */
   meta?: Record<string, unknown>;
 }
 
@@ -71,19 +78,14 @@ export interface StandardIssue {
 }
 
 /** Header names never written to a record, whatever the options say. */
-export const ALWAYS_DENIED_HEADERS: readonly string[] = [
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'x-api-key',
-  'x-auth-token',
-];
+export const ALWAYS_DENIED_HEADERS: readonly string[] = CREDENTIAL_HEADERS;
 
 export interface PreparedOperation {
   key: string;
   request: StoredRequest;
   fingerprint: string;
+  /** A plain-JSON copy of the caller's `meta`. */
+  meta?: Record<string, unknown>;
 }
 
 const METHOD = /^[A-Za-z]+$/;
@@ -99,6 +101,12 @@ export function resolveUrl(url: string | URL, baseUrl: string | undefined): URL 
   }
 }
 
+/**
+ * Validates the whole request before anything is stored (see validate.ts)
+ * and fixes what every attempt will send.
+ *
+ * @param deniedHeaders credential header names, refused even when `storeHeaders` names them.
+ */
 export async function prepareOperation(
   input: OncelyRequest<unknown>,
   url: URL,
@@ -111,34 +119,53 @@ export async function prepareOperation(
   if (input.json !== undefined && input.body !== undefined) {
     throw new InvalidRequestError('body', 'give either `json` or `body`, not both');
   }
-  const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy.profile.keyHeader);
+  checkUrl(url, policy.storeQuery);
+  const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
   const body = storedBody(input);
+  checkMethod(method, body !== undefined);
   if (body?.encoding === 'json' && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  const meta = input.meta === undefined ? undefined : plainMeta(input.meta);
   const key = input.key ?? runtime.uuid();
   assertValidKey(key, policy.profile.maxKeyLength);
   const request: StoredRequest = { method, url: url.href, headers };
   if (body !== undefined) request.body = body;
-  return { key, request, fingerprint: await fingerprintOf(method, url.href, body) };
+  const prepared: PreparedOperation = { key, request, fingerprint: await fingerprintOf(method, url.href, body) };
+  if (meta !== undefined) prepared.meta = meta;
+  return prepared;
 }
 
+/**
+ * Stored headers are an allow-list: a header can carry a secret under any
+ * name, and the store is no place for secrets. Whatever is not listed
+ * belongs in the client's `headers` callback, called for every attempt.
+ */
 function storableHeaders(
   given: Record<string, string>,
   denied: ReadonlySet<string>,
-  keyHeader: string,
+  policy: ResolvedPolicy,
 ): Record<string, string> {
+  if (typeof given !== 'object' || given === null) throw new InvalidRequestError('headers', 'must be an object');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(given)) {
+    const field = `headers.${name}`;
     const lower = name.toLowerCase();
     if (denied.has(lower)) {
       throw new InvalidRequestError(
-        `headers.${name}`,
+        field,
         'credentials are never stored with an operation; supply them with the client `headers` callback',
       );
     }
-    if (lower === keyHeader.toLowerCase()) {
-      throw new InvalidRequestError(`headers.${name}`, 'pass the idempotency key as `key`, not as a header');
+    if (lower === policy.profile.keyHeader.toLowerCase()) {
+      throw new InvalidRequestError(field, 'pass the idempotency key as `key`, not as a header');
     }
-    if (typeof value !== 'string') throw new InvalidRequestError(`headers.${name}`, 'must be a string');
+    const problem = headerProblem(name, value);
+    if (problem !== undefined) throw new InvalidRequestError(field, problem);
+    if (!STORED_HEADERS.includes(lower) && !policy.storeHeaders.includes(lower)) {
+      throw new InvalidRequestError(
+        field,
+        `only ${STORED_HEADERS.join(', ')} and the names in the endpoint option \`storeHeaders\` are stored with an operation; send other headers from the client \`headers\` callback (called for every attempt, never stored), or add the name to \`storeHeaders\``,
+      );
+    }
     headers[lower] = value;
   }
   return headers;
@@ -190,6 +217,7 @@ export function newRecord(
     backoff: { retries: 0, lastDelayMs: 0 },
   };
   if (input.scope !== undefined) record.scope = input.scope;
-  if (input.meta !== undefined) record.meta = input.meta;
+  const meta = prepared.meta ?? input.meta;
+  if (meta !== undefined) record.meta = meta;
   return record;
 }

@@ -243,6 +243,7 @@ async function drive(
                 extraHeaders: credentials.headers,
                 timeoutMs,
                 signal,
+                maxResponseBytes: policy.maxResponseBytes,
               }),
             )
           : credentialsFailed(credentials.error);

@@ -4,7 +4,7 @@
  * and BENCHMARKS.md). If a ky upgrade stopped forwarding the side option to
  * its `fetch`, requests would leave without their body: these tests say so.
  */
-import ky from 'ky';
+import ky, { type KyInstance } from 'ky';
 import { describe, expect, it } from 'vitest';
 import { directFetch, performAttempt } from '../../src/flow/attempt.js';
 import { systemRuntime } from '../../src/runtime.js';
@@ -96,5 +96,119 @@ describe('performAttempt transport', () => {
       signal: caller.signal,
     });
     expect(output.observation).toMatchObject({ kind: 'aborted', sent: 'maybe' });
+  });
+});
+
+const post = (extra: Partial<Parameters<typeof performAttempt>[2]> = {}): Parameters<typeof performAttempt>[2] => ({
+  request: { method: 'POST', url: 'https://api.example.com/p', headers: {}, body: { encoding: 'text', text: 'hi' } },
+  extraHeaders: {},
+  timeoutMs: 5_000,
+  signal: undefined,
+  ...extra,
+});
+
+/** A real Response whose platform-set fields are replaced, as a browser or another fetch would set them. */
+function shaped(fields: Partial<Record<'type' | 'status' | 'redirected' | 'url', unknown>>, status = 200): Response {
+  const response = new Response(null, { status });
+  for (const [name, value] of Object.entries(fields)) Object.defineProperty(response, name, { value });
+  return response;
+}
+
+describe('performAttempt: redirects are never followed', () => {
+  it('every attempt asks fetch for redirect: manual, whatever the init said', async () => {
+    const { http, seen } = recordingKy(() => new Response(null, { status: 204 }));
+    await performAttempt(http, systemRuntime, post());
+    expect(seen[0]?.init?.redirect).toBe('manual');
+    const calls: Array<RequestInit | undefined> = [];
+    const direct = directFetch(() => async (_input, init) => {
+      calls.push(init);
+      return new Response(null);
+    });
+    await direct(new Request('https://a.test/', { method: 'POST' }), {
+      redirect: 'follow',
+      oncelyDirect: { body: null, signal: new AbortController().signal },
+    } as RequestInit);
+    expect(calls[0]?.redirect).toBe('manual');
+  });
+
+  it('a 3xx is a redirect observation with its Location, read once', async () => {
+    const { http, seen } = recordingKy(
+      () => new Response('moved', { status: 307, headers: { location: 'https://evil.test/take' } }),
+    );
+    const output = await performAttempt(http, systemRuntime, post());
+    expect(output.observation).toEqual({ kind: 'redirect', status: 307, location: 'https://evil.test/take' });
+    expect(output.bytes).toBeUndefined();
+    expect(seen).toHaveLength(1);
+  });
+
+  it("a browser's opaqueredirect (status 0) and a fetch that followed anyway", async () => {
+    const opaque = recordingKy(() => shaped({ type: 'opaqueredirect', status: 0 }));
+    expect((await performAttempt(opaque.http, systemRuntime, post())).observation).toEqual({
+      kind: 'redirect',
+      status: undefined,
+      location: undefined,
+    });
+    const followed = recordingKy(() => shaped({ redirected: true, url: 'https://b.test/landed' }, 201));
+    expect((await performAttempt(followed.http, systemRuntime, post())).observation).toMatchObject({
+      kind: 'redirect',
+      location: 'https://b.test/landed',
+      followed: true,
+    });
+  });
+});
+
+describe('performAttempt: a request that cannot be built was never sent', () => {
+  it('a header value with CR/LF (from the headers callback) is not_sent; fetch is not called', async () => {
+    const { http, seen } = recordingKy(() => new Response(null));
+    const output = await performAttempt(http, systemRuntime, post({ extraHeaders: { authorization: 'a\r\nb: c' } }));
+    expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'not', code: 'INVALID_REQUEST' });
+    expect(seen).toHaveLength(0);
+    const named = await performAttempt(http, systemRuntime, post({ extraHeaders: { 'a b': 'c' } }));
+    expect(named.observation).toMatchObject({ sent: 'not' });
+  });
+
+  it('an error thrown while ky builds the request is not_sent', async () => {
+    const throwing = (() => {
+      throw new TypeError('Request cannot be constructed');
+    }) as unknown as KyInstance;
+    const output = await performAttempt(throwing, systemRuntime, post());
+    expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'not' });
+  });
+});
+
+describe('performAttempt: bodies are read up to maxResponseBytes', () => {
+  function endless(status: number) {
+    let pulls = 0;
+    const chunk = new Uint8Array(1_000).fill(120);
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulls++;
+        controller.enqueue(chunk.slice());
+      },
+    });
+    const { http } = recordingKy(() => new Response(stream, { status }));
+    return { http, pulls: () => pulls };
+  }
+
+  it('an endless 2xx body: reading stops past the cap, nothing is kept for storage', async () => {
+    const source = endless(200);
+    const output = await performAttempt(source.http, systemRuntime, post({ maxResponseBytes: 10_000 }));
+    expect(output.observation).toMatchObject({ kind: 'response', status: 200, bodyTruncatedAtBytes: 10_000 });
+    expect(output.bytes).toBeUndefined();
+    expect(source.pulls()).toBeLessThanOrEqual(13);
+  });
+
+  it('an error body over the cap keeps its first bytes for body rules', async () => {
+    const source = endless(500);
+    const output = await performAttempt(source.http, systemRuntime, post({ maxResponseBytes: 2_500 }));
+    expect(output.bytes).toHaveLength(2_500);
+    expect(output.observation.kind === 'response' && output.observation.text).toBe('x'.repeat(2_500));
+  });
+
+  it('a body exactly at the cap is whole', async () => {
+    const { http } = recordingKy(() => new Response(new Uint8Array(4_096).fill(65), { status: 201 }));
+    const output = await performAttempt(http, systemRuntime, post({ maxResponseBytes: 4_096 }));
+    expect(output.bytes).toHaveLength(4_096);
+    expect(output.observation).not.toHaveProperty('bodyTruncatedAtBytes');
   });
 });

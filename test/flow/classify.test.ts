@@ -34,7 +34,7 @@ describe('classify: the design table (ietf profile)', () => {
     [422, 'correctable', 'none'],
     [418, 'permanent', 'none'],
     [501, 'permanent', 'unknown'],
-    [302, 'permanent', 'none'],
+    [302, 'permanent', 'unknown'],
   ])('%d → %s (effect %s)', (status, cls, effect) => {
     const c = classify(response(status), ietf);
     expect(c.class).toBe(cls);
@@ -101,5 +101,73 @@ describe('classify: stripe profile', () => {
     expect(classify(response(400, '', { 'stripe-should-retry': 'true' }), stripe).class).toBe('retryable');
     expect(classify(response(503, '', { 'stripe-should-retry': 'false' }), stripe).class).toBe('permanent');
     expect(classify(response(200, '', { 'stripe-should-retry': 'false' }), stripe).class).toBe('completed');
+  });
+});
+
+describe('classify: redirects are final, their effect unknown', () => {
+  it.each([300, 301, 302, 303, 304, 307, 308])(
+    '%d is permanent with an unknown effect, the Location in the detail',
+    (status) => {
+      const c = classify(response(status, '', { location: 'https://elsewhere.test/x' }), ietf);
+      expect(c).toMatchObject({ class: 'permanent', sent: 'definitely', effect: 'unknown', status });
+      expect(c.detail).toContain('https://elsewhere.test/x');
+      expect(c.detail).toMatch(/not followed/);
+    },
+  );
+
+  it('endpoint overrides and otherStatus do not make a redirect retryable', () => {
+    const rules: ClassifyRules = { ...ietf, overrides: { 302: 'retryable' }, otherStatus: 'retryable' };
+    expect(classify(response(302), rules)).toMatchObject({ class: 'permanent', effect: 'unknown' });
+  });
+
+  it("a browser's opaque redirect (no status, no Location) and a followed one", () => {
+    const opaque = classify({ kind: 'redirect', status: undefined, location: undefined }, ietf);
+    expect(opaque).toMatchObject({ class: 'permanent', sent: 'definitely', effect: 'unknown' });
+    expect(opaque.status).toBeUndefined();
+    const followed = classify(
+      { kind: 'redirect', status: undefined, location: 'https://b.test/', followed: true },
+      ietf,
+    );
+    expect(followed.detail).toMatch(/followed by the fetch in use/);
+  });
+});
+
+describe('classify: a replayed error is final for its key', () => {
+  it.each<[number, string]>([
+    [503, 'none'],
+    [429, 'none'],
+    [408, 'none'],
+    [500, 'unknown'],
+    [502, 'unknown'],
+    [504, 'unknown'],
+  ])('replayed %d → permanent (effect %s)', (status, effect) => {
+    const c = classify(response(status, '', { 'idempotent-replayed': 'true' }), ietf);
+    expect(c).toMatchObject({ class: 'permanent', effect, status });
+    expect(c.detail).toMatch(/replayed \(Idempotent-Replayed: true\)/);
+  });
+
+  it("the profile's marker counts; a replayed refusal or success keeps its class", () => {
+    const acme: ClassifyRules = { ...ietf, profile: { ...ietfProfile, replayedHeader: 'X-Replay' } };
+    expect(classify(response(503, '', { 'x-replay': 'TRUE' }), acme).class).toBe('permanent');
+    expect(classify(response(503, '', { 'idempotent-replayed': 'false' }), ietf).class).toBe('retryable');
+    expect(classify(response(400, '', { 'idempotent-replayed': 'true' }), ietf).class).toBe('correctable');
+    expect(classify(response(201, '', { 'idempotent-replayed': 'true' }), ietf).class).toBe('completed');
+  });
+
+  it('wins over a header rule asking for a retry', () => {
+    const c = classify(response(500, '', { 'idempotent-replayed': 'true', 'stripe-should-retry': 'true' }), stripe);
+    expect(c).toMatchObject({ class: 'permanent', effect: 'unknown' });
+  });
+});
+
+describe('classify: a body over maxResponseBytes', () => {
+  it('a 2xx is still completed; the detail says the body was not kept', () => {
+    const observation: Observation = {
+      ...(response(201) as Extract<Observation, { kind: 'response' }>),
+      bodyTruncatedAtBytes: 1024,
+    };
+    const c = classify(observation, ietf);
+    expect(c).toMatchObject({ class: 'completed', effect: 'applied' });
+    expect(c.detail).toMatch(/maxResponseBytes \(1024\), not kept/);
   });
 });

@@ -1,0 +1,80 @@
+/**
+ * A keyed write never follows a redirect: the key and the body would go to
+ * whatever origin the server names, and a failure on a later hop would hide
+ * that the first hop may have applied the request. A 3xx is final, its
+ * effect unknown: the operation ends `unknown` (never `failed`), with the
+ * Location in the detail, after one request.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { OperationError } from '../../src/index.js';
+import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
+import { closeAll, harness } from '../helpers/harness.js';
+
+let elsewhere: ReferenceServer | undefined;
+
+afterEach(async () => {
+  await closeAll();
+  await elsewhere?.close();
+  elsewhere = undefined;
+});
+
+describe('redirects are observations, never followed', () => {
+  it.each([301, 302, 303, 307, 308])(
+    '%d to another origin: one request, nothing there, ends unknown',
+    async (status) => {
+      elsewhere = await startReferenceServer({ requireKey: false });
+      const location = `${elsewhere.url}/steal`;
+      const h = await harness(
+        {},
+        { handle: () => ({ status, body: { moved: true }, headers: { Location: location } }) },
+      );
+      const error = await h.rt
+        .run(h.client.send({ url: '/payments', key: `r${status}`, json: { amount: 1 } }))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OperationError);
+      expect(error).toMatchObject({ state: 'unknown', reason: 'permanent', status, key: `r${status}` });
+      expect(elsewhere.ledger.requests).toHaveLength(0);
+      expect(h.server.ledger.requestsFor(`r${status}`)).toHaveLength(1);
+      const record = await h.client.get(`r${status}`);
+      expect(record?.attempts).toHaveLength(1);
+      expect(record?.attempts[0]).toMatchObject({ class: 'permanent', sent: 'definitely', effect: 'unknown', status });
+      expect(record?.attempts[0]?.error).toContain(location);
+      expect(record?.failure?.message).toContain(location);
+      // "May have taken effect" is sticky: nothing suggests sending it again as new work.
+      expect((error as OperationError).remediation).toMatch(/reconcile/i);
+    },
+  );
+
+  it('a refused second hop no longer reads as "not sent" (it used to end failed after the first hop applied it)', async () => {
+    const dead = `http://127.0.0.1:${await freePort()}/gone`;
+    const h = await harness(
+      { policy: { deadlineMs: 3_000 } },
+      { handle: () => ({ status: 307, body: {}, headers: { Location: dead } }) },
+    );
+    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'hop', json: {} })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ state: 'unknown' });
+    expect(h.server.ledger.effectCount('hop')).toBe(1);
+    expect(h.server.ledger.requestsFor('hop')).toHaveLength(1);
+    const record = await h.client.get('hop');
+    expect(record?.attempts.map((a) => a.sent)).toEqual(['definitely']);
+  });
+
+  it('a 3xx after an earlier not-applied answer still ends unknown', async () => {
+    const h = await harness({}, { handle: () => ({ status: 302, body: {}, headers: { Location: '/elsewhere' } }) });
+    h.server.script({ kind: 'status', status: 503 });
+    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'late', json: {} })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ state: 'unknown', status: 302 });
+    expect(h.server.ledger.requestsFor('late')).toHaveLength(2);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}

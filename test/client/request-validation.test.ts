@@ -1,0 +1,104 @@
+/**
+ * A request `fetch` would refuse locally is refused before the write-ahead,
+ * naming the field: nothing is stored and nothing reaches the server. It used
+ * to be stored, "retried" as ambiguous and end `unknown` with no request at
+ * the server. After the write-ahead, a request `fetch` refuses to build
+ * (a bad value from the `headers` callback) is `not_sent`, never ambiguous.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { InvalidRequestError, type OncelyRequest } from '../../src/index.js';
+import { closeAll, harness } from '../helpers/harness.js';
+
+afterEach(closeAll);
+
+async function refused(request: OncelyRequest, field: string | RegExp): Promise<InvalidRequestError> {
+  const h = await harness();
+  const error = await h.rt.run(h.client.send(request)).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(InvalidRequestError);
+  expect(error).toMatchObject({ code: 'invalid_request', name: 'InvalidRequestError' });
+  expect((error as InvalidRequestError).field).toMatch(field);
+  expect(await h.client.list()).toHaveLength(0);
+  expect(h.server.ledger.requests).toHaveLength(0);
+  return error as InvalidRequestError;
+}
+
+describe('refused before the write-ahead', () => {
+  it.each(['GET', 'HEAD'])('%s with a body', async (method) => {
+    await refused({ method, url: '/catalog', json: { q: 1 } }, 'body');
+    await refused({ method, url: '/catalog', body: 'x' }, 'body');
+  });
+
+  it.each(['TRACE', 'CONNECT', 'TRACK', 'trace'])('method %s', async (method) => {
+    await refused({ method, url: '/payments' }, 'method');
+  });
+
+  it.each([
+    'http://127.0.0.1:6000/payments',
+    'http://127.0.0.1:0/payments',
+    'ftp://127.0.0.1/payments',
+    'ws://127.0.0.1/payments',
+    'file:///etc/passwd',
+    'http://user:secret@127.0.0.1/payments',
+    'http://user@127.0.0.1/payments',
+  ])('url %s', async (url) => {
+    await refused({ url, json: {} }, 'url');
+  });
+
+  it('a stored header with CR/LF, or an invalid name', async () => {
+    await refused({ url: '/p', json: {}, headers: { accept: 'a\r\nX-Injected: 1' } }, 'headers.accept');
+    await refused({ url: '/p', json: {}, headers: { 'content-type': 'text/plain\n' } }, 'headers.content-type');
+    await refused({ url: '/p', json: {}, headers: { 'bad name': 'x' } }, 'headers.bad name');
+    await refused({ url: '/p', json: {}, headers: { accept: 'caf\u20ac' } }, 'headers.accept');
+  });
+
+  it('meta that is not plain JSON: a cycle, a function, a Date, more than 32 levels', async () => {
+    const cyclic: Record<string, unknown> = { a: 1 };
+    cyclic.self = cyclic;
+    await refused({ url: '/p', json: {}, meta: cyclic }, 'meta.self');
+    await refused({ url: '/p', json: {}, meta: { fn: () => 1 } }, 'meta.fn');
+    await refused({ url: '/p', json: {}, meta: { at: new Date(0) } }, 'meta.at');
+    await refused({ url: '/p', json: {}, meta: { n: Number.NaN } }, 'meta.n');
+    await refused({ url: '/p', json: {}, meta: { big: 1n } }, 'meta.big');
+    let deep: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 32; i++) deep = { d: deep };
+    const error = await refused({ url: '/p', json: {}, meta: deep }, /^meta(\.d)+$/);
+    expect(error.message).toMatch(/32 levels/);
+  });
+
+  it('plain meta up to 32 levels is stored as a copy, without undefined properties', async () => {
+    const h = await harness();
+    let deep: Record<string, unknown> = { leaf: true };
+    for (let i = 0; i < 30; i++) deep = { d: deep };
+    const meta = { userId: 'u1', tags: ['a', null, 2], skip: undefined, deep };
+    await h.rt.run(h.client.send({ url: '/p', key: 'm1', json: {}, meta }));
+    meta.userId = 'changed';
+    const stored = (await h.client.get('m1'))?.meta;
+    expect(stored).toEqual({ userId: 'u1', tags: ['a', null, 2], deep });
+    expect(stored).not.toHaveProperty('skip');
+  });
+});
+
+describe('after the write-ahead: a request fetch will not build was never sent', () => {
+  it('a headers-callback value with CR/LF is not_sent (no request, ends failed, never unknown)', async () => {
+    const h = await harness({
+      headers: () => ({ authorization: 'Bearer a\r\nX-Injected: 1' }),
+      policy: { deadlineMs: 3_000 },
+    });
+    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'crlf', json: {} })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ state: 'failed', reason: 'deadline', key: 'crlf' });
+    expect(h.server.ledger.requests).toHaveLength(0);
+    const record = await h.client.get('crlf');
+    expect(record?.attempts.length).toBeGreaterThan(0);
+    for (const attempt of record?.attempts ?? []) {
+      expect(attempt).toMatchObject({ class: 'not_sent', sent: 'not', effect: 'none' });
+      expect(attempt.error).toMatch(/authorization/);
+    }
+  });
+
+  it('an invalid header name from the callback is not_sent too', async () => {
+    const h = await harness({ headers: () => ({ 'x bad': 'v' }), policy: { deadlineMs: 2_000 } });
+    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'nm', json: {} })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ state: 'failed' });
+    expect(h.server.ledger.requests).toHaveLength(0);
+  });
+});
