@@ -277,7 +277,12 @@ async function drive(
       if (lastLook && decision.kind !== 'succeed' && decision.kind !== 'stop') {
         // The one look past the deadline did not settle it: stop here, as the deadline says.
         return await settle(
-          stopWith(ended, 'deadline', `The deadline had passed; one last attempt got: ${classification.detail}`, classification),
+          stopWith(
+            ended,
+            'deadline',
+            `The deadline had passed; one last attempt got: ${classification.detail}`,
+            classification,
+          ),
           end,
         );
       }

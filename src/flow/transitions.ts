@@ -62,7 +62,10 @@ export function claim(
     state: 'pending',
     attempts,
     epoch: current.epoch + 1,
-    lease: { owner: owner.id, until: leaseUntil(current, Math.max(nowMs, current.nextAttemptAt) + owner.leaseMs, nowMs) },
+    lease: {
+      owner: owner.id,
+      until: leaseUntil(current, Math.max(nowMs, current.nextAttemptAt) + owner.leaseMs, nowMs),
+    },
   });
 }
 

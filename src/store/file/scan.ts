@@ -3,10 +3,11 @@
  * and validates every record file, sweeps crash debris on the way, and
  * keeps only what it returns.
  */
-import { writeOrder } from '../../flow/record.js';
+
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { OperationRecord } from '../../flow/record.js';
+import { writeOrder } from '../../flow/record.js';
 import type { RecordFilter } from '../store.js';
 import { sweepBroken, sweepClaim, sweepNewClaim } from './claim.js';
 import { readRegular } from './io.js';
