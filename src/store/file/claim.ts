@@ -212,12 +212,11 @@ interface Created {
 async function tryCreate(path: string, holderLine: string, token: string): Promise<Created | undefined> {
   const temp = `${path}${NEW_CLAIM_INFIX}${token}`;
   const fd = await openFile(temp, 'wx', 0o600);
-  let ino: number | undefined;
   let result: Created | undefined;
   try {
     step('claim-opened');
     writeAllSync(fd, Buffer.from(holderLine, 'utf8'), 0);
-    ino = fs.fstatSync(fd).ino;
+    const { ino } = fs.fstatSync(fd);
     step('claim-written');
     try {
       await linkFile(temp, path);
@@ -226,15 +225,14 @@ async function tryCreate(path: string, holderLine: string, token: string): Promi
       if (isErrno(error, 'EEXIST') || isErrno(error, 'ENOENT')) return undefined;
       throw error;
     }
-    const linked = ino;
     // From here on the claim exists: a failure before it is handed over must remove it again.
     try {
       step('claim-linked');
     } catch (error) {
-      if (ownedAt(path, linked)) await unlinkFile(path).catch(() => undefined);
+      if (ownedAt(path, ino)) await unlinkFile(path).catch(() => undefined);
       throw error;
     }
-    result = { path, fd, ino: linked, tempRemoved: unlinkFile(temp).catch(() => undefined) };
+    result = { path, fd, ino, tempRemoved: unlinkFile(temp).catch(() => undefined) };
     return result;
   } finally {
     if (result === undefined) {
