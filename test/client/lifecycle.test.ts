@@ -50,7 +50,8 @@ describe('credentials are supplied at send time and never stored', () => {
   );
 
   it('configured denied headers are refused too; allowed ones are stored and sent', async () => {
-    const h = await harness({ deniedHeaders: ['X-Session'] });
+    // Stored headers are an allow-list: `X-Trace` is stored because the policy names it.
+    const h = await harness({ deniedHeaders: ['X-Session'], policy: { storeHeaders: ['X-Trace'] } });
     await expect(h.client.send({ url: '/p', json: {}, headers: { 'x-session': 's' } })).rejects.toThrow(
       /headers.x-session/,
     );

@@ -87,7 +87,8 @@ describe('fileStore with the client', () => {
     const client = createClient({
       store,
       baseUrl: server.url,
-      policy: quickPolicy,
+      // Stored headers are an allow-list: `x-client` is stored because the policy names it.
+      policy: { ...quickPolicy, storeHeaders: ['x-client'] },
       headers: () => ({ authorization: 'Bearer secret', cookie: 'session=cookie-secret-value' }),
     });
     // Credentials given as stored headers are refused before anything is written.
