@@ -7,14 +7,21 @@
 import * as z from 'zod/mini';
 import { InvalidOptionsError } from './errors.js';
 import { ATTEMPT_CLASSES, type AttemptClass, describeIssue } from './flow/record.js';
-import { CREDENTIAL_HEADERS, HEADER_NAME } from './flow/validate.js';
+import {
+  checkRequestPolicy,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  type RequestPolicy,
+  type RequestPolicyOptions,
+  requestPolicyShape,
+  resolveRequestPolicy,
+} from './flow/request-policy.js';
 import type { BackoffSettings, JitterKind } from './policy/backoff.js';
 import { type EndpointPattern, parseEndpointPattern, selectEndpoint } from './policy/endpoints.js';
 import type { GateSettings } from './policy/gate.js';
 import { builtInProfiles, type ProviderProfile } from './policy/profiles.js';
 
 /** Retry policy of one endpoint (or the default). All fields optional. */
-export interface PolicyOptions {
+export interface PolicyOptions extends RequestPolicyOptions {
   /**
    * Attempts that may reach the server, first one included. Attempts that
    * were provably never sent (offline, connection refused) do not count.
@@ -103,36 +110,6 @@ export interface PolicyOptions {
    * @default true, except for GET, HEAD and OPTIONS
    */
   sendKey?: boolean;
-  /**
-   * Request header names stored with an operation (and resent on every
-   * attempt) besides `Content-Type`, `Accept` and `Content-Language`. A
-   * request carrying any other header is refused before anything is stored:
-   * a header can carry a secret under any name. Headers that are per
-   * attempt or secret come from the client's `headers` callback instead.
-   * Credential names (`Authorization`, `Cookie`, ...) cannot be listed.
-   * @default []
-   * @example { storeHeaders: ['Prefer', 'X-Tenant'] }
-   */
-  storeHeaders?: string[];
-  /**
-   * Query parameter names that look like credentials (`token`, `api_key`,
-   * `signature`, `*_token`, ...) but may be stored for this endpoint. A URL
-   * carrying any other such name is refused before anything is stored: the
-   * URL is kept with the operation and resent as it is.
-   * @default []
-   * @example { storeQuery: ['page_token'] }
-   */
-  storeQuery?: string[];
-  /**
-   * Largest response body read, in bytes. The body is read incrementally
-   * and reading stops past this, so a huge or endless answer cannot fill the
-   * memory. A 2xx over it still means the effect happened (`succeeded`),
-   * but its body is not kept: `data` is `undefined` and the `attempt:ended`
-   * detail says why.
-   * @default 1_048_576 (1 MiB)
-   * @example { maxResponseBytes: 8 * 1_048_576 }
-   */
-  maxResponseBytes?: number;
 }
 
 export interface BudgetOptions {
@@ -166,7 +143,7 @@ export interface BudgetOptions {
   per?: 'host' | 'endpoint';
 }
 
-export interface ResolvedPolicy {
+export interface ResolvedPolicy extends RequestPolicy {
   name: string;
   maxAttempts: number;
   attemptTimeoutMs: number;
@@ -180,11 +157,6 @@ export interface ResolvedPolicy {
   classify: Readonly<Record<number, AttemptClass>>;
   otherStatus: AttemptClass;
   sendKey: boolean | undefined;
-  /** Lower case. */
-  storeHeaders: readonly string[];
-  /** Lower case. */
-  storeQuery: readonly string[];
-  maxResponseBytes: number;
 }
 
 export const DEFAULT_POLICY = {
@@ -195,7 +167,7 @@ export const DEFAULT_POLICY = {
   retryAfter: { honor: true, maxRetryAfterMs: 60_000, jitterMs: 1_000 },
   budget: { capacity: 10, ratio: 0.1, probeIntervalMs: 1_000, rampMs: 500, per: 'host' as const },
   otherStatus: 'permanent' as AttemptClass,
-  maxResponseBytes: 1_048_576,
+  maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
 } as const;
 
 const posInt = () => z.number().check(z.int(), z.minimum(1));
@@ -251,9 +223,7 @@ export const policySchema = z.strictObject({
   classify: z.optional(statusMap),
   otherStatus: z.optional(z.enum(ATTEMPT_CLASSES)),
   sendKey: z.optional(z.boolean()),
-  storeHeaders: z.optional(z.array(z.string().check(z.regex(HEADER_NAME)))),
-  storeQuery: z.optional(z.array(z.string().check(z.minLength(1)))),
-  maxResponseBytes: z.optional(posInt().check(z.maximum(2 ** 31 - 1))),
+  ...requestPolicyShape,
 });
 
 /** Validates policy options; throws `InvalidOptionsError` naming `prefix.field`. */
@@ -272,11 +242,7 @@ export function validatePolicy(input: unknown, prefix: string): PolicyOptions {
   if (base !== undefined && max !== undefined && max < base) {
     throw new InvalidOptionsError(`${prefix}.backoff.maxDelayMs`, `must be >= backoff.baseDelayMs (${base})`);
   }
-  for (const name of options.storeHeaders ?? []) {
-    if (CREDENTIAL_HEADERS.includes(name.toLowerCase())) {
-      throw new InvalidOptionsError(`${prefix}.storeHeaders`, `${name} carries credentials, which are never stored`);
-    }
-  }
+  checkRequestPolicy(options, prefix);
   return options;
 }
 
@@ -310,23 +276,8 @@ export function resolvePolicy(name: string, defaults: PolicyOptions, endpoint: P
     classify: { ...defaults.classify, ...endpoint.classify },
     otherStatus: pick('otherStatus') ?? DEFAULT_POLICY.otherStatus,
     sendKey: pick('sendKey'),
-    storeHeaders: storeHeaders(name, pick('storeHeaders'), profile),
-    storeQuery: (pick('storeQuery') ?? []).map((q) => q.toLowerCase()),
-    maxResponseBytes: pick('maxResponseBytes') ?? DEFAULT_POLICY.maxResponseBytes,
+    ...resolveRequestPolicy(name, pick, profile),
   };
-}
-
-/** The key goes in its own header from `key`, never as a stored header. */
-function storeHeaders(name: string, given: readonly string[] | undefined, profile: ProviderProfile): string[] {
-  const lower = (given ?? []).map((h) => h.toLowerCase());
-  if (lower.includes(profile.keyHeader.toLowerCase())) {
-    const field = name === 'default' ? 'policy' : `endpoints["${name}"]`;
-    throw new InvalidOptionsError(
-      `${field}.storeHeaders`,
-      `${profile.keyHeader} is the key header; pass keys as \`key\``,
-    );
-  }
-  return lower;
 }
 
 /** The compiled endpoint table: resolve a policy for a method and URL. */

@@ -21,13 +21,13 @@
  * `opaqueredirect`) is an observation of its own.
  */
 import type { KyInstance, Options } from 'ky';
-import { DEFAULT_POLICY } from '../options.js';
 import type { Runtime } from '../runtime.js';
 import { onAbort } from './abort.js';
 import { base64ToBytes } from './bytes.js';
 import { isNotSentCode, type Observation } from './classify.js';
 import { readCapped } from './read-body.js';
 import type { StoredBody, StoredRequest } from './record.js';
+import { DEFAULT_MAX_RESPONSE_BYTES } from './request-policy.js';
 import { attemptTimeouts } from './timeouts.js';
 import { headerProblem } from './validate.js';
 
@@ -98,7 +98,7 @@ export async function performAttempt(http: KyInstance, runtime: Runtime, input: 
     }
     // Read the body inside the timeout: a 2xx whose body was lost is
     // ambiguous, and the retry gets the server's stored replay instead.
-    const limitBytes = input.maxResponseBytes ?? DEFAULT_POLICY.maxResponseBytes;
+    const limitBytes = input.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     const { bytes, truncated } = await readCapped(response, limitBytes);
     const answer: Record<string, string> = {};
     response.headers.forEach((value, name) => {

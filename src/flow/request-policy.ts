@@ -1,0 +1,90 @@
+/**
+ * The endpoint policy's rules for what a request may carry into the store
+ * and how much of an answer is read. Part of `PolicyOptions` (options.ts),
+ * kept here beside the request validation that applies them.
+ */
+import * as z from 'zod/mini';
+import { InvalidOptionsError } from '../errors.js';
+import type { ProviderProfile } from '../policy/profiles.js';
+import { CREDENTIAL_HEADERS, HEADER_NAME } from './validate.js';
+
+export interface RequestPolicyOptions {
+  /**
+   * Request header names stored with an operation (and resent on every
+   * attempt) besides `Content-Type`, `Accept` and `Content-Language`. A
+   * request carrying any other header is refused before anything is stored:
+   * a header can carry a secret under any name. Headers that are per
+   * attempt or secret come from the client's `headers` callback instead.
+   * Credential names (`Authorization`, `Cookie`, ...) cannot be listed.
+   * @default []
+   * @example { storeHeaders: ['Prefer', 'X-Tenant'] }
+   */
+  storeHeaders?: string[];
+  /**
+   * Query parameter names that look like credentials (`token`, `api_key`,
+   * `signature`, `*_token`, ...) but may be stored for this endpoint. A URL
+   * carrying any other such name is refused before anything is stored: the
+   * URL is kept with the operation and resent as it is.
+   * @default []
+   * @example { storeQuery: ['page_token'] }
+   */
+  storeQuery?: string[];
+  /**
+   * Largest response body read, in bytes. The body is read incrementally
+   * and reading stops past this, so a huge or endless answer cannot fill the
+   * memory. A 2xx over it still means the effect happened (`succeeded`),
+   * but its body is not kept: `data` is `undefined` and the `attempt:ended`
+   * detail says why.
+   * @default 1_048_576 (1 MiB)
+   * @example { maxResponseBytes: 8 * 1_048_576 }
+   */
+  maxResponseBytes?: number;
+}
+
+export interface RequestPolicy {
+  /** Lower case. */
+  storeHeaders: readonly string[];
+  /** Lower case. */
+  storeQuery: readonly string[];
+  maxResponseBytes: number;
+}
+
+/** 1 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
+
+/** The zod fields of `RequestPolicyOptions`, for the policy schema. */
+export const requestPolicyShape = {
+  storeHeaders: z.optional(z.array(z.string().check(z.regex(HEADER_NAME)))),
+  storeQuery: z.optional(z.array(z.string().check(z.minLength(1)))),
+  maxResponseBytes: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(2 ** 31 - 1))),
+};
+
+/** What the schema cannot say: credentials are never stored, whatever a policy lists. */
+export function checkRequestPolicy(options: RequestPolicyOptions, prefix: string): void {
+  for (const name of options.storeHeaders ?? []) {
+    if (CREDENTIAL_HEADERS.includes(name.toLowerCase())) {
+      throw new InvalidOptionsError(`${prefix}.storeHeaders`, `${name} carries credentials, which are never stored`);
+    }
+  }
+}
+
+/** Endpoint over default over built-in; the key header is never a stored header (it comes from `key`). */
+export function resolveRequestPolicy(
+  name: string,
+  pick: <K extends keyof RequestPolicyOptions>(key: K) => RequestPolicyOptions[K],
+  profile: ProviderProfile,
+): RequestPolicy {
+  const storeHeaders = (pick('storeHeaders') ?? []).map((h) => h.toLowerCase());
+  if (storeHeaders.includes(profile.keyHeader.toLowerCase())) {
+    const field = name === 'default' ? 'policy' : `endpoints["${name}"]`;
+    throw new InvalidOptionsError(
+      `${field}.storeHeaders`,
+      `${profile.keyHeader} is the key header; pass keys as \`key\``,
+    );
+  }
+  return {
+    storeHeaders,
+    storeQuery: (pick('storeQuery') ?? []).map((q) => q.toLowerCase()),
+    maxResponseBytes: pick('maxResponseBytes') ?? DEFAULT_MAX_RESPONSE_BYTES,
+  };
+}
