@@ -5,20 +5,24 @@
  * records into results or typed errors.
  */
 import ky from 'ky';
-import * as z from 'zod/mini';
+import {
+  type ClientOptions,
+  type Enqueued,
+  type OncelyClient,
+  type Outcome,
+  type SendResult,
+  validateClientOptions,
+} from './client-api.js';
 import {
   InvalidOptionsError,
   InvalidStateError,
   isOncelyError,
   KeyConflictError,
   NotFoundError,
-  type OncelyError,
-  OperationError,
   ResponseValidationError,
 } from './errors.js';
-import { Emitter, type Listener, type OncelyEventName } from './events.js';
+import { Emitter } from './events.js';
 import { directFetch } from './flow/attempt.js';
-import { mayHaveTakenEffect } from './flow/decide.js';
 import { DriveList, type ToDrive } from './flow/drive-list.js';
 import { LeaseWatch } from './flow/lease-watch.js';
 import {
@@ -29,243 +33,32 @@ import {
   resolveUrl,
 } from './flow/operation.js';
 import { policyOfRecord, snapshotOf } from './flow/policy-snapshot.js';
-import { describeIssue, isTerminal, type OperationRecord, type OperationState, SEQ_PER_MS } from './flow/record.js';
+import { isTerminal, type OperationRecord, SEQ_PER_MS } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
-import {
-  countHeld,
-  countOutcome,
-  emptySummary,
-  orderForResume,
-  pool,
-  type ResumeSummary,
-  summaries,
-} from './flow/resume.js';
-import { type AttemptContext, type Connectivity, type Engine, runOperation } from './flow/run.js';
+import { countHeld, countOutcome, emptySummary, orderForResume, pool, summaries } from './flow/resume.js';
+import { type Engine, runOperation } from './flow/run.js';
+import { discardRefusal, failureError, isHeldElsewhere, noop, suspendedError } from './flow/settle-errors.js';
 import { Shutdown } from './flow/shutdown.js';
-import { EndpointTable, type PolicyOptions, type ResolvedPolicy, validatePolicy } from './options.js';
+import { EndpointTable, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 import { memoryStore } from './store/memory.js';
-import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
 import { trackedStore } from './store/tracked.js';
+
+export type {
+  ClientOptions,
+  DiscardOptions,
+  Enqueued,
+  OncelyClient,
+  Outcome,
+  ResumeOptions,
+  SendResult,
+} from './client-api.js';
 
 export type { ResumeSummary } from './flow/resume.js';
 
-export interface ClientOptions {
-  /**
-   * Base for relative request URLs.
-   * @example { baseUrl: 'https://api.example.com/v1/' }
-   */
-  baseUrl?: string;
-  /**
-   * Where operations are written ahead. Use a durable store (`fileStore` from
-   * `oncely/node`, `indexedDbStore` from `oncely/browser`) for anything that
-   * must survive a restart.
-   * @default memoryStore()
-   */
-  store?: OperationStore;
-  /** Clock, sleep, randomness and uuid. Tests inject a fake one. @default the system's */
-  runtime?: Partial<Runtime>;
-  /** The fetch ky uses. @default globalThis.fetch */
-  fetch?: typeof globalThis.fetch;
-  /**
-   * Credentials for each attempt, called every time (so a refreshed token is
-   * picked up) and never stored.
-   * @example { headers: async () => ({ authorization: `Bearer ${await getToken()}` }) }
-   */
-  headers?: (ctx: AttemptContext) => Record<string, string> | Promise<Record<string, string>>;
-  /**
-   * Called once per operation on a 401; when it resolves, the same request
-   * is resent at once with the same key (and fresh `headers`).
-   */
-  onUnauthorized?: (ctx: AttemptContext) => void | Promise<void>;
-  /** More header names never to store (credentials are always refused). @default [] */
-  deniedHeaders?: string[];
-  /** Extra response header names to keep with stored results. @default [] */
-  resultHeaders?: string[];
-  /** The default retry policy. */
-  policy?: PolicyOptions;
-  /**
-   * Per-endpoint policies by `'METHOD /path'` pattern (`*` one segment, `**`
-   * any); the most specific match wins.
-   * @example { endpoints: { 'POST /payments': { profile: 'stripe', deadlineMs: 600_000 }, 'GET /catalog/**': { deadlineMs: 5_000 } } }
-   */
-  endpoints?: Record<string, PolicyOptions>;
-  /**
-   * This client's lease owner id. A single-instance worker with a stable id
-   * reclaims its own operations at once after a restart; otherwise another
-   * owner waits for the lease (`leaseMs`) to expire. Never share one id
-   * between processes that run at the same time.
-   * @default a random uuid
-   */
-  owner?: string;
-  /**
-   * How long a claim on an operation lasts beyond its current attempt or
-   * wait; another tab or process takes over after that if this one vanished.
-   * @default 30_000
-   */
-  leaseMs?: number;
-  /** Operations `resume()` drives at once. @default 8 */
-  concurrency?: number;
-  /**
-   * What the platform knows about the network; while offline no attempt is
-   * made or counted. The browser client passes one built on `navigator.onLine`.
-   * @default none (always try)
-   */
-  connectivity?: Connectivity;
-  /**
-   * Who runs an operation's loop once it is its scope's turn. `run` is this
-   * client's own loop for `key`; the hook may call it (at once, or later
-   * under a limit) or wait for another owner to settle the operation, and
-   * resolves with the record as stored. The browser client uses it so that
-   * only the tab elected as drainer ever sends.
-   * @default run at once
-   */
-  dispatch?: (
-    key: string,
-    run: (signal?: AbortSignal) => Promise<OperationRecord>,
-    signal?: AbortSignal,
-  ) => Promise<OperationRecord>;
-}
-
-export interface ResumeOptions {
-  /**
-   * Also wait for operations held by other owners, taking over those whose
-   * owner vanished once their lease expires. Use it to drain a store after a
-   * crash (a worker restarting with a new owner id, a CLI).
-   * @default false
-   */
-  waitForLeases?: boolean;
-  /**
-   * Called once for each operation the pass took up, with its final outcome,
-   * as soon as it settles (or stops: another owner took it, the client
-   * closed). `resume()` keeps no list of outcomes, so a drain of 100,000
-   * operations holds only the ones in flight; keep what you need here. A
-   * returned promise is awaited before that slot takes the next operation.
-   * If it throws (or rejects), the pass still drives every operation, then
-   * `resume()` rejects with the first such error.
-   * @default none (only the counts of the `ResumeSummary`)
-   * @example await client.resume({ onOutcome: (o) => { if (!o.ok) console.error(o.key, o.state, o.error?.message); } })
-   */
-  onOutcome?: (outcome: Outcome) => void | Promise<void>;
-}
-
 /** Finished-record sweeps run at most this often from `resume()`. */
 const SWEEP_INTERVAL_MS = 60_000;
-
-/** A settled success. */
-export interface SendResult<T = unknown> {
-  key: string;
-  status: number;
-  headers: Record<string, string>;
-  /** The body: parsed JSON, text or bytes (validated when a schema was given). */
-  data: T;
-  /** The server said this answer replays an earlier one. */
-  replayed: boolean;
-  /** Answered from the local store, without network (the key had already succeeded). */
-  fromStore: boolean;
-  /** Number of attempts the operation took. */
-  attempts: number;
-}
-
-/** What `enqueue(...).settled` and `retry` resolve with, and what `resume` reports per operation. Never a rejection. */
-export interface Outcome<T = unknown> {
-  key: string;
-  state: OperationState;
-  ok: boolean;
-  result?: SendResult<T>;
-  error?: OncelyError | Error;
-  record: OperationRecord | undefined;
-}
-
-export interface DiscardOptions {
-  /**
-   * Discard even an operation that may have taken effect (reconciled by
-   * other means). Never overrides a live lease.
-   * @default false
-   */
-  force?: boolean;
-}
-
-export interface Enqueued<T = unknown> {
-  key: string;
-  /** Settles when the operation does; never rejects. */
-  settled: Promise<Outcome<T>>;
-}
-
-export interface OncelyClient {
-  /** Sends once: resolves with the result, or rejects with a typed error carrying `state`, `key`, `attempts`, `reason`. */
-  send<T = unknown>(request: OncelyRequest<T>): Promise<SendResult<T>>;
-  /** Writes the operation ahead and returns once it is stored; `settled` follows. */
-  enqueue<T = unknown>(request: OncelyRequest<T>): Promise<Enqueued<T>>;
-  /**
-   * Drives every stored operation that is not finished, in creation order,
-   * `concurrency` at a time, and resolves when they settle. Operations another
-   * live tab or process holds are left to it, unless `waitForLeases` is set:
-   * then resume waits for that owner to finish, or for its lease to expire
-   * (it crashed) and takes over with the same key. Resolves with counts by
-   * final state; each outcome goes to `onOutcome` and is not kept.
-   * @example const { driven, succeeded } = await client.resume({ waitForLeases: true });
-   */
-  resume(options?: ResumeOptions): Promise<ResumeSummary>;
-  get(key: string): Promise<OperationRecord | undefined>;
-  list(filter?: RecordFilter): Promise<OperationRecord[]>;
-  /** Records the store moved aside because they failed validation. */
-  quarantined(): Promise<QuarantineEntry[]>;
-  /** Resends a `blocked` or `unknown` operation with the same key. */
-  retry(key: string): Promise<Outcome>;
-  /**
-   * Forgets an operation. Refused while any owner holds a live lease on it
-   * (in flight, or waiting between attempts), and refused for an operation
-   * that may have taken effect unless `force` is set: forgetting it would
-   * invite sending it again under a new key.
-   */
-  discard(key: string, options?: DiscardOptions): Promise<void>;
-  /** Removes finished operations past their `retainUntil`. Returns how many. */
-  sweep(): Promise<number>;
-  on<E extends OncelyEventName>(event: E, fn: Listener<E>): () => void;
-  /**
-   * The policy a request would get: which endpoint rule matched (its pattern
-   * is the policy's `name`, or `default`) and every resolved setting.
-   * @example client.policyFor('POST', '/payments').profile.name // 'stripe'
-   */
-  policyFor(method: string, url: string | URL): ResolvedPolicy;
-  /** Stops driving operations; unfinished ones stay stored and resumable. */
-  close(): Promise<void>;
-}
-
-const clientOptionsSchema = z.object({
-  baseUrl: z.optional(z.url()),
-  leaseMs: z.optional(z.number().check(z.minimum(1))),
-  concurrency: z.optional(z.number().check(z.int(), z.minimum(1))),
-  owner: z.optional(z.string().check(z.minLength(1))),
-  deniedHeaders: z.optional(z.array(z.string())),
-  resultHeaders: z.optional(z.array(z.string())),
-});
-
-function validateClientOptions(options: ClientOptions): void {
-  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
-  const parsed = clientOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const [field, ...rest] = (issue === undefined ? 'options: invalid' : describeIssue(issue)).split(': ');
-    throw new InvalidOptionsError(field ?? 'options', rest.join(': '));
-  }
-  for (const name of ['headers', 'onUnauthorized', 'fetch', 'dispatch'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'function') {
-      throw new InvalidOptionsError(name, 'must be a function');
-    }
-  }
-  const store = options.store;
-  if (store !== undefined) {
-    for (const method of ['get', 'put', 'update', 'delete', 'list'] as const) {
-      if (typeof store[method] !== 'function') throw new InvalidOptionsError(`store.${method}`, 'must be a function');
-    }
-  }
-  if (options.endpoints !== undefined && (typeof options.endpoints !== 'object' || options.endpoints === null)) {
-    throw new InvalidOptionsError('endpoints', 'must be an object of pattern → policy');
-  }
-}
 
 /**
  * Creates a client. Invalid options throw `InvalidOptionsError` naming the field.
@@ -631,65 +424,6 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     },
   };
   return client;
-}
-
-/** Why `discard` must refuse `record`, if it must. */
-function discardRefusal(record: OperationRecord, nowMs: number, force: boolean): InvalidStateError | undefined {
-  const key = record.key;
-  if (record.lease !== undefined && record.lease.until > nowMs && !isTerminal(record.state)) {
-    return new InvalidStateError(
-      key,
-      record.state,
-      `Operation ${key} is held by ${record.lease.owner} (in flight or between attempts); it cannot be discarded now`,
-    );
-  }
-  if (!force && mayHaveTakenEffect(record) && record.state !== 'succeeded') {
-    return new InvalidStateError(
-      key,
-      record.state,
-      `Operation ${key} may have taken effect: reconcile it at the provider by its key, then discard(key, { force: true }) — or retry(key) with the same key`,
-    );
-  }
-  return undefined;
-}
-
-const noop = (): void => undefined;
-
-/** Another owner's live lease is on it (it was claimed by someone else while the pass looked). */
-function isHeldElsewhere(record: OperationRecord | undefined, owner: string, nowMs: number): boolean {
-  return record?.lease !== undefined && record.lease.owner !== owner && record.lease.until > nowMs;
-}
-
-function failureError(record: OperationRecord): OperationError {
-  const failure = record.failure;
-  return new OperationError(
-    `Operation ${record.key} ended ${record.state}${failure === undefined ? '' : ` (${failure.reason}): ${failure.message}`}`,
-    {
-      key: record.key,
-      state: record.state,
-      reason: failure?.reason,
-      attempts: record.attempts,
-      status: failure?.status,
-      remediation: failure?.remediation ?? 'Inspect the operation with get(key).',
-      mayHaveTakenEffect: mayHaveTakenEffect(record),
-    },
-  );
-}
-
-function suspendedError(record: OperationRecord, aborted: boolean): OperationError {
-  const why = aborted ? 'the caller stopped waiting' : 'the client closed';
-  return new OperationError(
-    `Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}; it stays stored and will be resumed`,
-    {
-      key: record.key,
-      state: record.state,
-      attempts: record.attempts,
-      ...(aborted ? { reason: 'aborted' as const } : {}),
-      mayHaveTakenEffect: mayHaveTakenEffect(record),
-      remediation:
-        'It stays stored and is not done yet: resume() on the same store (or another tab or process driving it) finishes it with the same key. Do not send it again under a new key.',
-    },
-  );
 }
 
 export { isOncelyError };

@@ -1,0 +1,58 @@
+/**
+ * What the loop works with: the store, the runtime, the lease owner, the
+ * transport, the rules, the gates, the events and the hooks. Built once per
+ * client (client.ts) and passed to every stage of the flow.
+ */
+import type { KyInstance } from 'ky';
+import type { Emitter } from '../events.js';
+import type { EndpointTable } from '../options.js';
+import type { Governor } from '../policy/gate.js';
+import type { Runtime } from '../runtime.js';
+import type { OperationStore } from '../store/store.js';
+import type { LeaseWatch } from './lease-watch.js';
+import type { Shutdown } from './shutdown.js';
+import type { Owner } from './transitions.js';
+
+/** Context passed to the `headers` and `onUnauthorized` callbacks. */
+export interface AttemptContext {
+  key: string;
+  /** 1-based number of the attempt about to be sent. */
+  attempt: number;
+  method: string;
+  url: string;
+  meta: Readonly<Record<string, unknown>> | undefined;
+}
+
+export interface Engine {
+  store: OperationStore;
+  runtime: Runtime;
+  owner: Owner;
+  http: KyInstance;
+  endpoints: EndpointTable;
+  governor: Governor;
+  events: Emitter;
+  /** Credentials for one attempt (never stored). */
+  credentials: ((ctx: AttemptContext) => Record<string, string> | Promise<Record<string, string>>) | undefined;
+  onUnauthorized: ((ctx: AttemptContext) => void | Promise<void>) | undefined;
+  /** Extra response headers to keep in stored results. */
+  resultHeaders: readonly string[];
+  /** Aborted when the client closes: loops suspend (records stay pending). */
+  shutdown: Shutdown;
+  /** How often to look again at an operation another owner holds. */
+  pollMs: number;
+  /** Platform connectivity, when known (browsers): no attempt is made while offline. */
+  connectivity: Connectivity | undefined;
+  /** Judges other owners' leases on our monotonic clock (flow/lease-watch.ts). */
+  leases: LeaseWatch;
+}
+
+/**
+ * What the platform knows about the network. While `online()` is false no
+ * attempt is made (and none is counted); the operation waits for `onOnline`
+ * or its deadline.
+ */
+export interface Connectivity {
+  online(): boolean;
+  /** Calls `fn` when the platform may be back online. Returns an unsubscribe. */
+  onOnline(fn: () => void): () => void;
+}

@@ -1,0 +1,75 @@
+/**
+ * The loop's side of the host gate (policy/gate.ts): which gate an
+ * operation answers to, waiting for admission, and reporting each attempt's
+ * outcome so the gate learns whether the host is serving.
+ */
+import type { ResolvedPolicy } from '../options.js';
+import type { Admission, HostGate } from '../policy/gate.js';
+import type { Runtime } from '../runtime.js';
+import type { Classification } from './classify.js';
+import type { Engine } from './engine.js';
+import type { Base } from './outcome.js';
+import type { OperationRecord } from './record.js';
+import { pause } from './waits.js';
+
+/** Waits for the gate; 'interrupted' when a signal fired (the loop re-checks). */
+export async function admit(
+  engine: Engine,
+  gate: HostGate,
+  record: OperationRecord,
+  base: Base,
+  signal: AbortSignal | undefined,
+): Promise<Extract<Admission, { kind: 'go' }> | 'past_deadline' | 'interrupted'> {
+  const { runtime } = engine;
+  for (;;) {
+    const now = runtime.now();
+    const admission = gate.admitRetry(record.key, now, runtime.random);
+    if (admission.kind === 'go') {
+      if (admission.atMs >= record.deadlineAt) return 'past_deadline';
+      if (admission.atMs > now && !(await pause(engine, admission.atMs - now, signal))) return 'interrupted';
+      return admission;
+    }
+    if (admission.untilMs >= record.deadlineAt) {
+      gate.forget(record.key);
+      return 'past_deadline';
+    }
+    engine.events.emit('held', { ...base, untilMs: admission.untilMs });
+    // Ask again at the time given, or as soon as the gate changes (a probe
+    // succeeded and held operations are being released).
+    const woken = new AbortController();
+    const unsubscribe = gate.onChange(() => woken.abort());
+    const completed = await pause(engine, admission.untilMs - now, signal, woken.signal);
+    unsubscribe();
+    if (!completed && !woken.signal.aborted) return 'interrupted';
+  }
+}
+
+export function gateFor(engine: Engine, policy: ResolvedPolicy, url: string): HostGate | undefined {
+  if (policy.budget === undefined) return undefined;
+  const host = new URL(url).host;
+  const scope = policy.budget.per === 'host' ? host : `${policy.name}@${host}`;
+  return engine.governor.gate(scope, policy.budget);
+}
+
+export function reportToGate(
+  gate: HostGate | undefined,
+  c: Classification,
+  probe: boolean,
+  nowMs: number,
+  hintMs: number | undefined,
+  runtime: Runtime,
+): void {
+  if (gate === undefined) return;
+  if (c.class === 'retryable' || c.class === 'ambiguous') {
+    gate.reportFailure(probe, nowMs, hintMs, runtime.random);
+  } else if (c.class !== 'not_sent') {
+    // Any real answer that is not a failure proves the host is serving.
+    gate.reportSuccess(probe, nowMs);
+  }
+}
+
+/** On resume, a retry after a failure still passes the gate. */
+export function lastAttemptWasBudgeted(record: OperationRecord): boolean {
+  const last = record.attempts[record.attempts.length - 1];
+  return last?.class === 'retryable' || last?.class === 'ambiguous';
+}

@@ -1,0 +1,67 @@
+/**
+ * The errors a client turns stored records into, and the refusals of
+ * `discard`. Each carries the key, the state and whether an attempt may
+ * have taken effect, so no caller is ever invited to pay twice.
+ */
+import { InvalidStateError, OperationError } from '../errors.js';
+import { mayHaveTakenEffect } from './decide.js';
+import { isTerminal, type OperationRecord } from './record.js';
+
+/** Why `discard` must refuse `record`, if it must. */
+export function discardRefusal(record: OperationRecord, nowMs: number, force: boolean): InvalidStateError | undefined {
+  const key = record.key;
+  if (record.lease !== undefined && record.lease.until > nowMs && !isTerminal(record.state)) {
+    return new InvalidStateError(
+      key,
+      record.state,
+      `Operation ${key} is held by ${record.lease.owner} (in flight or between attempts); it cannot be discarded now`,
+    );
+  }
+  if (!force && mayHaveTakenEffect(record) && record.state !== 'succeeded') {
+    return new InvalidStateError(
+      key,
+      record.state,
+      `Operation ${key} may have taken effect: reconcile it at the provider by its key, then discard(key, { force: true }) — or retry(key) with the same key`,
+    );
+  }
+  return undefined;
+}
+
+export const noop = (): void => undefined;
+
+/** Another owner's live lease is on it (it was claimed by someone else while the pass looked). */
+export function isHeldElsewhere(record: OperationRecord | undefined, owner: string, nowMs: number): boolean {
+  return record?.lease !== undefined && record.lease.owner !== owner && record.lease.until > nowMs;
+}
+
+export function failureError(record: OperationRecord): OperationError {
+  const failure = record.failure;
+  return new OperationError(
+    `Operation ${record.key} ended ${record.state}${failure === undefined ? '' : ` (${failure.reason}): ${failure.message}`}`,
+    {
+      key: record.key,
+      state: record.state,
+      reason: failure?.reason,
+      attempts: record.attempts,
+      status: failure?.status,
+      remediation: failure?.remediation ?? 'Inspect the operation with get(key).',
+      mayHaveTakenEffect: mayHaveTakenEffect(record),
+    },
+  );
+}
+
+export function suspendedError(record: OperationRecord, aborted: boolean): OperationError {
+  const why = aborted ? 'the caller stopped waiting' : 'the client closed';
+  return new OperationError(
+    `Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}; it stays stored and will be resumed`,
+    {
+      key: record.key,
+      state: record.state,
+      attempts: record.attempts,
+      ...(aborted ? { reason: 'aborted' as const } : {}),
+      mayHaveTakenEffect: mayHaveTakenEffect(record),
+      remediation:
+        'It stays stored and is not done yet: resume() on the same store (or another tab or process driving it) finishes it with the same key. Do not send it again under a new key.',
+    },
+  );
+}
