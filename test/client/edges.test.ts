@@ -13,6 +13,7 @@ import { fileStore } from '../../src/node.js';
 import { HostGate } from '../../src/policy/gate.js';
 import type { OperationStore } from '../../src/store/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { freePort } from '../helpers/free-port.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 afterEach(async () => {
@@ -398,14 +399,3 @@ describe('nothing escapes untyped', () => {
     expect(error.attempts.every((a) => a.sent === 'not')).toBe(true);
   });
 });
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      s.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { OperationError } from '../../src/index.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
+import { freePort } from '../helpers/free-port.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 let elsewhere: ReferenceServer | undefined;
@@ -67,14 +68,3 @@ describe('redirects are observations, never followed', () => {
     expect(h.server.ledger.requestsFor('late')).toHaveLength(2);
   });
 });
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      s.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}

@@ -3,6 +3,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { OperationError } from '../../src/index.js';
+import { freePort } from '../helpers/free-port.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 afterEach(closeAll);
@@ -141,14 +142,3 @@ describe('server hints', () => {
     expect(h.rt.now() - (await h.client.get('late'))!.createdAt).toBeLessThan(100);
   });
 });
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      s.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
