@@ -33,12 +33,12 @@ import {
   resolveUrl,
 } from './flow/operation.js';
 import { policyOfRecord, snapshotOf } from './flow/policy-snapshot.js';
-import { isTerminal, type OperationRecord, SEQ_PER_MS } from './flow/record.js';
 import { bodyValue } from './flow/result.js';
 import { countHeld, countOutcome, emptySummary, orderForResume, pool, summaries } from './flow/resume.js';
 import { type Engine, runOperation } from './flow/run.js';
 import { discardRefusal, failureError, isHeldElsewhere, noop, suspendedError } from './flow/settle-errors.js';
 import { Shutdown } from './flow/shutdown.js';
+import { isTerminal, type OperationRecord, SEQ_PER_MS } from './model.js';
 import { EndpointTable, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';

@@ -3,7 +3,7 @@
  * stable `code`s, so callers can branch on `error.code` without `instanceof`
  * (which breaks across realms: iframes, workers, duplicated bundles).
  */
-import type { AttemptSummary, OperationState, StopReason } from './flow/record.js';
+import type { AttemptSummary, OperationState, StopReason } from './model.js';
 
 const BRAND = Symbol.for('oncely.error');
 

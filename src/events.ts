@@ -3,7 +3,7 @@
  * synchronously after the transition is durable; a throwing listener is
  * isolated (reported to `error` listeners) and never breaks the operation.
  */
-import type { AttemptClass, OperationState, StopReason } from './flow/record.js';
+import type { AttemptClass, OperationState, StopReason } from './model.js';
 
 interface Base {
   /** The idempotency key. */

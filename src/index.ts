@@ -38,6 +38,7 @@ export { decide } from './flow/decide.js';
 export type { DeriveKeyInput, DeriveKeyOptions, KeyFields } from './flow/key.js';
 export { deriveKey, fingerprintOf } from './flow/key.js';
 export type { OncelyRequest, StandardSchemaV1 } from './flow/operation.js';
+export type { AttemptContext, Connectivity } from './flow/run.js';
 export type {
   AttemptClass,
   AttemptRecord,
@@ -46,9 +47,8 @@ export type {
   StopReason,
   StoredBody,
   StoredResult,
-} from './flow/record.js';
-export { ATTEMPT_CLASSES, OPERATION_STATES, parseRecord, RECORD_VERSION, STOP_REASONS } from './flow/record.js';
-export type { AttemptContext, Connectivity } from './flow/run.js';
+} from './model.js';
+export { ATTEMPT_CLASSES, OPERATION_STATES, parseRecord, RECORD_VERSION, STOP_REASONS } from './model.js';
 export type { BudgetOptions, PolicyOptions, ResolvedPolicy } from './options.js';
 export { DEFAULT_POLICY } from './options.js';
 export type { BackoffSettings, JitterKind } from './policy/backoff.js';

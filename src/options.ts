@@ -6,7 +6,11 @@
  */
 import * as z from 'zod/mini';
 import { InvalidOptionsError } from './errors.js';
-import { ATTEMPT_CLASSES, type AttemptClass, describeIssue } from './flow/record.js';
+import { ATTEMPT_CLASSES, type AttemptClass, describeIssue } from './model.js';
+import type { BackoffSettings, JitterKind } from './policy/backoff.js';
+import { type EndpointPattern, parseEndpointPattern, selectEndpoint } from './policy/endpoints.js';
+import type { GateSettings } from './policy/gate.js';
+import { builtInProfiles, type ProviderProfile } from './policy/profiles.js';
 import {
   checkRequestPolicy,
   DEFAULT_MAX_RESPONSE_BYTES,
@@ -14,11 +18,7 @@ import {
   type RequestPolicyOptions,
   requestPolicyShape,
   resolveRequestPolicy,
-} from './flow/request-policy.js';
-import type { BackoffSettings, JitterKind } from './policy/backoff.js';
-import { type EndpointPattern, parseEndpointPattern, selectEndpoint } from './policy/endpoints.js';
-import type { GateSettings } from './policy/gate.js';
-import { builtInProfiles, type ProviderProfile } from './policy/profiles.js';
+} from './policy/request-policy.js';
 
 /** Retry policy of one endpoint (or the default). All fields optional. */
 export interface PolicyOptions extends RequestPolicyOptions {

@@ -10,8 +10,8 @@
  * one runs at a time, and a burst of events costs one more read, not one
  * per event.
  */
-import type { AttemptClass, OperationRecord, OperationState, StopReason } from '../flow/record.js';
-import { OPERATION_STATES, writeOrder } from '../flow/record.js';
+import type { AttemptClass, OperationRecord, OperationState, StopReason } from '../model.js';
+import { OPERATION_STATES, writeOrder } from '../model.js';
 import type { LeaderMode } from './leader.js';
 import type { WipeReport } from './persistence.js';
 

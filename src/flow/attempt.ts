@@ -21,13 +21,13 @@
  * `opaqueredirect`) is an observation of its own.
  */
 import type { KyInstance, Options } from 'ky';
+import type { StoredBody, StoredRequest } from '../model.js';
+import { DEFAULT_MAX_RESPONSE_BYTES } from '../policy/request-policy.js';
 import type { Runtime } from '../runtime.js';
 import { onAbort } from './abort.js';
 import { base64ToBytes } from './bytes.js';
 import { isNotSentCode, type Observation } from './classify.js';
 import { readCapped } from './read-body.js';
-import type { StoredBody, StoredRequest } from './record.js';
-import { DEFAULT_MAX_RESPONSE_BYTES } from './request-policy.js';
 import { attemptTimeouts } from './timeouts.js';
 import { headerProblem } from './validate.js';
 

@@ -20,8 +20,9 @@
  * (refused, DNS, offline, a request `fetch` refused to build), else
  * `ambiguous` (timeout, reset after writing).
  */
+
+import type { AttemptClass, EffectStatus, SentStatus } from '../model.js';
 import type { ProviderProfile } from '../policy/profiles.js';
-import type { AttemptClass, EffectStatus, SentStatus } from './record.js';
 
 /** What one attempt observed, before any interpretation. */
 export type Observation =

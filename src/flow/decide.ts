@@ -3,10 +3,11 @@
  * server's hint, the policy and the time. It returns a value; only the loop
  * sleeps or writes (cockatiel's habit). Every stop says why.
  */
+
+import type { AttemptClass, OperationRecord, StopReason } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import { backoffDelayMs, hintedDelayMs } from '../policy/backoff.js';
 import type { Classification } from './classify.js';
-import type { AttemptClass, OperationRecord, StopReason } from './record.js';
 
 export type Decision =
   | { kind: 'succeed' }

@@ -3,13 +3,14 @@
  * operation answers to, waiting for admission, and reporting each attempt's
  * outcome so the gate learns whether the host is serving.
  */
+
+import type { OperationRecord } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import type { Admission, HostGate } from '../policy/gate.js';
 import type { Runtime } from '../runtime.js';
 import type { Classification } from './classify.js';
 import type { Engine } from './engine.js';
 import type { Base } from './outcome.js';
-import type { OperationRecord } from './record.js';
 import { pause } from './waits.js';
 
 /** Waits for the gate; 'interrupted' when a signal fired (the loop re-checks). */

@@ -8,7 +8,7 @@
 import canonicalize from 'canonicalize';
 import { v5 as uuidv5 } from 'uuid';
 import { InvalidRequestError } from '../errors.js';
-import type { StoredBody } from './record.js';
+import type { StoredBody } from '../model.js';
 
 /** Characters allowed in a caller-given key: safe in headers, URLs and file names. */
 const KEY_PATTERN = /^[A-Za-z0-9_\-.:]+$/;

@@ -4,12 +4,19 @@
  * the key (given, or minted once here and nowhere else) and fingerprint it.
  */
 import { InvalidRequestError } from '../errors.js';
+import {
+  CREDENTIAL_HEADERS,
+  type OperationRecord,
+  RECORD_VERSION,
+  STORED_HEADERS,
+  type StoredBody,
+  type StoredRequest,
+} from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import type { Runtime } from '../runtime.js';
 import { bytesToBase64 } from './bytes.js';
 import { assertValidKey, fingerprintOf } from './key.js';
-import { type OperationRecord, RECORD_VERSION, type StoredBody, type StoredRequest } from './record.js';
-import { CREDENTIAL_HEADERS, checkMethod, checkUrl, headerProblem, plainMeta, STORED_HEADERS } from './validate.js';
+import { checkMethod, checkUrl, headerProblem, plainMeta } from './validate.js';
 
 /**
  * A write to send once.

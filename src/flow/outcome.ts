@@ -4,11 +4,11 @@
  * gets when something escapes, and the one last look past the deadline.
  */
 import { isOncelyError, OperationError } from '../errors.js';
+import type { OperationRecord, StoredResult } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import type { AttemptOutput } from './attempt.js';
 import { mayHaveTakenEffect } from './decide.js';
 import type { Engine } from './engine.js';
-import type { OperationRecord, StoredResult } from './record.js';
 import { storedBodyFrom, storedResponseHeaders } from './result.js';
 import type { AttemptEnd } from './transitions.js';
 

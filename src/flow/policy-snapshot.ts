@@ -6,9 +6,9 @@
  * operation that may already have reached the server.
  */
 import { OperationError } from '../errors.js';
+import type { OperationRecord } from '../model.js';
 import type { EndpointTable, ResolvedPolicy } from '../options.js';
 import { mayHaveTakenEffect } from './decide.js';
-import type { OperationRecord } from './record.js';
 
 /** Plain data of a policy, made once per policy object (records share it). */
 const snapshots = new WeakMap<ResolvedPolicy, Record<string, unknown>>();

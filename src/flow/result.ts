@@ -3,8 +3,9 @@
  * headers are kept. Stored results are replayed to repeat sends, so they keep
  * only what describes the result (never `Set-Cookie` and the like).
  */
+
+import type { StoredBody } from '../model.js';
 import { base64ToBytes, bytesToBase64 } from './bytes.js';
-import type { StoredBody } from './record.js';
 
 /** Response headers kept with a stored result, besides any configured. */
 export const RESULT_HEADERS: readonly string[] = [

@@ -5,8 +5,8 @@
  * resolves with (instead of one outcome per operation).
  */
 
+import { type OperationRecord, type OperationState, writeOrder } from '../model.js';
 import { type OperationStore, type RecordFilter, type RecordSummary, summaryOf } from '../store/store.js';
-import { type OperationRecord, type OperationState, writeOrder } from './record.js';
 
 /**
  * What `resume()` resolves with: how many operations the pass took up, and

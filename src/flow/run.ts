@@ -10,6 +10,7 @@
  * without writing, and another owner carries on with the same key.
  */
 import { LeaseLostError, NotFoundError } from '../errors.js';
+import type { OperationRecord } from '../model.js';
 import { parseServerHintMs } from '../policy/retry-after.js';
 import { performAttempt } from './attempt.js';
 import { classify } from './classify.js';
@@ -26,7 +27,6 @@ import {
   storedResult,
 } from './outcome.js';
 import { policyOfRecord } from './policy-snapshot.js';
-import type { OperationRecord } from './record.js';
 import {
   type AttemptEnd,
   assertFenced,

@@ -4,8 +4,8 @@
  * have taken effect, so no caller is ever invited to pay twice.
  */
 import { InvalidStateError, OperationError } from '../errors.js';
+import { isTerminal, type OperationRecord } from '../model.js';
 import { mayHaveTakenEffect } from './decide.js';
-import { isTerminal, type OperationRecord } from './record.js';
 
 /** Why `discard` must refuse `record`, if it must. */
 export function discardRefusal(record: OperationRecord, nowMs: number, force: boolean): InvalidStateError | undefined {

@@ -4,10 +4,10 @@
  * lease epoch: a stale owner's write is refused, never merged.
  */
 import { LeaseLostError, NotFoundError } from '../errors.js';
+import type { AttemptRecord, OmittedAttempts, OperationRecord, StoredFailure, StoredResult } from '../model.js';
+import { isTerminal } from '../model.js';
 import type { Classification } from './classify.js';
 import { mayHaveTakenEffect, type Stop } from './decide.js';
-import type { AttemptRecord, OmittedAttempts, OperationRecord, StoredFailure, StoredResult } from './record.js';
-import { isTerminal } from './record.js';
 
 export interface Owner {
   id: string;

@@ -9,22 +9,8 @@
  * be plain JSON.
  */
 import { InvalidRequestError } from '../errors.js';
+import { HEADER_NAME } from '../model.js';
 
-/** Header names never written to a record, whatever the options say. */
-export const CREDENTIAL_HEADERS: readonly string[] = [
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'x-api-key',
-  'x-auth-token',
-];
-
-/** Request headers stored without being named by `storeHeaders`: they describe the body, never who sends it. */
-export const STORED_HEADERS: readonly string[] = ['content-type', 'accept', 'content-language'];
-
-/** An HTTP field name (RFC 9110 token). */
-export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Characters a field value may not hold (CR, LF, NUL and other controls; above U+00FF is no ByteString). */
 const BAD_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 

@@ -4,10 +4,11 @@
  * User hooks (`headers`, `onUnauthorized`) run under the operation's
  * deadline: a hook that never answers cannot hold the operation.
  */
+
+import type { OperationRecord } from '../model.js';
 import { onAbort } from './abort.js';
 import type { AttemptOutput } from './attempt.js';
 import type { AttemptContext, Connectivity, Engine } from './engine.js';
-import type { OperationRecord } from './record.js';
 
 /**
  * Waits for the next attempt's time. After an unsent attempt (the network

@@ -4,7 +4,7 @@
  * business conflict for another), so classification reads the profile of the
  * endpoint instead of hard-coding one reading. Add one with `defineProfile`.
  */
-import type { AttemptClass } from '../flow/record.js';
+import type { AttemptClass } from '../model.js';
 
 /** A rule on the response body (parsed JSON): `path` into it equals `equals`, or the text contains `contains`. */
 export interface BodyRule {

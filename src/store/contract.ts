@@ -7,7 +7,7 @@
  * for (const c of storeContract({ create: () => memoryStore() })) it(c.name, c.run);
  */
 import canonicalize from 'canonicalize';
-import { type OperationRecord, RECORD_VERSION } from '../flow/record.js';
+import { type OperationRecord, RECORD_VERSION } from '../model.js';
 import { type OperationStore, summaryOf } from './store.js';
 
 export interface StoreContractOptions {

@@ -29,8 +29,8 @@
  */
 import { createStore, type UseStore } from 'idb-keyval';
 import { CorruptRecordError } from '../errors.js';
-import type { OperationRecord } from '../flow/record.js';
-import { parseRecord } from '../flow/record.js';
+import type { OperationRecord } from '../model.js';
+import { parseRecord } from '../model.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from './store.js';
 import { applyFilter } from './store.js';
 

@@ -10,7 +10,7 @@
  * - records are validated on read: a corrupt one is quarantined and
  *   reported, and every other record keeps working.
  */
-import { type OperationRecord, type OperationState, writeOrder } from '../flow/record.js';
+import { type OperationRecord, type OperationState, writeOrder } from '../model.js';
 
 export interface RecordFilter {
   /** Only records in this state (or any of these states). */

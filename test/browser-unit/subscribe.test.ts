@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ClientStatus, LiveView } from '../../src/browser/subscribe.js';
 import { snapshotOf } from '../../src/browser.js';
-import type { OperationRecord } from '../../src/flow/record.js';
+import type { OperationRecord } from '../../src/model.js';
 import { sampleRecord } from '../../src/store/contract.js';
 
 const status: ClientStatus = {

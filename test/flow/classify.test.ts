@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ClassifyRules, classify, type Observation } from '../../src/flow/classify.js';
-import type { AttemptClass } from '../../src/flow/record.js';
+import type { AttemptClass } from '../../src/model.js';
 import { ietfProfile, stripeProfile } from '../../src/policy/profiles.js';
 
 const ietf: ClassifyRules = { profile: ietfProfile, overrides: {}, otherStatus: 'permanent' };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Classification } from '../../src/flow/classify.js';
 import { decide } from '../../src/flow/decide.js';
-import type { AttemptRecord, OperationRecord } from '../../src/flow/record.js';
+import type { AttemptRecord, OperationRecord } from '../../src/model.js';
 import { resolvePolicy } from '../../src/options.js';
 import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
 

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OperationRecord } from '../../src/flow/record.js';
+import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { HOST_ID } from '../../src/store/file/liveness.js';

@@ -6,7 +6,7 @@ import 'fake-indexeddb/auto';
 import { createStore, set } from 'idb-keyval';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CorruptRecordError } from '../../src/errors.js';
-import type { OperationRecord } from '../../src/flow/record.js';
+import type { OperationRecord } from '../../src/model.js';
 import { sampleRecord, storeContract } from '../../src/store/contract.js';
 import { INDEXEDDB_LAYOUT, type IndexedDbStore, indexedDbStore } from '../../src/store/indexeddb.js';
 import type { OperationStore } from '../../src/store/store.js';

@@ -3,7 +3,7 @@
  * naming the process that wrote it and the record's revision. How it is
  * read back, checked and written; no I/O here.
  */
-import { type OperationRecord, type ParseResult, parseRecord } from '../../flow/record.js';
+import { type OperationRecord, type ParseResult, parseRecord } from '../../model.js';
 import { belongsTo, parseFileName } from './names.js';
 
 /** Validates stored text: a JSON record line, the record schema, and that it is filed under its own key. */

@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import type { OperationRecord } from '../../flow/record.js';
+import type { OperationRecord } from '../../model.js';
 import type { Updater } from '../store.js';
 import { type Claim, type ClaimOptions, takeClaim } from './claim.js';
 import { type DirSync, removeDurably } from './durable.js';

@@ -6,8 +6,8 @@
 
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import type { OperationRecord } from '../../flow/record.js';
-import { writeOrder } from '../../flow/record.js';
+import type { OperationRecord } from '../../model.js';
+import { writeOrder } from '../../model.js';
 import type { RecordFilter } from '../store.js';
 import { sweepBroken, sweepClaim, sweepNewClaim } from './claim.js';
 import { readRegular } from './io.js';

@@ -35,7 +35,7 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import type { OperationRecord } from '../../flow/record.js';
+import type { OperationRecord } from '../../model.js';
 import type { QuarantineEntry, RecordFilter, Updater } from '../store.js';
 import { summaryOf } from '../store.js';
 import { DirSync, makeDirectory } from './durable.js';

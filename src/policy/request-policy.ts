@@ -5,8 +5,8 @@
  */
 import * as z from 'zod/mini';
 import { InvalidOptionsError } from '../errors.js';
-import type { ProviderProfile } from '../policy/profiles.js';
-import { CREDENTIAL_HEADERS, HEADER_NAME } from './validate.js';
+import { CREDENTIAL_HEADERS, HEADER_NAME } from '../model.js';
+import type { ProviderProfile } from './profiles.js';
 
 export interface RequestPolicyOptions {
   /**

@@ -1,0 +1,132 @@
+/**
+ * The persisted operation record as a zod schema: the one definition of its
+ * shape. Record types are inferred from it; `exact.ts` repeats it as plain
+ * checks for speed, and a test holds the two to the same answers.
+ */
+import * as z from 'zod/mini';
+import { ATTEMPT_CLASSES, OPERATION_STATES, RECORD_VERSION, STOP_REASONS } from './vocabulary.js';
+
+const int = () => z.number().check(z.int(), z.minimum(0));
+
+const storedBodySchema = z.discriminatedUnion('encoding', [
+  z.object({ encoding: z.literal('json'), text: z.string() }),
+  z.object({ encoding: z.literal('text'), text: z.string() }),
+  z.object({ encoding: z.literal('base64'), data: z.string() }),
+]);
+/** A body as exact bytes: JSON and text as their UTF-8 text, anything else as base64. */
+export type StoredBody = z.infer<typeof storedBodySchema>;
+
+const headersSchema = z.record(z.string(), z.string());
+
+const requestSchema = z.object({
+  method: z.string().check(z.minLength(1)),
+  url: z.string().check(z.minLength(1)),
+  /** Only allow-listed headers; credentials are supplied at send time and never stored. */
+  headers: headersSchema,
+  body: z.optional(storedBodySchema),
+});
+export type StoredRequest = z.infer<typeof requestSchema>;
+
+const attemptSchema = z.object({
+  n: z.number().check(z.int(), z.minimum(1)),
+  owner: z.string(),
+  startedAt: int(),
+  endedAt: z.optional(int()),
+  class: z.optional(z.enum(ATTEMPT_CLASSES)),
+  status: z.optional(z.number().check(z.int())),
+  error: z.optional(z.string()),
+  sent: z.enum(['not', 'maybe', 'definitely']),
+  effect: z.optional(z.enum(['none', 'unknown', 'applied'])),
+  /** Server hint (Retry-After / RateLimit) in ms, when one came. */
+  hintMs: z.optional(int()),
+  /** The delay chosen before the next attempt, when one was scheduled. */
+  delayMs: z.optional(int()),
+});
+export type AttemptRecord = z.infer<typeof attemptSchema>;
+/** What errors and events expose about an attempt. */
+export type AttemptSummary = Readonly<AttemptRecord>;
+
+const resultSchema = z.object({
+  status: z.number().check(z.int()),
+  headers: headersSchema,
+  body: z.optional(storedBodySchema),
+  /** The server said this answer is a replay of an earlier one (e.g. `Idempotent-Replayed`). */
+  replayed: z.boolean(),
+  receivedAt: int(),
+});
+export type StoredResult = z.infer<typeof resultSchema>;
+
+const failureSchema = z.object({
+  reason: z.enum(STOP_REASONS),
+  class: z.optional(z.enum(ATTEMPT_CLASSES)),
+  status: z.optional(z.number().check(z.int())),
+  message: z.string(),
+  remediation: z.string(),
+  /** Some attempt may have reached the server and taken effect (see `mayHaveTakenEffect`): reconcile before anything else. */
+  mayHaveTakenEffect: z.optional(z.boolean()),
+});
+export type StoredFailure = z.infer<typeof failureSchema>;
+
+const leaseSchema = z.object({ owner: z.string(), until: int() });
+
+/**
+ * What is left of attempts dropped from the middle of a long history (the
+ * first and the latest are kept): a refused connection retried for a day
+ * must not grow the record without bound, yet nothing that decides a state
+ * may be forgotten.
+ */
+const omittedSchema = z.object({
+  /** How many attempts were dropped. */
+  count: int(),
+  /** Of those, how many may have reached the server (they count toward `maxAttempts`). */
+  counted: int(),
+  /** Some dropped attempt may have taken effect. */
+  mayHaveTakenEffect: z.boolean(),
+  /** Dropped attempts by class. */
+  byClass: z.record(z.string(), int()),
+});
+export type OmittedAttempts = z.infer<typeof omittedSchema>;
+
+export const recordSchema = z.object({
+  v: z.literal(RECORD_VERSION),
+  /** The idempotency key; also the record's id in every store. */
+  key: z.string().check(z.minLength(1)),
+  request: requestSchema,
+  /** SHA-256 (hex) of the canonical (RFC 8785) method, URL and body. */
+  fingerprint: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+  /** Name of the endpoint policy resolved when the operation was created. */
+  policy: z.string(),
+  /**
+   * That policy, resolved, as plain data: whoever resumes the operation
+   * finishes it under the rules it started under (see flow/policy-snapshot.ts).
+   */
+  policySnapshot: z.optional(z.record(z.string(), z.unknown())),
+  /** Optional ordering scope: operations of one scope are sent one after another. */
+  scope: z.optional(z.string()),
+  /**
+   * Write-ahead order: a number that only grows, assigned when the record is
+   * created. Scope order and resume order use it, never a timestamp or a
+   * key (many operations are created within one millisecond).
+   */
+  seq: z.optional(int()),
+  createdAt: int(),
+  deadlineAt: int(),
+  retainUntil: z.optional(int()),
+  state: z.enum(OPERATION_STATES),
+  /** Fencing counter: bumped on every claim; writes by an older epoch are refused. */
+  epoch: int(),
+  lease: z.optional(leaseSchema),
+  attempts: z.array(attemptSchema),
+  attemptsOmitted: z.optional(omittedSchema),
+  nextAttemptAt: int(),
+  /** Backoff state, serialisable so a resumed operation continues its schedule. */
+  backoff: z.object({ retries: int(), lastDelayMs: int() }),
+  /** A 401 already triggered `onUnauthorized` once for this operation. */
+  authRefreshed: z.optional(z.boolean()),
+  result: z.optional(resultSchema),
+  failure: z.optional(failureSchema),
+  /** Caller metadata (plain JSON), e.g. a user id used by `clear()`. */
+  meta: z.optional(z.record(z.string(), z.unknown())),
+});
+/** The persisted operation. */
+export type OperationRecord = z.infer<typeof recordSchema>;
