@@ -38,6 +38,7 @@ import { countHeld, countOutcome, emptySummary, orderForResume, pool, summaries 
 import { type Engine, runOperation } from './flow/run.js';
 import { discardRefusal, failureError, isHeldElsewhere, noop, suspendedError } from './flow/settle-errors.js';
 import { Shutdown } from './flow/shutdown.js';
+import { reopen } from './flow/transitions.js';
 import { isTerminal, type OperationRecord, SEQ_PER_MS } from './model.js';
 import { EndpointTable, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';
@@ -365,14 +366,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
             `The server has forgotten key ${key} (retention ended); send a new operation instead`,
           );
         }
-        const { failure: _f, retainUntil: _r, authRefreshed: _a, ...rest } = current;
-        return {
-          ...rest,
-          state: 'pending',
-          nextAttemptAt: now,
-          deadlineAt: Math.min(now + policy.deadlineMs, forgottenAt),
-          backoff: { retries: 0, lastDelayMs: 0 },
-        };
+        return reopen(current, now, Math.min(now + policy.deadlineMs, forgottenAt));
       });
       if (updated === undefined) throw new NotFoundError(key);
       return guarded(

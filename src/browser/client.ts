@@ -32,7 +32,7 @@ import { mayHaveTakenEffect, stopWith } from '../flow/decide.js';
 import type { OncelyRequest } from '../flow/operation.js';
 import { emptySummary, type ResumeSummary } from '../flow/resume.js';
 import { Shutdown } from '../flow/shutdown.js';
-import { settleStopped } from '../flow/transitions.js';
+import { abandon } from '../flow/transitions.js';
 import { isTerminal, type OperationRecord } from '../model.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
@@ -499,9 +499,8 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
           // Settle it first, atomically and fenced, so no loop can start an attempt on it, then remove it.
           const now = runtime.now();
           const settled = await store.update(record.key, (current) => {
-            if (current === undefined || current.state !== 'pending') return current;
-            const stop = stopWith(current, 'aborted', 'Removed by clear()');
-            return { ...settleStopped(current, stop, now, 0), epoch: current.epoch + 1 };
+            if (current === undefined) return current;
+            return abandon(current, stopWith(current, 'aborted', 'Removed by clear()'), now);
           });
           if (settled === undefined) continue;
           if (!isTerminal(settled.state)) {

@@ -18,6 +18,7 @@
  */
 import { NotFoundError } from '../errors.js';
 import type { Shutdown } from '../flow/shutdown.js';
+import { fenceForeign } from '../flow/transitions.js';
 import { isTerminal, type OperationRecord } from '../model.js';
 import type { OperationStore } from '../store/store.js';
 import type { Leadership } from './leader.js';
@@ -83,12 +84,7 @@ export class Slots {
  * Only the lock-holding drainer may call this.
  */
 export function fenceForeignLease(store: OperationStore, key: string, owner: string): Promise<unknown> {
-  return store.update(key, (current) => {
-    if (current === undefined || isTerminal(current.state)) return current;
-    if (current.lease === undefined || current.lease.owner === owner) return current;
-    const { lease: _stale, ...rest } = current;
-    return { ...rest, epoch: current.epoch + 1 };
-  });
+  return store.update(key, (current) => (current === undefined ? current : fenceForeign(current, owner)));
 }
 
 export interface DispatcherOptions {

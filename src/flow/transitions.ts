@@ -254,7 +254,45 @@ export function release(record: OperationRecord): OperationRecord {
 }
 
 /**
- * `{ ...record, ...changes }` without the `drop` key, copied key by key.
+ * `retry(key)` of a `blocked` or `unknown` operation: pending again at once,
+ * with the same key, a fresh backoff schedule and a new deadline (the caller
+ * bounds it by the server's key retention). The failure, the retention and
+ * the one-time auth refresh are forgotten; the attempts are kept, so
+ * `mayHaveTakenEffect` still sees every attempt that may have reached the server.
+ */
+export function reopen(record: OperationRecord, nowMs: number, deadlineAt: number): OperationRecord {
+  return revise(
+    record,
+    { state: 'pending', nextAttemptAt: nowMs, deadlineAt, backoff: { retries: 0, lastDelayMs: 0 } },
+    ['failure', 'retainUntil', 'authRefreshed'],
+  );
+}
+
+/**
+ * Takes a live record's lease away from another owner: the lease is dropped
+ * and the epoch bumped, so that owner's next write is refused. The open
+ * attempt, if any, is closed as ambiguous by the next claim. Records that are
+ * finished, unleased or leased by `owner` are returned unchanged.
+ */
+export function fenceForeign(record: OperationRecord, owner: string): OperationRecord {
+  if (isTerminal(record.state) || record.lease === undefined || record.lease.owner === owner) return record;
+  return revise(record, { epoch: record.epoch + 1 }, 'lease');
+}
+
+/**
+ * A pending record removed by the app (e.g. `clear()` at sign-out): settled
+ * as `aborted` and fenced (epoch bumped) in one write, so no loop can start
+ * an attempt on it before it is deleted. Any other state is returned
+ * unchanged (an in-flight record is left to its owner).
+ */
+export function abandon(record: OperationRecord, stop: Stop, nowMs: number): OperationRecord {
+  if (record.state !== 'pending') return record;
+  const settled = settleStopped(record, stop, nowMs, 0);
+  return revise(settled, { epoch: record.epoch + 1 });
+}
+
+/**
+ * `{ ...record, ...changes }` without the `drop` key(s), copied key by key.
  * Why not the spread: on Node 20, a spread followed by keys its source
  * lacks (`{ ...rest, result, retainUntil }`) costs about 1 µs per such key,
  * and `const { lease, ...rest } = record` another 0.6 µs; a record goes
@@ -263,11 +301,13 @@ export function release(record: OperationRecord): OperationRecord {
 function revise(
   record: OperationRecord,
   changes: Partial<OperationRecord>,
-  drop?: keyof OperationRecord,
+  drop?: keyof OperationRecord | readonly (keyof OperationRecord)[],
 ): OperationRecord {
+  const dropped = (key: string): boolean =>
+    drop === undefined ? false : typeof drop === 'string' ? key === drop : drop.includes(key as keyof OperationRecord);
   const next: Record<string, unknown> = {};
   for (const key in record) {
-    if (key !== drop && !Object.hasOwn(changes, key)) next[key] = record[key as keyof OperationRecord];
+    if (!dropped(key) && !Object.hasOwn(changes, key)) next[key] = record[key as keyof OperationRecord];
   }
   for (const key in changes) next[key] = changes[key as keyof OperationRecord];
   return next as OperationRecord;

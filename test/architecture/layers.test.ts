@@ -45,7 +45,11 @@ function importsOf(file: string): string[] {
   return info.importedFiles
     .map((ref) => ref.fileName)
     .filter((spec) => spec.startsWith('.'))
-    .map((spec) => relative(SRC, resolve(dirname(file), spec)).replaceAll('\\', '/').replace(/\.js$/, '.ts'));
+    .map((spec) =>
+      relative(SRC, resolve(dirname(file), spec))
+        .replaceAll('\\', '/')
+        .replace(/\.js$/, '.ts'),
+    );
 }
 
 const rank = (layer: Layer) => LAYERS.indexOf(layer);
