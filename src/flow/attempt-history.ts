@@ -6,7 +6,7 @@
  */
 import type { AttemptRecord, OmittedAttempts, OperationRecord } from '../model.js';
 import type { Classification } from './classify.js';
-import { mayHaveTakenEffect } from './decide.js';
+import { countsTowardMaxAttempts, mayHaveTakenEffect } from './decide.js';
 
 /** Attempts a record keeps: the first and the latest ones; the rest are summed up in `attemptsOmitted`. */
 export const MAX_KEPT_ATTEMPTS = 32;
@@ -40,7 +40,7 @@ export function dropOldAttempts(
     byClass: { ...previous?.byClass },
   };
   for (const a of dropped) {
-    if (a.sent !== 'not' && a.class !== 'in_progress') omitted.counted++;
+    if (countsTowardMaxAttempts(a)) omitted.counted++;
     const cls = a.class ?? 'open';
     omitted.byClass[cls] = (omitted.byClass[cls] ?? 0) + 1;
   }
