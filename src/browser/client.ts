@@ -6,10 +6,10 @@
  *     + IndexedDB store (default)
  *     + connectivity (connectivity.ts, watched-fetch.ts): no attempt while offline or unreachable
  *     + drainer election (leader.ts), drain loop (drain-loop.ts) and dispatch (drainer.ts): one tab sends
- *     + tab channel (channel.ts): kicks, settlements, changes between tabs
+ *     + tab channel (channel.ts, tabs.ts): kicks, settlements, changes between tabs
  *     + storage (storage-watch.ts, persistence.ts): persist(), wipe detection
  *     + live view (subscribe.ts): snapshots for UIs
- *     + clear() (clear.ts): a user's queue removed without racing the loop
+ *     + per-user queues (user.ts) and clear() (clear.ts)
  *
  * This file only wires them: which browser event or tab message reaches
  * which part. The parts read no browser global themselves (env.ts does).
@@ -21,63 +21,34 @@
  * "one sender" a property of one lock, not of timing: a follower never
  * runs the loop, so it can never race the drainer.
  */
-import { createClient, type Enqueued, type OncelyClient, type SendResult } from '../client.js';
-import type { OncelyEventName, OncelyEvents } from '../events.js';
+import { createClient, type Enqueued, type SendResult } from '../client.js';
+import type { OncelyEvents } from '../events.js';
 import type { OncelyRequest } from '../flow/operation.js';
 import { Shutdown } from '../flow/shutdown.js';
-import type { OperationRecord } from '../model.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
 import { trackedStore } from '../store/tracked.js';
-import { openTabChannel, type TabMessage } from './channel.js';
+import type { BrowserClient } from './api.js';
+import { RELAYED_EVENTS } from './channel.js';
 import { type ClearOptions, type ClearResult, clearOperations } from './clear.js';
 import { browserConnectivity } from './connectivity.js';
 import { createDrainLoop } from './drain-loop.js';
 import { globalEnv } from './env.js';
-import {
-  BROWSER_ONLY_EVENTS,
-  BrowserEmitter,
-  type BrowserEventName,
-  type BrowserListener,
-  type BrowserOnlyEvents,
-} from './events.js';
+import { BrowserEmitter, listen } from './events.js';
 import { Hints } from './hints.js';
 import { electLeader } from './leader.js';
 import { type BrowserClientOptions, browserSettings } from './options.js';
 import { StorageWatch } from './storage-watch.js';
-import { type ClientStatus, LiveView, type SubscribeOptions, type Subscriber } from './subscribe.js';
-import { Wakeups } from './wakeups.js';
+import { type ClientStatus, LiveView } from './subscribe.js';
+import { TabSync } from './tabs.js';
+import { userScope } from './user.js';
+import { onVisible } from './visibility.js';
 import { watchedFetch } from './watched-fetch.js';
 
+export type { BrowserClient } from './api.js';
 export type { ClearOptions, ClearResult } from './clear.js';
 export type { BrowserClientOptions } from './options.js';
 
-export interface BrowserClient extends Omit<OncelyClient, 'on'> {
-  /** Core events of this tab, plus the browser's (`leader:changed`, `connectivity:changed`, `store:wiped`, …). */
-  on<E extends BrowserEventName>(event: E, fn: BrowserListener<E>): () => void;
-  /**
-   * A live view of the queue for UIs, across tabs: `fn` gets a snapshot now
-   * and again whenever what it shows changes. Returns an unsubscribe.
-   */
-  subscribe(fn: Subscriber, options?: SubscribeOptions): () => void;
-  /** Removes the user's queued operations (e.g. on logout); those in flight stay and settle. */
-  clear(options?: ClearOptions): Promise<ClearResult>;
-  status(): ClientStatus;
-  /** Resolves when start-up (wipe check, persistence, first drain) has run. Never rejects. */
-  readonly ready: Promise<void>;
-  /** This tab's lease owner id. */
-  readonly owner: string;
-}
-
-const CORE_EVENTS: readonly OncelyEventName[] = [
-  'enqueued',
-  'attempt:started',
-  'attempt:ended',
-  'retry:scheduled',
-  'held',
-  'settled',
-  'quarantined',
-];
 /**
  * @example
  * import { createBrowserClient } from 'oncely/browser';
@@ -91,50 +62,46 @@ const CORE_EVENTS: readonly OncelyEventName[] = [
  * const { settled } = await payments.enqueue({ url: '/payments', json: { amount: 4800 }, scope: 'cart-9' });
  */
 export function createBrowserClient(options: BrowserClientOptions = {}): BrowserClient {
-  const { concurrency, drainIntervalMs, settlePollMs, recheckMs } = browserSettings(options);
-  const {
-    store: givenStore,
-    database: givenDatabase,
-    user,
-    persist,
-    onStoreWiped,
-    concurrency: _c,
-    drainIntervalMs: _d,
-    settlePollMs: _s,
-    recheckMs: _r,
-    locks,
-    env: givenEnv,
-    ...coreOptions
-  } = options;
-  const env = givenEnv ?? globalEnv();
+  const settings = browserSettings(options);
+  const { database } = settings;
+  const givenStore = options.store;
+  const env = options.env ?? globalEnv();
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
-  const database = givenDatabase ?? 'oncely';
   const store = trackedStore(givenStore ?? indexedDbStore({ name: database, now: runtime.now }), runtime);
   const owner = options.owner ?? runtime.uuid();
   const closing = new Shutdown();
   const emitter = new BrowserEmitter();
-  const currentUser = (): string | undefined => user?.();
-  const sendable = (record: OperationRecord): boolean => user === undefined || record.meta?.userId === currentUser();
+  const users = userScope(options.user);
   const background = (during: string) => (error: unknown) => emitter.emit('background:error', { error, during });
+  const refresh = (): void => void live.refresh();
 
   const leadership = electLeader({
     name: `oncely:drainer:${database}`,
-    locks: locks === false ? undefined : env.navigator?.locks,
+    locks: options.locks === false ? undefined : env.navigator?.locks,
     onError: background('drainer election (falling back to leases)'),
   });
-  const connectivity = browserConnectivity({ env, runtime, recheckMs });
-  const wakeups = new Wakeups(runtime, settlePollMs, closing);
+  const connectivity = browserConnectivity({ env, runtime, recheckMs: settings.recheckMs });
   const hints = new Hints();
-  const channel = openTabChannel(env.BroadcastChannel, `oncely:${database}`, owner, onMessage);
+  const tabs = new TabSync({
+    BroadcastChannel: env.BroadcastChannel,
+    database,
+    owner,
+    runtime,
+    settlePollMs: settings.settlePollMs,
+    closed: closing,
+    onKick: () => hints.fire(),
+    onWiped: (report) => storage.report(report, false),
+    onActivity: refresh,
+  });
   const storage = new StorageWatch({
     database,
     indexedDB: givenStore === undefined ? env.indexedDB : undefined,
     localStorage: env.localStorage,
     runtime,
     events: emitter,
-    onStoreWiped,
-    announce: (report) => channel.post({ type: 'wiped', from: owner, report }),
-    changed: () => void live.refresh(),
+    onStoreWiped: options.onStoreWiped,
+    announce: (report) => tabs.wiped(report),
+    changed: refresh,
   });
 
   const loop = createDrainLoop({
@@ -144,11 +111,11 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     leadership,
     connectivity,
     wake: hints.source,
-    concurrency,
-    intervalMs: drainIntervalMs,
-    sendable,
-    kick: () => channel.post({ type: 'kick', from: owner }),
-    nextChange: (key, signal) => wakeups.next(key, signal),
+    concurrency: settings.concurrency,
+    intervalMs: settings.drainIntervalMs,
+    sendable: users.sendable,
+    kick: () => tabs.kick(),
+    nextChange: (key, signal) => tabs.nextChange(key, signal),
     resume: (resumeOptions) => core.resume(resumeOptions),
     onInterval: async () => {
       await storage.check();
@@ -159,18 +126,23 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   });
 
   const core = createClient({
-    ...coreOptions,
+    ...settings.core,
     store,
     runtime,
     owner,
-    fetch: watchedFetch(coreOptions.fetch, () => connectivity.reportUnreachable('transport_error')),
+    fetch: watchedFetch(settings.core.fetch, () => connectivity.reportUnreachable('transport_error')),
     connectivity,
     dispatch: loop.dispatch,
     // The drainer's slots are the limit; resume() hands every due operation to it at once.
     concurrency: Number.MAX_SAFE_INTEGER,
   });
 
-  const live = new LiveView({ load: () => store.list(), status, currentUser, onError: background('live view') });
+  const live = new LiveView({
+    load: () => store.list(),
+    status,
+    currentUser: users.current,
+    onError: background('live view'),
+  });
 
   function status(): ClientStatus {
     return {
@@ -182,77 +154,40 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   }
 
   // Every local event: tell the other tabs, refresh the live view, watch for an unreachable network.
-  const unsubscribers: Array<() => void> = [];
-  for (const name of CORE_EVENTS) {
-    unsubscribers.push(
-      core.on(name, (payload: OncelyEvents[typeof name]) => {
-        channel.post({ type: 'event', from: owner, name, payload } as TabMessage);
-        if (name === 'settled') wakeups.wake((payload as OncelyEvents['settled']).key);
-        void live.refresh();
-      }),
-    );
-  }
+  const unsubscribers = RELAYED_EVENTS.map((name) =>
+    core.on(name, (payload: OncelyEvents[typeof name]) => tabs.relay(name, payload)),
+  );
   unsubscribers.push(
     core.on('attempt:ended', (event) => {
       if (event.class === 'not_sent') connectivity.reportUnreachable('not_sent');
     }),
     connectivity.onChange((online, reason) => {
       emitter.emit('connectivity:changed', { online, reason });
-      void live.refresh();
+      refresh();
     }),
     leadership.onChange((leader) => {
       emitter.emit('leader:changed', { leader, mode: leadership.mode });
-      wakeups.wakeAll();
-      void live.refresh();
+      tabs.wakeAll();
+      refresh();
+    }),
+    onVisible(env.document, () => {
+      hints.fire();
+      void storage.check();
+      refresh();
     }),
   );
-  const onVisible = (): void => {
-    if (env.document?.visibilityState !== 'visible') return;
-    hints.fire();
-    void storage.check();
-    void live.refresh();
-  };
-  env.document?.addEventListener('visibilitychange', onVisible);
-
-  function onMessage(message: TabMessage): void {
-    switch (message.type) {
-      case 'kick':
-        hints.fire();
-        break;
-      case 'changed':
-        wakeups.wakeAll();
-        hints.fire();
-        void live.refresh();
-        break;
-      case 'wiped':
-        storage.report(message.report, false);
-        break;
-      case 'event':
-        if (message.name === 'settled') wakeups.wake(message.payload.key);
-        void live.refresh();
-        break;
-    }
-  }
 
   async function start(): Promise<void> {
     await storage.check();
-    if (persist === true) await storage.persist(env.navigator?.storage);
+    if (options.persist === true) await storage.persist(env.navigator?.storage);
     loop.start();
   }
 
   const ready = start().catch(background('start-up'));
 
-  function stamped<T>(request: OncelyRequest<T>): OncelyRequest<T> {
-    const userId = currentUser();
-    if (userId === undefined || typeof request !== 'object' || request === null) return request;
-    if (request.meta?.userId !== undefined) return request;
-    return { ...request, meta: { ...request.meta, userId } };
-  }
-
   function announceChange(): void {
-    channel.post({ type: 'changed', from: owner });
-    wakeups.wakeAll();
-    void live.refresh();
+    tabs.changed();
+    refresh();
   }
 
   let closed: Promise<void> | undefined;
@@ -260,12 +195,12 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   return {
     owner,
     ready,
-    send: <T>(request: OncelyRequest<T>): Promise<SendResult<T>> => core.send(stamped(request)),
-    enqueue: <T>(request: OncelyRequest<T>): Promise<Enqueued<T>> => core.enqueue(stamped(request)),
+    send: <T>(request: OncelyRequest<T>): Promise<SendResult<T>> => core.send(users.stamped(request)),
+    enqueue: <T>(request: OncelyRequest<T>): Promise<Enqueued<T>> => core.enqueue(users.stamped(request)),
 
     async resume(resumeOptions) {
       if (leadership.isLeader()) return loop.drain(true, resumeOptions);
-      channel.post({ type: 'kick', from: owner });
+      tabs.kick();
       return core.resume(resumeOptions);
     },
 
@@ -281,19 +216,15 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
 
     sweep: () => core.sweep(),
     policyFor: (method, url) => core.policyFor(method, url),
-
-    on<E extends BrowserEventName>(event: E, fn: BrowserListener<E>): () => void {
-      if ((BROWSER_ONLY_EVENTS as readonly string[]).includes(event)) {
-        return emitter.on(event as keyof BrowserOnlyEvents, fn as BrowserListener<keyof BrowserOnlyEvents>);
-      }
-      return core.on(event as OncelyEventName, fn as BrowserListener<OncelyEventName>);
-    },
-
+    on: (event, fn) => listen(emitter, core, event, fn),
     subscribe: (fn, subscribeOptions) => live.subscribe(fn, subscribeOptions),
 
     async clear(clearOptions?: ClearOptions): Promise<ClearResult> {
-      const context = { store, now: runtime.now, perUser: user !== undefined, currentUser };
-      const result = await clearOperations(context, clearOptions);
+      const perUser = options.user !== undefined;
+      const result = await clearOperations(
+        { store, now: runtime.now, perUser, currentUser: users.current },
+        clearOptions,
+      );
       announceChange();
       return result;
     },
@@ -303,7 +234,6 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     close() {
       closed ??= (async () => {
         closing.stop();
-        env.document?.removeEventListener('visibilitychange', onVisible);
         for (const off of unsubscribers) off();
         // Loops stop (in-flight attempts finish and are recorded), leases are released...
         await core.close();
@@ -312,7 +242,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
         connectivity.dispose();
         // ...and only then may another tab become the drainer.
         await leadership.release();
-        channel.close();
+        tabs.close();
       })();
       return closed;
     },

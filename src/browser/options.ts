@@ -61,13 +61,29 @@ export interface BrowserClientOptions extends Omit<ClientOptions, 'store' | 'con
   env?: BrowserEnv;
 }
 
-/** The browser client's timings and limits, validated, with their defaults. */
+/** The browser client's timings and limits, validated, with their defaults; and what is left for the core client. */
 export interface BrowserSettings {
   concurrency: number;
   drainIntervalMs: number;
   settlePollMs: number;
   recheckMs: number;
+  database: string;
+  /** The options the core client takes as they are. */
+  core: Omit<BrowserClientOptions, BrowserOnlyOption>;
 }
+
+type BrowserOnlyOption =
+  | 'store'
+  | 'database'
+  | 'user'
+  | 'persist'
+  | 'onStoreWiped'
+  | 'concurrency'
+  | 'drainIntervalMs'
+  | 'settlePollMs'
+  | 'recheckMs'
+  | 'locks'
+  | 'env';
 
 function positive(options: BrowserClientOptions, name: keyof BrowserClientOptions, fallback: number): number {
   const value = options[name];
@@ -89,5 +105,19 @@ export function browserSettings(options: BrowserClientOptions): BrowserSettings 
   if (options.user !== undefined && typeof options.user !== 'function') {
     throw new InvalidOptionsError('user', 'must be a function');
   }
-  return { concurrency, drainIntervalMs, settlePollMs, recheckMs };
+  const {
+    store: _store,
+    database,
+    user: _user,
+    persist: _persist,
+    onStoreWiped: _onStoreWiped,
+    concurrency: _c,
+    drainIntervalMs: _d,
+    settlePollMs: _s,
+    recheckMs: _r,
+    locks: _locks,
+    env: _env,
+    ...core
+  } = options;
+  return { concurrency, drainIntervalMs, settlePollMs, recheckMs, database: database ?? 'oncely', core };
 }
