@@ -45,10 +45,6 @@ import { userScope } from './user.js';
 import { onVisible } from './visibility.js';
 import { watchedFetch } from './watched-fetch.js';
 
-export type { BrowserClient } from './api.js';
-export type { ClearOptions, ClearResult } from './clear.js';
-export type { BrowserClientOptions } from './options.js';
-
 /**
  * @example
  * import { createBrowserClient } from 'oncely/browser';
