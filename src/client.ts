@@ -41,7 +41,7 @@ import { Shutdown } from './flow/shutdown.js';
 import { reopen } from './flow/transitions.js';
 import { isTerminal, type OperationRecord, SEQ_PER_MS } from './model.js';
 import { EndpointTable, validatePolicy } from './options.js';
-import { Governor } from './policy/gate.js';
+import { HostGates } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 import { memoryStore } from './store/memory.js';
 import { trackedStore } from './store/tracked.js';
@@ -90,7 +90,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       fetch: directFetch(() => options.fetch ?? globalThis.fetch),
     }),
     endpoints,
-    governor: new Governor(),
+    hostGates: new HostGates(),
     events,
     credentials: options.headers,
     onUnauthorized: options.onUnauthorized,

@@ -160,7 +160,7 @@ describe('the outage gate', () => {
     const gate = new HostGate({ capacity: 1, ratio: 0.1, probeIntervalMs: 1_000, rampMs: 1_000 });
     const random = () => 0;
     expect(gate.admitRetry('a', 0, random)).toMatchObject({ kind: 'go', probe: false });
-    // Budget spent: the gate closes and lets one probe go.
+    // Budget spent: the gate opens and lets one probe go.
     expect(gate.admitRetry('b', 0, random)).toMatchObject({ kind: 'go', probe: true });
     expect(gate.admitRetry('c', 0, random)).toMatchObject({ kind: 'hold' });
     gate.releaseProbe();
