@@ -16,7 +16,8 @@ export type OncelyErrorCode =
   | 'lease_lost'
   | 'not_found'
   | 'store_corrupt'
-  | 'invalid_state';
+  | 'invalid_state'
+  | 'lock_timeout';
 
 export interface OncelyErrorDetails {
   /** The idempotency key of the operation, when there is one. */
