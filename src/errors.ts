@@ -142,7 +142,11 @@ export class ResponseValidationError extends OncelyError {
   }
 }
 
-/** Another owner (tab or process) took over the operation; this one must stop writing. */
+/**
+ * Another owner (tab or process) took over the operation; this one must stop writing.
+ *
+ * @internal Caught inside the loop, which stops quietly; never reaches a caller.
+ */
 export class LeaseLostError extends OncelyError {
   override name = 'LeaseLostError';
   constructor(key: string) {

@@ -314,7 +314,7 @@ describe('the stored policy', () => {
 
   it('a record without a stored policy whose rule is unknown here is not driven under the default', async () => {
     const h = await harness();
-    const { sampleRecord } = await import('../../src/testing.js');
+    const { sampleRecord } = await import('../../src/store.js');
     await h.store.put(
       sampleRecord('legacy', {
         policy: 'POST /elsewhere',

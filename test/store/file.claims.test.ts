@@ -11,7 +11,8 @@ import { fileStore } from '../../src/node.js';
 import { UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { HOST_ID } from '../../src/store/file/liveness.js';
-import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
+import { createFakeRuntime } from '../../src/testing.js';
 import {
   agedBy,
   beforeBoot,

@@ -8,7 +8,7 @@ import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { HOST_ID } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
-import { sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {

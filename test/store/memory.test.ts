@@ -1,7 +1,7 @@
 import { describe, it } from 'vitest';
 import { memoryStore } from '../../src/index.js';
 import type { MemoryStore } from '../../src/store/memory.js';
-import { storeContract } from '../../src/testing.js';
+import { storeContract } from '../../src/store.js';
 
 describe('memory store contract', () => {
   for (const c of storeContract({
