@@ -33,7 +33,12 @@ export function basicCases(options: StoreContractOptions): ContractCase[] {
         await store.put(sampleRecord('k1'));
         const first = await store.get('k1');
         check(first !== undefined, 'missing');
-        first.state = 'failed';
+        // A store may hand out copies, or frozen records (then the write throws); never its own state.
+        try {
+          first.state = 'failed';
+        } catch (error) {
+          check(error instanceof TypeError && Object.isFrozen(first), `unexpected ${String(error)}`);
+        }
         same((await store.get('k1'))?.state, 'pending', 'stored state changed through a reference');
       },
     },
