@@ -21,7 +21,7 @@ import { resumePass } from './flow/resume-pass.js';
 import { enqueue, send } from './flow/send.js';
 import { Shutdown } from './flow/shutdown.js';
 import { EndpointTable, validatePolicy } from './options.js';
-import { Governor } from './policy/gate.js';
+import { HostGates } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 import { memoryStore } from './store/memory.js';
 import { trackedStore } from './store/tracked.js';
@@ -100,7 +100,7 @@ function engineFor(options: ClientOptions): Engine {
       fetch: directFetch(() => options.fetch ?? globalThis.fetch),
     }),
     endpoints,
-    governor: new Governor(),
+    hostGates: new HostGates(),
     events: new Emitter(),
     credentials: options.headers,
     onUnauthorized: options.onUnauthorized,

@@ -4,4 +4,4 @@
 export * from './index.js';
 
 export type { FileStore, FileStoreOptions } from './store/file/index.js';
-export { fileStore } from './store/file/index.js';
+export { fileStore, LockTimeoutError } from './store/file/index.js';

@@ -34,7 +34,11 @@ export interface Runtime {
   track<T>(work: Promise<T>): Promise<T>;
 }
 
-/** The real runtime: `Date.now`, `setTimeout`, `Math.random`, `crypto.randomUUID`. */
+/**
+ * The real runtime: `Date.now`, `setTimeout`, `Math.random`, `crypto.randomUUID`.
+ *
+ * @internal Callers override single parts (`ClientOptions.runtime` is partial).
+ */
 export const systemRuntime: Runtime = {
   now: () => Date.now(),
   monotonicNow: () => performance.now(),

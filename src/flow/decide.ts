@@ -47,6 +47,7 @@ export interface DecideInput {
   canRefreshAuth: boolean;
 }
 
+/** @internal The loop's step; callers see its result in events and outcomes. */
 export function decide(input: DecideInput): Decision {
   const { record, classification: c, policy, nowMs } = input;
   switch (c.class) {

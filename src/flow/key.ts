@@ -108,6 +108,8 @@ function uuidV8(bytes: Uint8Array): string {
  * SHA-256 (hex) of the canonical form of method, URL and body. JSON bodies
  * are compared as values, so reordered keys and whitespace do not change the
  * fingerprint; other bodies are compared byte for byte.
+ *
+ * @internal Takes the stored body form; callers read the fingerprint on records and events.
  */
 export async function fingerprintOf(method: string, url: string, body: StoredBody | undefined): Promise<string> {
   const text = canonicalize({ method: method.toUpperCase(), url, body: fingerprintBody(body) });

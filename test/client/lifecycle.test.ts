@@ -12,7 +12,7 @@ import {
   type Outcome,
   ResponseValidationError,
 } from '../../src/index.js';
-import { sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 afterEach(closeAll);

@@ -3,7 +3,8 @@ import type { Classification } from '../../src/flow/classify.js';
 import { decide } from '../../src/flow/decide.js';
 import type { AttemptRecord, OperationRecord } from '../../src/model.js';
 import { resolvePolicy } from '../../src/options.js';
-import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
+import { createFakeRuntime } from '../../src/testing.js';
 
 const NOW = 10_000;
 const policy = resolvePolicy('default', { maxAttempts: 3, backoff: { jitter: 'none', baseDelayMs: 100 } }, {});

@@ -8,7 +8,7 @@ import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { HOST_ID } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
-import { sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {
@@ -162,7 +162,7 @@ describe('fileStore journal', () => {
     const claim = join(journalOf(dir), 'recovery.pending');
     fs.writeFileSync(claim, `${JSON.stringify({ host: HOST_ID, pid: process.ppid, token: 'abcdef123456' })}\n`);
     const store = fileStore({ dir, lockTimeoutMs: 100 });
-    await expect(store.get('k1')).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    await expect(store.get('k1')).rejects.toMatchObject({ name: 'LockTimeoutError', code: 'lock_timeout' });
     fs.rmSync(claim);
     expect((await store.get('k1'))?.key).toBe('k1');
     expect(fs.existsSync(segment)).toBe(false);

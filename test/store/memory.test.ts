@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../src/index.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import type { MemoryStore } from '../../src/store/memory.js';
-import { storeContract } from '../../src/testing.js';
+import { storeContract } from '../../src/store.js';
 
 describe('memory store contract', () => {
   for (const c of storeContract({
