@@ -25,12 +25,9 @@ export type {
   ConnectivityReason,
 } from './browser/events.js';
 export type { ElectionOptions, LeaderMode, Leadership } from './browser/leader.js';
-export { electLeader } from './browser/leader.js';
 export type { BrowserClientOptions } from './browser/options.js';
 export type { WipeCheck, WipeReport } from './browser/persistence.js';
-export { checkForWipe, MARKER_KEY, requestPersistence } from './browser/persistence.js';
 export type { ClientStatus, OperationView, QueueSnapshot, SubscribeOptions, Subscriber } from './browser/subscribe.js';
-export { snapshotOf } from './browser/subscribe.js';
 export * from './index.js';
 export type { IndexedDbStore, IndexedDbStoreOptions } from './store/indexeddb.js';
-export { INDEXEDDB_LAYOUT, indexedDbStore } from './store/indexeddb.js';
+export { indexedDbStore } from './store/indexeddb.js';

@@ -65,18 +65,7 @@ describe('package exports', () => {
   ];
   const RUNTIME_NAMES: Record<string, string[]> = {
     oncely: CORE,
-    'oncely/browser': [
-      ...CORE,
-      'INDEXEDDB_LAYOUT',
-      'MARKER_KEY',
-      'browserConnectivity',
-      'checkForWipe',
-      'createBrowserClient',
-      'electLeader',
-      'indexedDbStore',
-      'requestPersistence',
-      'snapshotOf',
-    ],
+    'oncely/browser': [...CORE, 'browserConnectivity', 'createBrowserClient', 'indexedDbStore'],
     'oncely/node': [...CORE, 'LockTimeoutError', 'fileStore'],
     'oncely/store': [
       'ATTEMPT_CLASSES',
