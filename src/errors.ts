@@ -3,8 +3,9 @@
  * stable `code`s, so callers can branch on `error.code` without `instanceof`
  * (which breaks across realms: iframes, workers, duplicated bundles).
  */
-import type { AttemptSummary, OperationState, StopReason } from './model.js';
+
 import type { ErrorResponse, ProviderError, RawResult } from './model/error-response.js';
+import type { AttemptSummary, OperationState, StopReason } from './model.js';
 
 export type { ErrorResponse, ProblemDetails, ProviderError, RawResult } from './model/error-response.js';
 
@@ -47,19 +48,23 @@ export interface OncelyErrorDetails {
  * until it gets its own line, instead of failing the build.
  */
 export const DEFAULT_REMEDIATION: Readonly<Partial<Record<OncelyErrorCode, string>>> = {
-  invalid_options: 'Fix the option named in `field` (the message lists the accepted forms); nothing was sent or stored.',
+  invalid_options:
+    'Fix the option named in `field` (the message lists the accepted forms); nothing was sent or stored.',
   invalid_request: 'Fix the request field named in `field`; nothing was sent or stored.',
   key_conflict: 'Use a new key for new work, or resend the original request unchanged under this key.',
   operation_failed: 'Inspect the operation with get(key) and follow its failure remediation.',
   response_invalid:
     'The server completed the operation: do not send it again. Read the raw answer from `result` and fix the response schema or reconcile the data.',
-  lease_lost: 'Another owner finishes this operation; wait for its outcome (get(key) or the settled event) instead of resending.',
+  lease_lost:
+    'Another owner finishes this operation; wait for its outcome (get(key) or the settled event) instead of resending.',
   not_found: 'Check the key: the operation was never stored here, or was swept after its retention.',
-  store_corrupt: 'The record was moved aside, not deleted: inspect it with quarantined() (or `oncely list --state quarantined`).',
+  store_corrupt:
+    'The record was moved aside, not deleted: inspect it with quarantined() (or `oncely list --state quarantined`).',
   invalid_state: 'Wait until the operation is no longer in flight (or the client is open), then try again.',
 };
 
-const GENERIC_REMEDIATION = 'Read the message; if an operation is named, inspect it with get(key) before anything else.';
+const GENERIC_REMEDIATION =
+  'Read the message; if an operation is named, inspect it with get(key) before anything else.';
 
 export class OncelyError extends Error {
   override name = 'OncelyError';
