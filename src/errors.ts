@@ -247,7 +247,27 @@ export function isOncelyError(value: unknown): value is OncelyError {
   return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
 }
 
-/** True when `value` is an oncely error with the given code. */
-export function hasErrorCode<C extends OncelyErrorCode>(value: unknown, code: C): value is OncelyError & { code: C } {
+/** The class raised for each code, so `hasErrorCode` narrows to its fields (`providerError`, `field`, …). */
+export interface OncelyErrorsByCode {
+  invalid_options: InvalidOptionsError;
+  invalid_request: InvalidRequestError;
+  key_conflict: KeyConflictError;
+  operation_failed: OperationError;
+  response_invalid: ResponseValidationError;
+  lease_lost: LeaseLostError;
+  not_found: NotFoundError;
+  store_corrupt: CorruptRecordError;
+  invalid_state: InvalidStateError;
+}
+
+/**
+ * True when `value` is an oncely error with the given code, narrowed to the
+ * class of that code (works across realms, unlike `instanceof`).
+ * @example if (hasErrorCode(error, 'operation_failed')) show(error.providerError?.message);
+ */
+export function hasErrorCode<C extends OncelyErrorCode>(
+  value: unknown,
+  code: C,
+): value is C extends keyof OncelyErrorsByCode ? OncelyErrorsByCode[C] : OncelyError & { code: C } {
   return isOncelyError(value) && value.code === code;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CorruptRecordError,
   DEFAULT_REMEDIATION,
+  hasErrorCode,
   InvalidOptionsError,
   InvalidRequestError,
   InvalidStateError,
@@ -93,5 +94,22 @@ describe('ResponseValidationError exposes the raw result', () => {
     expect(error.state).toBe('succeeded');
     expect(error.attempts).toBe(1);
     expect(error.remediation).toMatch(/do not send it again/);
+  });
+});
+
+describe('hasErrorCode narrows to the class of the code', () => {
+  it('operation_failed gives providerError and response without instanceof', () => {
+    const thrown: unknown = new OperationError('declined', {
+      remediation: 'Ask for another card.',
+      status: 402,
+      response: { status: 402, headers: {}, body: { error: { code: 'card_declined' } } },
+      providerError: { profile: 'stripe', code: 'card_declined', declineCode: 'insufficient_funds' },
+    });
+    if (!hasErrorCode(thrown, 'operation_failed')) throw new Error('expected operation_failed');
+    // These property reads type-check only because the guard narrowed to OperationError.
+    expect(thrown.providerError?.declineCode).toBe('insufficient_funds');
+    expect(thrown.response?.status).toBe(402);
+    expect(hasErrorCode(thrown, 'not_found')).toBe(false);
+    expect(hasErrorCode(new Error('plain'), 'operation_failed')).toBe(false);
   });
 });
