@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createClient, InvalidOptionsError, memoryStore } from '../src/index.js';
+import { createClient, InvalidOptionsError, ietfProfile, memoryStore } from '../src/index.js';
 import { checkClientOptionKeys } from '../src/options.js';
 
 function fieldOf(fn: () => unknown): string | undefined {
@@ -157,6 +157,16 @@ describe('validation messages name the field and the accepted forms', () => {
       /`policy\.classify\.409`: expected one of "completed"/,
     ],
     ['base url', { baseUrl: 'not a url' }, /`baseUrl`: must be an absolute URL, e.g\. "https:\/\/api\.example\.com"/],
+    [
+      'profile hook not a function',
+      { policy: { profile: { ...ietfProfile, errorOf: 'code' as never } } },
+      /`policy\.profile\.errorOf`: must be a function$/,
+    ],
+    [
+      'profile error format',
+      { policy: { profile: { ...ietfProfile, errorFormat: 'xml' as never } } },
+      /`policy\.profile\.errorFormat`: expected one of "stripe", "problem-details"$/,
+    ],
     ['policy not an object', { policy: 5 as never }, /`policy`: expected an object of policy options \(maxAttempts, /],
     [
       'ANY method',
