@@ -60,7 +60,8 @@ export const DEFAULT_REMEDIATION: Readonly<Partial<Record<OncelyErrorCode, strin
   not_found: 'Check the key: the operation was never stored here, or was swept after its retention.',
   store_corrupt:
     'The record was moved aside, not deleted: inspect it with quarantined() (or `oncely list --state quarantined`).',
-  invalid_state: 'Wait until the operation is no longer in flight (or the client is open), then try again.',
+  invalid_state:
+    'Check the operation with get(key): the message says which states allow this (in flight: wait for it to settle; a closed client: create a new one).',
 };
 
 const GENERIC_REMEDIATION =
