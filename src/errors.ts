@@ -3,7 +3,11 @@
  * stable `code`s, so callers can branch on `error.code` without `instanceof`
  * (which breaks across realms: iframes, workers, duplicated bundles).
  */
+
+import type { ErrorResponse, ProviderError, RawResult } from './model/error-response.js';
 import type { AttemptSummary, OperationState, StopReason } from './model.js';
+
+export type { ErrorResponse, ProblemDetails, ProviderError, RawResult } from './model/error-response.js';
 
 const BRAND = Symbol.for('oncely.error');
 
@@ -26,10 +30,43 @@ export interface OncelyErrorDetails {
   state?: OperationState | undefined;
   /** Why the operation stopped. */
   reason?: StopReason | undefined;
-  /** Every attempt made so far, oldest first. */
+  /** Every attempt made so far, oldest first (exposed as `history`; `attempts` is its count). */
+  history?: readonly AttemptSummary[] | undefined;
+  /**
+   * @deprecated The attempt list under its former name: read as `history`.
+   * Kept so call sites written before `history` existed keep compiling.
+   */
   attempts?: readonly AttemptSummary[] | undefined;
+  /** What the caller can do next; a default per `code` when omitted. */
+  remediation?: string | undefined;
   cause?: unknown;
 }
+
+/**
+ * The next step for each code, when the raiser has nothing more specific.
+ * Every oncely error carries one, so a catch-all handler can always show it.
+ * Partial on purpose: a code added later falls back to `GENERIC_REMEDIATION`
+ * until it gets its own line, instead of failing the build.
+ */
+export const DEFAULT_REMEDIATION: Readonly<Partial<Record<OncelyErrorCode, string>>> = {
+  invalid_options:
+    'Fix the option named in `field` (the message lists the accepted forms); nothing was sent or stored.',
+  invalid_request: 'Fix the request field named in `field`; nothing was sent or stored.',
+  key_conflict: 'Use a new key for new work, or resend the original request unchanged under this key.',
+  operation_failed: 'Inspect the operation with get(key) and follow its failure remediation.',
+  response_invalid:
+    'The server completed the operation: do not send it again. Read the raw answer from `result` and fix the response schema or reconcile the data.',
+  lease_lost:
+    'Another owner finishes this operation; wait for its outcome (get(key) or the settled event) instead of resending.',
+  not_found: 'Check the key: the operation was never stored here, or was swept after its retention.',
+  store_corrupt:
+    'The record was moved aside, not deleted: inspect it with quarantined() (or `oncely list --state quarantined`).',
+  invalid_state:
+    'Check the operation with get(key): the message says which states allow this (in flight: wait for it to settle; a closed client: create a new one).',
+};
+
+const GENERIC_REMEDIATION =
+  'Read the message; if an operation is named, inspect it with get(key) before anything else.';
 
 export class OncelyError extends Error {
   override name = 'OncelyError';
@@ -37,7 +74,12 @@ export class OncelyError extends Error {
   readonly key: string | undefined;
   readonly state: OperationState | undefined;
   readonly reason: StopReason | undefined;
-  readonly attempts: readonly AttemptSummary[];
+  /** How many attempts the operation made: the same count as `SendResult.attempts`. */
+  readonly attempts: number;
+  /** The attempts themselves, oldest first (the record keeps the first and the latest of a long history). */
+  readonly history: readonly AttemptSummary[];
+  /** What the caller can do next, in one or two sentences. */
+  readonly remediation: string;
   readonly [BRAND] = true;
 
   constructor(code: OncelyErrorCode, message: string, details: OncelyErrorDetails = {}) {
@@ -46,7 +88,9 @@ export class OncelyError extends Error {
     this.key = details.key;
     this.state = details.state;
     this.reason = details.reason;
-    this.attempts = details.attempts ?? [];
+    this.history = details.history ?? details.attempts ?? [];
+    this.attempts = this.history.length;
+    this.remediation = details.remediation ?? DEFAULT_REMEDIATION[code] ?? GENERIC_REMEDIATION;
   }
 }
 
@@ -90,54 +134,75 @@ export class KeyConflictError extends OncelyError {
  * The operation ended without success: `state` is `blocked` (fix the input or
  * credentials, then `retry(key)`), `failed` (definitely not done) or `unknown`
  * (may have taken effect: reconcile, or `retry(key)` with the same key).
+ *
+ * @example
+ * catch (error) {
+ *   if (hasErrorCode(error, 'operation_failed') && error.providerError?.declineCode === 'insufficient_funds') {
+ *     showMessage('Your card has insufficient funds.');
+ *   }
+ * }
  */
 export class OperationError extends OncelyError {
   override name = 'OperationError';
   /** HTTP status of the last answer, if there was one. */
   readonly status: number | undefined;
-  /** What the caller can do next. */
-  readonly remediation: string;
   /**
    * Some attempt may have reached the server and taken effect, whatever the
    * state (a `blocked` operation too): look it up by its key before anything
    * else, and never send it again under a new key.
    */
   readonly mayHaveTakenEffect: boolean;
+  /** The server's final non-2xx answer, when there was one (bounded by `maxResponseBytes`). */
+  readonly response: ErrorResponse | undefined;
+  /** The provider's code, decline code and message, read from `response` by the endpoint's profile. */
+  readonly providerError: ProviderError | undefined;
   constructor(
     message: string,
-    details: OncelyErrorDetails & { status?: number | undefined; remediation: string; mayHaveTakenEffect?: boolean },
+    details: OncelyErrorDetails & {
+      status?: number | undefined;
+      remediation: string;
+      mayHaveTakenEffect?: boolean;
+      response?: ErrorResponse | undefined;
+      providerError?: ProviderError | undefined;
+    },
   ) {
     super('operation_failed', message, details);
     this.status = details.status;
-    this.remediation = details.remediation;
     this.mayHaveTakenEffect = details.mayHaveTakenEffect ?? false;
+    this.response = details.response;
+    this.providerError = details.providerError;
   }
 }
 
 /**
  * The server answered 2xx (the effect happened) but the body did not match
  * the response schema. The operation is `succeeded` and the raw result is
- * kept; it is never retried.
+ * kept (here as `result`, and in the store); it is never retried.
  */
 export class ResponseValidationError extends OncelyError {
   override name = 'ResponseValidationError';
   readonly status: number;
+  /** The body that failed the schema (the same as `result.body`). */
   readonly body: unknown;
+  /** The raw result the server sent: status, kept headers and body. */
+  readonly result: RawResult;
   readonly issues: readonly string[];
   constructor(
     key: string,
     status: number,
     body: unknown,
     issues: readonly string[],
-    attempts: readonly AttemptSummary[],
+    history: readonly AttemptSummary[],
+    headers: Readonly<Record<string, string>> = {},
   ) {
     super(
       'response_invalid',
       `The server completed operation ${key} (status ${status}) but the response failed validation: ${issues.join('; ')}`,
-      { key, state: 'succeeded', attempts },
+      { key, state: 'succeeded', history },
     );
     this.status = status;
     this.body = body;
+    this.result = { status, headers, body };
     this.issues = issues;
   }
 }
@@ -188,7 +253,27 @@ export function isOncelyError(value: unknown): value is OncelyError {
   return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
 }
 
-/** True when `value` is an oncely error with the given code. */
-export function hasErrorCode<C extends OncelyErrorCode>(value: unknown, code: C): value is OncelyError & { code: C } {
+/** The class raised for each code, so `hasErrorCode` narrows to its fields (`providerError`, `field`, …). */
+export interface OncelyErrorsByCode {
+  invalid_options: InvalidOptionsError;
+  invalid_request: InvalidRequestError;
+  key_conflict: KeyConflictError;
+  operation_failed: OperationError;
+  response_invalid: ResponseValidationError;
+  lease_lost: LeaseLostError;
+  not_found: NotFoundError;
+  store_corrupt: CorruptRecordError;
+  invalid_state: InvalidStateError;
+}
+
+/**
+ * True when `value` is an oncely error with the given code, narrowed to the
+ * class of that code (works across realms, unlike `instanceof`).
+ * @example if (hasErrorCode(error, 'operation_failed')) show(error.providerError?.message);
+ */
+export function hasErrorCode<C extends OncelyErrorCode>(
+  value: unknown,
+  code: C,
+): value is C extends keyof OncelyErrorsByCode ? OncelyErrorsByCode[C] : OncelyError & { code: C } {
   return isOncelyError(value) && value.code === code;
 }

@@ -4,21 +4,22 @@
  * engine reads. Validated with zod at construction: a bad value throws
  * `InvalidOptionsError` naming the field, before anything is sent or stored.
  */
-import * as z from 'zod/mini';
 import { InvalidOptionsError } from './errors.js';
-import { ATTEMPT_CLASSES, type AttemptClass, describeIssue } from './model.js';
+import type { AttemptClass } from './model.js';
 import type { BackoffSettings, JitterKind } from './policy/backoff.js';
 import { type EndpointPattern, parseEndpointPattern, selectEndpoint } from './policy/endpoints.js';
 import type { GateSettings } from './policy/gate.js';
+import { validatePolicy } from './policy/policy-schema.js';
 import { builtInProfiles, type ProviderProfile } from './policy/profiles.js';
 import {
-  checkRequestPolicy,
   DEFAULT_MAX_RESPONSE_BYTES,
   type RequestPolicy,
   type RequestPolicyOptions,
-  requestPolicyShape,
   resolveRequestPolicy,
 } from './policy/request-policy.js';
+
+export { checkClientOptionKeys, checkOptionKeys } from './policy/option-keys.js';
+export { POLICY_KEYS, policySchema, validatePolicy } from './policy/policy-schema.js';
 
 /** Retry policy of one endpoint (or the default). All fields optional. */
 export interface PolicyOptions extends RequestPolicyOptions {
@@ -170,82 +171,6 @@ export const DEFAULT_POLICY = {
   otherStatus: 'permanent' as AttemptClass,
   maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
 } as const;
-
-const posInt = () => z.number().check(z.int(), z.minimum(1));
-const nonNegMs = () => z.number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
-const positiveMs = () => z.number().check(z.minimum(1), z.maximum(2 ** 31 - 1));
-const statusMap = z.record(z.string().check(z.regex(/^[1-5]\d\d$/)), z.enum(ATTEMPT_CLASSES));
-
-const profileShape = z.looseObject({
-  name: z.string(),
-  keyHeader: z.string().check(z.regex(/^[A-Za-z0-9-]+$/)),
-  maxKeyLength: posInt(),
-  keyRetentionMs: positiveMs(),
-  statuses: statusMap,
-  notApplied: z.array(z.number()),
-  bodyRules: z.array(z.unknown()),
-  headerRules: z.array(z.unknown()),
-});
-
-export const policySchema = z.strictObject({
-  maxAttempts: z.optional(posInt()),
-  attemptTimeoutMs: z.optional(positiveMs()),
-  deadlineMs: z.optional(positiveMs()),
-  keyRetentionMs: z.optional(positiveMs()),
-  retainMs: z.optional(nonNegMs()),
-  backoff: z.optional(
-    z.strictObject({
-      baseDelayMs: z.optional(nonNegMs()),
-      maxDelayMs: z.optional(nonNegMs()),
-      multiplier: z.optional(z.number().check(z.minimum(1), z.maximum(100))),
-      jitter: z.optional(z.enum(['full', 'equal', 'decorrelated', 'none'])),
-    }),
-  ),
-  retryAfter: z.optional(
-    z.strictObject({
-      honor: z.optional(z.boolean()),
-      maxRetryAfterMs: z.optional(nonNegMs()),
-      jitterMs: z.optional(nonNegMs()),
-    }),
-  ),
-  budget: z.optional(
-    z.union([
-      z.literal(false),
-      z.strictObject({
-        capacity: z.optional(z.number().check(z.minimum(0))),
-        ratio: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
-        probeIntervalMs: z.optional(positiveMs()),
-        rampMs: z.optional(nonNegMs()),
-        per: z.optional(z.enum(['host', 'endpoint'])),
-      }),
-    ]),
-  ),
-  profile: z.optional(z.union([z.enum(['ietf', 'stripe']), profileShape])),
-  classify: z.optional(statusMap),
-  otherStatus: z.optional(z.enum(ATTEMPT_CLASSES)),
-  sendKey: z.optional(z.boolean()),
-  ...requestPolicyShape,
-});
-
-/** Validates policy options; throws `InvalidOptionsError` naming `prefix.field`. */
-export function validatePolicy(input: unknown, prefix: string): PolicyOptions {
-  const parsed = policySchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const text = issue === undefined ? 'invalid' : describeIssue(issue);
-    const [field, ...rest] = text.split(': ');
-    const path = field === '(root)' ? prefix : `${prefix}.${field}`;
-    throw new InvalidOptionsError(path, rest.join(': '));
-  }
-  const options = input as PolicyOptions;
-  const base = options.backoff?.baseDelayMs;
-  const max = options.backoff?.maxDelayMs;
-  if (base !== undefined && max !== undefined && max < base) {
-    throw new InvalidOptionsError(`${prefix}.backoff.maxDelayMs`, `must be >= backoff.baseDelayMs (${base})`);
-  }
-  checkRequestPolicy(options, prefix);
-  return options;
-}
 
 /** Merges endpoint options over the default options over built-in defaults. */
 export function resolvePolicy(name: string, defaults: PolicyOptions, endpoint: PolicyOptions): ResolvedPolicy {

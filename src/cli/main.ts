@@ -6,188 +6,144 @@
  *   oncely show <key>            one operation and its attempt timeline
  *   oncely retry <key>           resend a blocked or unknown operation with the same key
  *   oncely discard <key>         forget an operation that is not in flight
- *   oncely drain                 resume every due operation, with a progress bar
+ *   oncely drain                 resume every open operation, saying what it waits for
  *   oncely purge --expired       remove finished operations past their retention
  *
- * Options: --dir D (default .oncely), --header "Name: value" (repeatable,
- * sent with retry/drain and never stored), --json (machine-readable output).
+ * Options: --dir D (default .oncely), --config F (the app's rules, for records
+ * stored without their policy), --header "Name: value" (repeatable, sent with
+ * retry/drain and never stored), --json, --version, --help.
+ *
+ * Every failure is one line on stderr (JSON with --json) and an exit code:
+ * 1 an operation did not succeed or was not found, 2 a usage, store or
+ * config problem. Never a stack trace (ONCELY_DEBUG=1 prints it).
  */
-import { existsSync, statSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { summaries } from '../flow/resume.js';
-import { createClient, isOncelyError, type OperationState } from '../index.js';
-import { OPERATION_STATES } from '../model.js';
+import { createClient, isOncelyError, type OncelyClient } from '../index.js';
 import { fileStore } from '../store/file/index.js';
-import type { OperationStore } from '../store/store.js';
-import { listLine, progressBar, quarantineLine, timeline } from './format.js';
+import { type CliArgs, packageVersion, parseCli, USAGE, UsageError, WRITING_COMMANDS } from './args.js';
+import { type CommandContext, discard, drain, list, purge, retry, show } from './commands.js';
+import { ConfigError, loadConfig, storeProblem } from './environment.js';
 
-const USAGE = `usage: oncely <list|show|retry|discard|drain|purge> [args] [--dir D] [--header "Name: value"] [--json]
+const out = (text: string) => console.log(text);
+/** Raw stderr: progress lines bring their own line ends (a terminal redraws the bar in place). */
+const err = (text: string) => {
+  process.stderr.write(text);
+};
 
-  list [--state S]    operations in the store (S: ${OPERATION_STATES.join(', ')}, quarantined)
-  show <key>          one operation and its attempt timeline
-  retry <key>         resend a blocked or unknown operation with the same key
-  discard <key>       forget an operation that is not in flight
-  drain               resume every due operation, with a progress bar
-  purge --expired     remove finished operations past their retention`;
-
-class UsageError extends Error {}
+/** One line on stderr: `oncely: …`, or `{"error": {…}}` with --json. */
+function fail(json: boolean, code: string, message: string, exitCode: number): number {
+  console.error(json ? JSON.stringify({ error: { code, message } }) : `oncely: ${message}`);
+  return exitCode;
+}
 
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      dir: { type: 'string', default: '.oncely' },
-      state: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      expired: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  });
-  const [command, arg] = positionals;
-  if (values.help || command === undefined) {
-    console.log(USAGE);
-    return command === undefined && !values.help ? 2 : 0;
-  }
-  const dir = resolve(values.dir);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    console.error(`oncely: no store at ${dir} (use --dir to point at one)`);
-    return 2;
-  }
-  const headers = parseHeaders(values.header ?? []);
-  const store = fileStore({ dir });
-  const client = createClient({ store, headers: () => headers });
+  const json = argv.includes('--json');
+  let args: CliArgs;
   try {
-    switch (command) {
-      case 'list':
-        return await list(client, values.state, values.json);
-      case 'show':
-        return await show(client, requireKey(arg), values.json);
-      case 'retry': {
-        const outcome = await client.retry(requireKey(arg));
-        console.log(`${outcome.key}: ${outcome.state}${outcome.ok ? '' : ` — ${outcome.error?.message ?? ''}`}`);
-        return outcome.ok ? 0 : 1;
-      }
-      case 'discard':
-        await client.discard(requireKey(arg));
-        console.log(`${arg}: discarded`);
-        return 0;
-      case 'drain':
-        return await drain(client, store);
-      case 'purge': {
-        if (!values.expired)
-          throw new UsageError('purge needs --expired (only finished operations past retention are removed)');
-        console.log(`removed ${await client.sweep()} expired operation(s)`);
-        return 0;
-      }
-      default:
-        throw new UsageError(`unknown command "${command}"`);
+    args = parseCli(argv);
+  } catch (error) {
+    if (error instanceof UsageError) return fail(json, 'usage', `${error.message} (oncely --help for usage)`, 2);
+    throw error;
+  }
+  if (args.version) {
+    out(json ? JSON.stringify({ version: packageVersion() }) : `oncely ${packageVersion()}`);
+    return 0;
+  }
+  if (args.help || args.command === undefined) {
+    (args.help ? out : console.error)(USAGE);
+    return args.help ? 0 : 2;
+  }
+  const command = args.command;
+  const dir = resolve(args.dir);
+  const problem = await storeProblem(dir, WRITING_COMMANDS.includes(command), command);
+  if (problem !== undefined) return fail(json, 'store', problem, 2);
+  let client: OncelyClient;
+  // Its own owner id: any other id's live lease is another process's (or a crashed one's, until it expires).
+  const owner = `oncely-cli-${process.pid}-${randomUUID()}`;
+  const store = fileStore({ dir });
+  try {
+    const config = args.config === undefined ? {} : await loadConfig(args.config);
+    const headers = args.headers;
+    try {
+      client = createClient({ ...config, store, owner, headers: () => headers });
+    } catch (error) {
+      if (isOncelyError(error) && args.config !== undefined) throw new ConfigError(args.config, error.message);
+      throw error;
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      console.error(`oncely: ${error.message}\n\n${USAGE}`);
-      return 2;
-    }
-    if (isOncelyError(error)) {
-      console.error(`oncely: ${error.message}`);
-      return 1;
-    }
+    await store.close?.();
+    if (error instanceof ConfigError) return fail(json, 'config', error.message, 2);
+    throw error;
+  }
+  const ctx: CommandContext = {
+    client,
+    store,
+    owner,
+    json,
+    out,
+    err,
+    tty: process.stderr.isTTY === true,
+  };
+  try {
+    return await run(ctx, args, command);
+  } catch (error) {
+    if (error instanceof UsageError) return fail(json, 'usage', `${error.message} (oncely --help for usage)`, 2);
+    if (isOncelyError(error)) return fail(json, error.code, `${error.message}. ${error.remediation}`, 1);
     throw error;
   } finally {
     await client.close();
+    await store.close?.();
   }
 }
 
-type Client = ReturnType<typeof createClient>;
-
-async function list(client: Client, state: string | undefined, json: boolean): Promise<number> {
-  if (state === 'quarantined') {
-    const entries = await client.quarantined();
-    if (json) console.log(JSON.stringify(entries, null, 2));
-    else for (const entry of entries) console.log(quarantineLine(entry));
-    return 0;
+function run(ctx: CommandContext, args: CliArgs, command: string): Promise<number> {
+  const key = args.key ?? '';
+  switch (command) {
+    case 'list':
+      return list(ctx, args.state);
+    case 'show':
+      return show(ctx, key);
+    case 'retry':
+      return retry(ctx, key);
+    case 'discard':
+      return discard(ctx, key);
+    case 'drain':
+      return drain(ctx);
+    case 'purge':
+      if (!args.expired) {
+        throw new UsageError('purge needs --expired (only finished operations past retention are removed)');
+      }
+      return purge(ctx);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
   }
-  if (state !== undefined && !OPERATION_STATES.includes(state as OperationState)) {
-    throw new UsageError(`unknown state "${state}"`);
-  }
-  const records = await client.list(state === undefined ? {} : { state: state as OperationState });
-  const quarantined = await client.quarantined();
-  if (json) {
-    console.log(JSON.stringify(records, null, 2));
-    return 0;
-  }
-  const now = Date.now();
-  for (const record of records) console.log(listLine(record, now));
-  const counts = new Map<string, number>();
-  for (const r of records) counts.set(r.state, (counts.get(r.state) ?? 0) + 1);
-  const summary = [...counts].map(([s, n]) => `${n} ${s}`).join(', ') || 'no operations';
-  console.log(
-    `\n${summary}${quarantined.length > 0 ? `; ${quarantined.length} corrupt record(s) quarantined (list --state quarantined)` : ''}`,
-  );
-  return 0;
 }
 
-async function show(client: Client, key: string, json: boolean): Promise<number> {
-  const record = await client.get(key);
-  if (record === undefined) {
-    const corrupt = (await client.quarantined()).find((q) => q.id === key);
-    console.error(
-      corrupt === undefined ? `oncely: no operation with key ${key}` : `oncely: ${quarantineLine(corrupt)}`,
-    );
-    return 1;
+/** A failure nobody planned for, still in one line: what failed, on which file, and why. */
+function unexpected(error: unknown): string {
+  const e = error as NodeJS.ErrnoException;
+  if (typeof e?.code === 'string' && typeof e.syscall === 'string') {
+    const why =
+      e.code === 'EACCES' || e.code === 'EPERM'
+        ? 'no permission (is the store owned by another user?)'
+        : e.code === 'EROFS'
+          ? 'read-only file system'
+          : e.code === 'ENOSPC'
+            ? 'disk full'
+            : e.code;
+    return `${e.syscall} ${e.path ?? ''} failed: ${why}`.replace('  ', ' ');
   }
-  console.log(json ? JSON.stringify(record, null, 2) : timeline(record));
-  return 0;
+  return error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error);
 }
 
-async function drain(client: Client, store: OperationStore): Promise<number> {
-  // Counted from summaries: whole records of 100k pending operations would all be held at once just to count them.
-  const total = (await summaries(store, { state: ['pending', 'in_flight'] })).length;
-  let done = 0;
-  const tty = process.stderr.isTTY === true;
-  const draw = () => process.stderr.write(tty ? `\r${progressBar(done, total)}` : `${progressBar(done, total)}\n`);
-  draw();
-  // Only the lines of failures are kept (printed after the progress bar), not every outcome.
-  const failures: string[] = [];
-  // A drain takes over operations of crashed processes too, once their leases expire.
-  const summary = await client.resume({
-    waitForLeases: true,
-    onOutcome: (o) => {
-      if (!o.ok) failures.push(`  ${o.key}: ${o.state} — ${o.error?.message ?? ''}`);
-      done++;
-      draw();
-    },
-  });
-  if (tty) process.stderr.write('\n');
-  const notSucceeded = summary.driven - summary.succeeded;
-  console.log(`drained ${summary.driven} operation(s): ${summary.succeeded} succeeded, ${notSucceeded} not`);
-  for (const line of failures) console.log(line);
-  return notSucceeded === 0 && failures.length === 0 ? 0 : 1;
-}
-
-function requireKey(key: string | undefined): string {
-  if (key === undefined) throw new UsageError('this command needs a key');
-  return key;
-}
-
-function parseHeaders(lines: string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) throw new UsageError(`--header needs "Name: value" (got "${line}")`);
-    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  return headers;
-}
-
-main(process.argv.slice(2)).then(
+const argv = process.argv.slice(2);
+main(argv).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    console.error(error);
-    process.exitCode = 1;
+    if (process.env.ONCELY_DEBUG === '1') console.error(error);
+    process.exitCode = fail(argv.includes('--json'), 'unexpected', unexpected(error), 1);
   },
 );

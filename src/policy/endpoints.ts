@@ -17,13 +17,40 @@ export interface EndpointPattern {
   segments: readonly string[];
 }
 
+/** Methods a pattern may name; any other word could never match a request. */
+export const PATTERN_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+const FORMS = "accepted forms: 'METHOD /path' or '/path', e.g. 'POST /payments', 'GET /catalog/**', '/v1/*'";
+
+/**
+ * Parses a pattern, refusing one that could never match a request (the
+ * message names the pattern and the accepted forms): a method that is not
+ * an HTTP method (`ANY /x`: omit the method to match all), a query string
+ * or fragment (rules match the path only), a path not starting with `/`.
+ */
 export function parseEndpointPattern(source: string): EndpointPattern {
   const trimmed = source.trim();
-  const space = trimmed.indexOf(' ');
+  const space = trimmed.search(/\s/);
   const method = space > 0 ? trimmed.slice(0, space).toUpperCase() : undefined;
   const path = space > 0 ? trimmed.slice(space + 1).trim() : trimmed;
-  if (!path.startsWith('/')) throw new Error(`pattern path must start with "/" (got "${path}")`);
-  if (method !== undefined && !/^[A-Z]+$/.test(method)) throw new Error(`invalid method "${method}"`);
+  const quoted = JSON.stringify(source);
+  if (method !== undefined && !PATTERN_METHODS.includes(method)) {
+    const hint = ['ANY', '*', 'ALL'].includes(method) ? ` (omit the method to match every method: '${path}')` : '';
+    throw new Error(
+      `pattern ${quoted} names "${method}", which is not a method${hint}; methods: ${PATTERN_METHODS.join(', ')}; ${FORMS}`,
+    );
+  }
+  if (!path.startsWith('/')) {
+    throw new Error(`pattern ${quoted} has no path starting with "/" (got "${path}"); ${FORMS}`);
+  }
+  if (/[?#]/.test(path)) {
+    throw new Error(
+      `pattern ${quoted} has a query string or fragment, which rules never match (they match the path only): use '${path.split(/[?#]/)[0]}'; ${FORMS}`,
+    );
+  }
+  if (/\s/.test(path)) {
+    throw new Error(`pattern ${quoted} has a space inside its path (a URL path has none); ${FORMS}`);
+  }
   return { source, method, segments: splitPath(path) };
 }
 

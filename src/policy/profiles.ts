@@ -4,6 +4,7 @@
  * business conflict for another), so classification reads the profile of the
  * endpoint instead of hard-coding one reading. Add one with `defineProfile`.
  */
+import type { ProviderError } from '../errors.js';
 import type { AttemptClass } from '../model.js';
 
 /** A rule on the response body (parsed JSON): `path` into it equals `equals`, or the text contains `contains`. */
@@ -41,6 +42,25 @@ export interface ProviderProfile {
   headerRules: readonly HeaderRule[];
   /** Response header whose value `true` marks a replayed answer. */
   replayedHeader?: string;
+  /**
+   * How the provider writes an error body, read into `OperationError.providerError`:
+   * `'stripe'` (`{"error": {"code", "decline_code", "type", "message"}}`) or
+   * `'problem-details'` (RFC 9457 `application/problem+json`).
+   * Plain data, so it survives in the policy stored with each record.
+   * @default 'problem-details'
+   */
+  errorFormat?: 'stripe' | 'problem-details';
+  /**
+   * Reads the provider's code from a final non-2xx body (parsed JSON or text),
+   * for formats `errorFormat` does not know. A function is not stored with
+   * records: an operation resumed by another process falls back to `errorFormat`.
+   * @example { errorOf: (body) => ({ code: (body as { errorCode?: string }).errorCode }) }
+   */
+  errorOf?: (
+    body: unknown,
+    status: number,
+    headers: Readonly<Record<string, string>>,
+  ) => Omit<ProviderError, 'profile'> | undefined;
 }
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -96,6 +116,7 @@ export const ietfProfile: ProviderProfile = {
   ],
   headerRules: [],
   replayedHeader: 'Idempotent-Replayed',
+  errorFormat: 'problem-details',
 };
 
 /**
@@ -104,14 +125,21 @@ export const ietfProfile: ProviderProfile = {
  * `idempotency_key_in_use` means a request with the key is still running;
  * `Stripe-Should-Retry` overrides the status reading; replays carry
  * `Idempotent-Replayed: true`.
+ *
+ * 402 is a card decline (`card_error`, e.g. `decline_code: insufficient_funds`):
+ * the charge was attempted and refused, a definite "not applied" answer.
+ * It is `permanent`, not `correctable`: Stripe stores the decline under the
+ * key, so `retry(key)` would replay the same 402; the next try is a new
+ * operation (new key) with another payment method. Listed in `notApplied`,
+ * so a decline ends `failed` (never `unknown`), whatever `otherStatus` says.
  */
 export const stripeProfile: ProviderProfile = {
   name: 'stripe',
   keyHeader: 'Idempotency-Key',
   maxKeyLength: 255,
   keyRetentionMs: 24 * HOUR_MS,
-  statuses: { ...BASE_STATUSES, 409: 'permanent' },
-  notApplied: BASE_NOT_APPLIED,
+  statuses: { ...BASE_STATUSES, 402: 'permanent', 409: 'permanent' },
+  notApplied: [...BASE_NOT_APPLIED, 402],
   bodyRules: [
     {
       status: [409],
@@ -133,6 +161,7 @@ export const stripeProfile: ProviderProfile = {
     { header: 'Stripe-Should-Retry', equals: 'false', class: 'permanent', note: 'Stripe said a retry will not help' },
   ],
   replayedHeader: 'Idempotent-Replayed',
+  errorFormat: 'stripe',
 };
 
 export const builtInProfiles: Readonly<Record<string, ProviderProfile>> = {

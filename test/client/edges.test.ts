@@ -396,6 +396,6 @@ describe('nothing escapes untyped', () => {
       .catch((e) => e)) as OperationError;
     expect(error).toMatchObject({ state: 'failed', reason: 'deadline', key: 'h1' });
     expect(h.server.ledger.requests).toHaveLength(0);
-    expect(error.attempts.every((a) => a.sent === 'not')).toBe(true);
+    expect(error.history.every((a) => a.sent === 'not')).toBe(true);
   });
 });

@@ -45,7 +45,8 @@ describe('retries reuse the one key', () => {
     const error = await h.rt.run(h.client.send({ url: '/payments', key: 'amb', json: {} })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationError);
     expect(error).toMatchObject({ state: 'unknown', reason: 'attempts', key: 'amb' });
-    expect((error as OperationError).attempts).toHaveLength(2);
+    expect((error as OperationError).attempts).toBe(2);
+    expect((error as OperationError).history).toHaveLength(2);
     expect((error as OperationError).remediation).toMatch(/reconcile/i);
   });
 

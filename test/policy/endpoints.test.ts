@@ -28,8 +28,29 @@ describe('endpoint patterns', () => {
     expect(selectEndpoint([parseEndpointPattern('/a')], 'GET', '/b')).toBe(-1);
   });
 
-  it('rejects malformed patterns', () => {
-    expect(() => parseEndpointPattern('payments')).toThrow(/must start with/);
-    expect(() => parseEndpointPattern('P0ST /payments')).toThrow(/invalid method/);
+  it('rejects malformed patterns, naming the pattern and the accepted forms', () => {
+    expect(() => parseEndpointPattern('payments')).toThrow(/"payments" has no path starting with "\/".*accepted forms/);
+    expect(() => parseEndpointPattern('P0ST /payments')).toThrow(
+      /"P0ST \/payments" names "P0ST", which is not a method/,
+    );
+  });
+
+  it.each([
+    ['ANY /x', /"ANY \/x" names "ANY", which is not a method \(omit the method to match every method: '\/x'\)/],
+    ['* /x', /names "\*", which is not a method \(omit the method/],
+    ['FETCH /x', /"FETCH \/x" names "FETCH", which is not a method; methods: GET, HEAD, POST/],
+    ['GET /search?q=1', /"GET \/search\?q=1" has a query string or fragment.*use '\/search'/],
+    ['/docs#intro', /"\/docs#intro" has a query string or fragment.*use '\/docs'/],
+    ['POST /a b', /"POST \/a b" has a space inside its path/],
+    ['https://api.example.com/payments', /has no path starting with "\/"/],
+  ])('refuses %s, which could never match', (pattern, message) => {
+    expect(() => parseEndpointPattern(pattern)).toThrow(message);
+  });
+
+  it('accepts every HTTP method, in any case, and a tab as the separator', () => {
+    for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'patch']) {
+      expect(parseEndpointPattern(`${method} /x`).method).toBe(method.toUpperCase());
+    }
+    expect(parseEndpointPattern('POST\t/x')).toMatchObject({ method: 'POST', segments: ['x'] });
   });
 });

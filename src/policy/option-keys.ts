@@ -1,0 +1,143 @@
+/**
+ * Unknown option names, refused with the name oncely uses instead. Users
+ * arrive from ky, fetch, axios or a provider SDK and type those names
+ * (`prefixUrl`, `timeout`, `retry`); an option that is silently ignored
+ * would leave them with a policy they did not ask for, so every unknown key
+ * fails construction, naming the key, the oncely name where there is one,
+ * and the accepted names.
+ */
+import { InvalidOptionsError } from '../errors.js';
+
+/** Names from other HTTP clients at the top level of the client options, and where that setting lives here. */
+export const CLIENT_OPTION_HINTS: Readonly<Record<string, string>> = {
+  prefixUrl: 'use `baseUrl` (ky’s `prefixUrl`)',
+  prefix: 'use `baseUrl`',
+  timeout: 'use `policy.attemptTimeoutMs` (one attempt) or `policy.deadlineMs` (the whole operation)',
+  retry:
+    'use `policy.maxAttempts` (attempts, the first included) and per-endpoint rules in `endpoints` (`classify` for statuses)',
+  retries: 'use `policy.maxAttempts` (retries + 1: the first attempt counts)',
+  maxRetries: 'use `policy.maxAttempts` (retries + 1: the first attempt counts)',
+  hooks:
+    'use `headers` (per-attempt credentials, like ky’s beforeRequest) and `client.on(event, fn)` (`attempt:ended`, `retry:scheduled`, `settled`)',
+  onRetry: "use `client.on('retry:scheduled', fn)`",
+  throwHttpErrors:
+    'there is no switch: a final non-2xx rejects `send` with `OperationError` (`status`, `response`); `enqueue` settles without rejecting',
+  searchParams: 'put the query in each request’s `url`',
+  json: 'a per-request field: pass it to `send({ url, json })`',
+  body: 'a per-request field: pass it to `send({ url, body })`',
+  method: 'a per-request field: pass it to `send({ method, url })`',
+  signal: 'a per-request field: pass it to `send({ url, signal })`',
+  key: 'a per-request field: pass it to `send({ url, key })`',
+  idempotencyKey: 'a per-request field: pass it to `send({ url, key })`',
+  parseJson: 'not supported: JSON answers are parsed as JSON; validate them with `responseSchema` per request',
+  stringifyJson: 'not supported: `json` bodies are serialised with JSON.stringify',
+  credentials: 'pass a `fetch` option that sets it',
+  mode: 'pass a `fetch` option that sets it',
+  cache: 'pass a `fetch` option that sets it',
+  storage: 'use `store` (`fileStore` in oncely/node, `indexedDbStore` in oncely/browser)',
+  keyHeader: "set it on a profile: `policy: { profile: defineProfile({ name: 'acme', keyHeader }) }`",
+  idempotencyKeyHeader: "set it on a profile: `policy: { profile: defineProfile({ name: 'acme', keyHeader }) }`",
+};
+
+/** Names from retry libraries inside a policy (default or endpoint rule), and the oncely name. */
+export const POLICY_OPTION_HINTS: Readonly<Record<string, string>> = {
+  timeout: 'use `attemptTimeoutMs` (one attempt) or `deadlineMs` (the whole operation)',
+  retry: 'use `maxAttempts` (attempts, the first included)',
+  retries: 'use `maxAttempts` (retries + 1: the first attempt counts)',
+  maxRetries: 'use `maxAttempts` (retries + 1: the first attempt counts)',
+  limit: 'use `maxAttempts` (attempts, the first included)',
+  statusCodes: 'use `classify` (status → class, e.g. `{ 409: "permanent" }`)',
+  methods: "name the method in the endpoint pattern instead (`endpoints: { 'PUT /items/*': { … } }`)",
+  delay: 'use `backoff.baseDelayMs`',
+  backoffLimit: 'use `backoff.maxDelayMs`',
+  jitter: 'use `backoff.jitter`',
+  maxRetryAfter: 'use `retryAfter.maxRetryAfterMs`',
+  afterStatusCodes: 'use `retryAfter` (`honor`, `maxRetryAfterMs`): every retryable status honours it',
+};
+
+/**
+ * The message for an unknown key: the hint for a foreign name, else the
+ * closest accepted name (a typo), then the accepted names.
+ */
+export function unknownKeyMessage(
+  key: string,
+  known: readonly string[],
+  hints: Readonly<Record<string, string>> = {},
+): string {
+  const hint = Object.hasOwn(hints, key) ? hints[key] : undefined;
+  const close = hint === undefined ? closestName(key, known) : undefined;
+  const advice = hint ?? (close === undefined ? undefined : `did you mean \`${close}\`?`);
+  return `unknown option${advice === undefined ? '' : `: ${advice}`}. Accepted: ${known.join(', ')}`;
+}
+
+/**
+ * Refuses a key of `options` that is not in `knownKeys`, with the oncely name
+ * for a ky/fetch name (`prefixUrl` → `baseUrl`) or the closest accepted name.
+ * `field` prefixes the reported field (`''` for the top level).
+ *
+ * @example
+ * checkOptionKeys({ prefixUrl: 'https://api.example.com' }, ['baseUrl', 'store'], '', CLIENT_OPTION_HINTS);
+ * // throws InvalidOptionsError: Invalid option `prefixUrl`: unknown option: use `baseUrl` (ky’s `prefixUrl`). Accepted: baseUrl, store
+ */
+export function checkOptionKeys(
+  options: unknown,
+  knownKeys: Iterable<string>,
+  field: string,
+  hints: Readonly<Record<string, string>> = {},
+): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) return;
+  const known = [...knownKeys];
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    throw new InvalidOptionsError(field === '' ? key : `${field}.${key}`, unknownKeyMessage(key, known, hints));
+  }
+}
+
+/**
+ * Refuses unknown top-level keys of `createClient` / `createBrowserClient`
+ * options, suggesting the oncely name for names ky users type.
+ *
+ * @example
+ * checkClientOptionKeys(options, Object.keys(CLIENT_KEYS)); // CLIENT_KEYS: Record<keyof ClientOptions, true>
+ */
+export function checkClientOptionKeys(options: unknown, knownKeys: Iterable<string>, field = ''): void {
+  checkOptionKeys(options, knownKeys, field, CLIENT_OPTION_HINTS);
+}
+
+/**
+ * The accepted name closest to `key`, if one is close enough to be a typo:
+ * same letters ignoring case, or within an edit distance of a third of the
+ * name (at least 1, at most 3).
+ */
+export function closestName(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const name of known) {
+    const distance = editDistance(lower, name.toLowerCase());
+    if (distance < bestDistance) {
+      best = name;
+      bestDistance = distance;
+    }
+  }
+  const allowed = Math.min(3, Math.max(1, Math.floor(key.length / 3)));
+  return bestDistance <= allowed ? best : undefined;
+}
+
+/** Edit distance counting a swap of two neighbours as one edit (`lsit` → `list`), as typos go. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number) => d[i]?.[j] ?? Number.POSITIVE_INFINITY;
+  for (let i = 1; i <= a.length; i++) {
+    const row = d[i] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      row[j] = best;
+    }
+  }
+  return at(a.length, b.length);
+}

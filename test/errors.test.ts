@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CorruptRecordError,
+  DEFAULT_REMEDIATION,
+  hasErrorCode,
+  InvalidOptionsError,
+  InvalidRequestError,
+  InvalidStateError,
+  KeyConflictError,
+  LeaseLostError,
+  NotFoundError,
+  OncelyError,
+  type OncelyErrorCode,
+  OperationError,
+  ResponseValidationError,
+} from '../src/errors.js';
+import type { AttemptSummary } from '../src/model.js';
+
+const attempt = (n: number): AttemptSummary => ({
+  n,
+  owner: 'o1',
+  startedAt: n * 1000,
+  endedAt: n * 1000 + 5,
+  class: 'retryable',
+  status: 503,
+  sent: 'definitely',
+  effect: 'none',
+});
+
+describe('every OncelyError carries a remediation', () => {
+  const errors: OncelyError[] = [
+    new InvalidOptionsError('policy.maxAttempts', 'must be >= 1'),
+    new InvalidRequestError('url', 'must be a string'),
+    new KeyConflictError('k1', 'pending'),
+    new OperationError('failed', { key: 'k1', state: 'failed', remediation: 'Send it again as a new operation.' }),
+    new ResponseValidationError('k1', 200, { id: 1 }, ['id: expected string'], [attempt(1)]),
+    new LeaseLostError('k1'),
+    new NotFoundError('k1'),
+    new InvalidStateError('k1', 'in_flight', 'in flight'),
+    new CorruptRecordError('k1', 'bad json'),
+  ];
+
+  it.each(errors.map((e) => [e.name, e] as const))('%s has a non-empty remediation', (_name, error) => {
+    expect(typeof error.remediation).toBe('string');
+    expect(error.remediation.length).toBeGreaterThan(20);
+  });
+
+  it('a default per code, one for every code raised', () => {
+    for (const error of errors) {
+      if (error instanceof OperationError) continue; // its raiser always gives a specific one
+      expect(error.remediation).toBe(DEFAULT_REMEDIATION[error.code]);
+    }
+  });
+
+  it('the one given wins over the default, and a code without a default gets the generic one', () => {
+    expect(new OperationError('x', { remediation: 'Call retry(key).' }).remediation).toBe('Call retry(key).');
+    const unknownCode = new OncelyError('future_code' as OncelyErrorCode, 'x');
+    expect(unknownCode.remediation).toMatch(/inspect it with get\(key\)/);
+  });
+});
+
+describe('attempts is a count, history the list', () => {
+  it('an OperationError counts its history', () => {
+    const history = [attempt(1), attempt(2), attempt(3)];
+    const error = new OperationError('stopped', { key: 'k', state: 'failed', remediation: 'r', history });
+    expect(error.attempts).toBe(3);
+    expect(error.history).toEqual(history);
+  });
+
+  it('the former detail name (a list under `attempts`) still fills history', () => {
+    const error = new OperationError('stopped', { remediation: 'r', attempts: [attempt(1)] });
+    expect(error.attempts).toBe(1);
+    expect(error.history.map((a) => a.n)).toEqual([1]);
+  });
+
+  it('no history is zero attempts', () => {
+    expect(new NotFoundError('k').attempts).toBe(0);
+    expect(new NotFoundError('k').history).toEqual([]);
+  });
+});
+
+describe('ResponseValidationError exposes the raw result', () => {
+  it('status, kept headers and the body as the server sent it', () => {
+    const body = { id: 42 };
+    const error = new ResponseValidationError('k', 201, body, ['id: expected string'], [attempt(1)], {
+      'content-type': 'application/json',
+      location: '/payments/42',
+    });
+    expect(error.result).toEqual({
+      status: 201,
+      headers: { 'content-type': 'application/json', location: '/payments/42' },
+      body: { id: 42 },
+    });
+    expect(error.state).toBe('succeeded');
+    expect(error.attempts).toBe(1);
+    expect(error.remediation).toMatch(/do not send it again/);
+  });
+});
+
+describe('hasErrorCode narrows to the class of the code', () => {
+  it('operation_failed gives providerError and response without instanceof', () => {
+    const thrown: unknown = new OperationError('declined', {
+      remediation: 'Ask for another card.',
+      status: 402,
+      response: { status: 402, headers: {}, body: { error: { code: 'card_declined' } } },
+      providerError: { profile: 'stripe', code: 'card_declined', declineCode: 'insufficient_funds' },
+    });
+    if (!hasErrorCode(thrown, 'operation_failed')) throw new Error('expected operation_failed');
+    // These property reads type-check only because the guard narrowed to OperationError.
+    expect(thrown.providerError?.declineCode).toBe('insufficient_funds');
+    expect(thrown.response?.status).toBe(402);
+    expect(hasErrorCode(thrown, 'not_found')).toBe(false);
+    expect(hasErrorCode(new Error('plain'), 'operation_failed')).toBe(false);
+  });
+});
