@@ -61,7 +61,7 @@ function oncelyOneClient(id: string, name: string, policy?: PolicyOptions): Cont
     prepare() {
       const client = createClient(policy === undefined ? {} : { policy });
       return {
-        send: (url, key, i) => client.send({ url, key, json: payload(i) }),
+        send: (url, key, i) => client.send({ method: 'POST', url, key, json: payload(i) }),
         close: () => client.close(),
       };
     },
@@ -75,7 +75,7 @@ function oncelyManyClients(id: string, name: string, policy?: PolicyOptions): Co
     prepare() {
       const clients = Array.from({ length: OPERATIONS }, () => createClient(policy === undefined ? {} : { policy }));
       return {
-        send: (url, key, i) => (clients[i] ?? createClient()).send({ url, key, json: payload(i) }),
+        send: (url, key, i) => (clients[i] ?? createClient()).send({ method: 'POST', url, key, json: payload(i) }),
         close: async () => {
           await Promise.all(clients.map((c) => c.close()));
         },
@@ -229,7 +229,7 @@ async function virtualWaves(name: string, policy: PolicyOptions | undefined): Pr
   const outcomes = await rt.run(
     Promise.all(
       clients.map((c, i) =>
-        c.send({ url: `${server.url}/payments`, key: `browser-${i}`, json: payload(i) }).then(
+        c.send({ method: 'POST', url: `${server.url}/payments`, key: `browser-${i}`, json: payload(i) }).then(
           () => true,
           () => false,
         ),

@@ -13,6 +13,7 @@ export type OncelyErrorCode =
   | 'key_conflict'
   | 'operation_failed'
   | 'response_invalid'
+  | 'response_parse'
   | 'lease_lost'
   | 'not_found'
   | 'store_corrupt'
@@ -186,4 +187,27 @@ export function isOncelyError(value: unknown): value is OncelyError {
 /** True when `value` is an oncely error with the given code. */
 export function hasErrorCode<C extends OncelyErrorCode>(value: unknown, code: C): value is OncelyError & { code: C } {
   return isOncelyError(value) && value.code === code;
+}
+
+/**
+ * The server answered 2xx with a body labelled JSON (`application/json` or
+ * `+json`) that is not JSON. The effect happened: the operation is
+ * `succeeded`, its record keeps the answer, and it is never resent (a repeat
+ * `send` rejects the same way, from the store). `text` is the body as
+ * received, for logging or reconciling by hand.
+ */
+export class ResponseParseError extends OncelyError {
+  override name = 'ResponseParseError';
+  readonly status: number;
+  /** The body as received (decoded as UTF-8). */
+  readonly text: string;
+  constructor(key: string, status: number, text: string, attempts: readonly AttemptSummary[], cause?: unknown) {
+    super(
+      'response_parse',
+      `The server completed operation ${key} (status ${status}) but its body, labelled JSON, is not JSON; the raw text is on \`text\``,
+      { key, state: 'succeeded', attempts, cause },
+    );
+    this.status = status;
+    this.text = text;
+  }
 }

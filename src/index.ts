@@ -28,6 +28,7 @@ export {
   NotFoundError,
   OncelyError,
   OperationError,
+  ResponseParseError,
   ResponseValidationError,
 } from './errors.js';
 export type { Listener, OncelyEventName, OncelyEvents } from './events.js';

@@ -31,7 +31,7 @@ export async function resumePass(core: ClientCore, options: ResumePassOptions): 
   const waitForLeases = options.waitForLeases ?? false;
   const onOutcome = options.onOutcome;
   const now = runtime.now();
-  await core.remediation.sweepIfDue(now);
+  await core.remediation.sweepIfDue();
   // Key and scope of each open record, in drive order, packed (see DriveList): with 100k open operations,
   // that is all the pass holds per operation that is not in flight.
   const summary = emptySummary();

@@ -4,8 +4,38 @@
  * have taken effect, so no caller is ever invited to pay twice.
  */
 import { InvalidStateError, OperationError } from '../errors.js';
-import { isTerminal, type OperationRecord } from '../model.js';
+import { isTerminal, type OperationRecord, type StoredAnswer } from '../model.js';
 import { mayHaveTakenEffect } from './decide.js';
+import { answerBodyValue } from './result.js';
+
+/**
+ * The server's final non-2xx answer as an `OperationError` shows it
+ * (`error.response`): status, the headers a stored result keeps, and the
+ * body parsed (JSON when it is JSON, else its text; binary bodies are left
+ * out). `truncated` when the body was longer than `maxResponseBytes`.
+ *
+ * @example
+ * catch (error) { if (isOncelyError(error) && error.response?.status === 402) showDecline(error.response.body); }
+ */
+export interface FinalResponse {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: unknown;
+  truncated?: boolean;
+}
+
+/** An `OperationError` with the final answer, when the record kept one. */
+export type OperationErrorWithResponse = OperationError & { readonly response?: FinalResponse };
+
+export function finalResponseOf(answer: StoredAnswer): FinalResponse {
+  const response: FinalResponse = {
+    status: answer.status,
+    headers: answer.headers,
+    body: answerBodyValue(answer.body),
+  };
+  if (answer.truncated === true) response.truncated = true;
+  return response;
+}
 
 /** Why `discard` must refuse `record`, if it must. */
 export function discardRefusal(record: OperationRecord, nowMs: number, force: boolean): InvalidStateError | undefined {
@@ -34,9 +64,9 @@ export function isHeldElsewhere(record: OperationRecord | undefined, owner: stri
   return record?.lease !== undefined && record.lease.owner !== owner && record.lease.until > nowMs;
 }
 
-export function failureError(record: OperationRecord): OperationError {
+export function failureError(record: OperationRecord): OperationErrorWithResponse {
   const failure = record.failure;
-  return new OperationError(
+  const error = new OperationError(
     `Operation ${record.key} ended ${record.state}${failure === undefined ? '' : ` (${failure.reason}): ${failure.message}`}`,
     {
       key: record.key,
@@ -48,6 +78,9 @@ export function failureError(record: OperationRecord): OperationError {
       mayHaveTakenEffect: mayHaveTakenEffect(record),
     },
   );
+  // Set after construction until OperationError takes `response` itself.
+  if (failure?.response !== undefined) Object.assign(error, { response: finalResponseOf(failure.response) });
+  return error;
 }
 
 export function suspendedError(record: OperationRecord, aborted: boolean): OperationError {

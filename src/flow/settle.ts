@@ -4,11 +4,11 @@
  * an `Outcome` that carries either and never rejects. Kept apart from the
  * loop: the loop settles records, this reads them back out.
  */
-import { type OncelyError, ResponseValidationError } from '../errors.js';
+import { type OncelyError, ResponseParseError, ResponseValidationError } from '../errors.js';
 import type { OperationRecord, OperationState } from '../model.js';
 import type { OperationStore } from '../store/store.js';
 import type { OncelyRequest } from './operation.js';
-import { bodyValue } from './result.js';
+import { bodyValue, unparsedJsonText } from './result.js';
 import { failureError } from './settle-errors.js';
 
 /** A settled success. */
@@ -44,6 +44,9 @@ export async function resultOf<T>(
 ): Promise<SendResult<T>> {
   if (record.state !== 'succeeded' || record.result === undefined) throw failureError(record);
   const result = record.result;
+  // Decided from the stored answer, so every later send of this key rejects the same way, from the store.
+  const unparsed = unparsedJsonText(result);
+  if (unparsed !== undefined) throw new ResponseParseError(record.key, result.status, unparsed, record.attempts);
   let data = bodyValue(result.body);
   if (request.responseSchema !== undefined) {
     const checked = await request.responseSchema['~standard'].validate(data);
