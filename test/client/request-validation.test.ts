@@ -28,6 +28,19 @@ describe('refused before the write-ahead', () => {
     await refused({ method, url: '/catalog', body: 'x' }, 'body');
   });
 
+  it.each([
+    ['a stream', () => new ReadableStream<Uint8Array>(), 'ReadableStream'],
+    ['FormData', () => new FormData(), 'FormData'],
+    ['a Blob', () => new Blob(['x']), 'Blob'],
+    ['URLSearchParams', () => new URLSearchParams({ a: '1' }), 'URLSearchParams'],
+  ])('a body that cannot be stored for a resend (%s), saying why', async (_label, make, kind) => {
+    const body = make() as unknown as string;
+    const error = await refused({ method: 'POST', url: '/upload', body }, 'body');
+    expect(error.message).toContain(`(got ${kind})`);
+    expect(error.message).toMatch(/stored and resent after a crash/);
+    expect(error.message).toMatch(/a stream can be read only once/);
+  });
+
   it.each(['TRACE', 'CONNECT', 'TRACK', 'trace'])('method %s', async (method) => {
     await refused({ method, url: '/payments' }, 'method');
   });

@@ -3,9 +3,9 @@
  * joined like ky's `prefixUrl`, and the path endpoint rules see.
  */
 import { describe, expect, it } from 'vitest';
-import { createClient, InvalidRequestError } from '../../src/index.js';
 import { methodOf } from '../../src/flow/operation.js';
 import { pathWithinBase, resolveUrl } from '../../src/flow/target.js';
+import { createClient, InvalidRequestError } from '../../src/index.js';
 
 const refusal = (fn: () => unknown): InvalidRequestError => {
   try {
