@@ -126,11 +126,11 @@ describe('the client sweeps expired records by itself', () => {
   });
 
   it('a new client sweeps on its first use (start-up)', async () => {
-    const { rt, client, store } = await setup(retained);
+    const { rt, client, store, server } = await setup(retained);
     await rt.run(client.send({ method: 'POST', url: '/payments', key: 'left', json: { amount: 1 } }));
     await client.close();
     await rt.advance(5_000);
-    const next = createClient({ store, baseUrl: server?.url, runtime: rt, fetch: rt.fetch, ...retained });
+    const next = createClient({ store, baseUrl: server.url, runtime: rt, fetch: rt.fetch, ...retained });
     clients.push(next);
     expect(fs.existsSync(store.pathOf('left'))).toBe(true);
     await rt.run(next.send({ url: '/items/1' }));
