@@ -4,7 +4,14 @@
  */
 import * as fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type ClientOptions, createClient, fileStore, InvalidOptionsError, type OncelyClient } from '../../src/node.js';
+import {
+  type ClientOptions,
+  createClient,
+  fileStore,
+  InvalidOptionsError,
+  memoryStore,
+  type OncelyClient,
+} from '../../src/node.js';
 import { createFakeRuntime, type FakeRuntime, type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
@@ -145,6 +152,21 @@ describe('the client sweeps expired records by itself', () => {
     await rt.run(client.send({ url: '/items/1' }));
     await client.close();
     expect(fs.existsSync(store.pathOf('kept'))).toBe(true);
+  });
+
+  it("a failing sweep is an 'error' event, never the caller's rejection", async () => {
+    const rt = createFakeRuntime();
+    server = await startReferenceServer({ runtime: rt });
+    const inner = memoryStore({ now: rt.now });
+    const store = { ...inner, list: () => Promise.reject(new Error('disk gone')) };
+    const client = createClient({ store, baseUrl: server.url, runtime: rt, fetch: rt.fetch });
+    clients.push(client);
+    const errors: Array<{ error: unknown; event: string }> = [];
+    client.on('error', (e) => errors.push(e));
+    const result = await rt.run(client.send({ method: 'POST', url: '/payments', key: 'p', json: {} }));
+    await client.close();
+    expect(result.status).toBe(201);
+    expect(errors).toEqual([{ error: new Error('disk gone'), event: 'sweep' }]);
   });
 
   it.each([0, -1, Number.NaN, '600000'])('sweepIntervalMs %o is refused at construction', (value) => {
