@@ -21,7 +21,7 @@ export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Prom
     if (!fresh && isTerminal(record.state)) return await resultOf(record, request, true);
     // A record just written ahead is already claimed by this client: the loop need not read it back.
     const settled = await core.loops.driveToEnd(record.key, record.scope, request.signal, fresh ? record : undefined);
-    if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true);
+    if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true, held);
     return await resultOf(settled, request, false);
   } catch (error) {
     throw asCallerAbort(error, request.signal);

@@ -83,18 +83,27 @@ export function failureError(record: OperationRecord): OperationErrorWithRespons
   return error;
 }
 
-export function suspendedError(record: OperationRecord, aborted: boolean): OperationError {
+/**
+ * The caller stopped waiting (or the client closed) before the operation
+ * settled. A stored one is resumed later; one kept in memory only (it sends
+ * no key, see flow/placement.ts) is not, and the error says so.
+ */
+export function suspendedError(record: OperationRecord, aborted: boolean, inMemory = false): OperationError {
   const why = aborted ? 'the caller stopped waiting' : 'the client closed';
+  const next = inMemory
+    ? 'it was kept in memory only (it sends no key and `persist` is off), so nothing will resume it'
+    : 'it stays stored and will be resumed';
   return new OperationError(
-    `Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}; it stays stored and will be resumed`,
+    `Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}; ${next}`,
     {
       key: record.key,
       state: record.state,
       attempts: record.attempts,
       ...(aborted ? { reason: 'aborted' as const } : {}),
       mayHaveTakenEffect: mayHaveTakenEffect(record),
-      remediation:
-        'It stays stored and is not done yet: resume() on the same store (or another tab or process driving it) finishes it with the same key. Do not send it again under a new key.',
+      remediation: inMemory
+        ? 'Send it again if you still need the answer (it sends no idempotency key; set `persist: true` to have such requests stored and resumed).'
+        : 'It stays stored and is not done yet: resume() on the same store (or another tab or process driving it) finishes it with the same key. Do not send it again under a new key.',
     },
   );
 }

@@ -103,6 +103,16 @@ describe('requests that send no key are not written ahead', () => {
     expect(await client.get('same')).toBeUndefined();
   });
 
+  it('closed before it settled: the error says nothing will resume it (it was not stored)', async () => {
+    const { rt, client, recordFiles, server } = await setup();
+    server.script({ kind: 'status', status: 503, retryAfter: 5 });
+    client.on('retry:scheduled', () => void client.close());
+    const error = await rt.run(client.send({ url: '/items/1', key: 'gone' })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'OperationError', key: 'gone', state: 'pending' });
+    expect((error as Error).message).toMatch(/kept in memory only .* nothing will resume it/);
+    expect(recordFiles()).toEqual([]);
+  });
+
   it('a refused persist value is an InvalidRequestError naming `persist`', async () => {
     const { client } = await setup();
     await expect(client.send({ url: '/items/1', persist: 'yes' as unknown as boolean })).rejects.toMatchObject({
