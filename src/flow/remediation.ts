@@ -115,6 +115,8 @@ export class Remediation {
    */
   sweepIfDue(): Promise<void> {
     if (this.#sweeping !== undefined) return this.#sweeping;
+    // A closed client may have closed its store: a late call must not start work on it.
+    if (this.#engine.shutdown.stopped) return Promise.resolve();
     if (this.#engine.runtime.now() - this.#lastSweepAt < this.#sweepIntervalMs) return Promise.resolve();
     const sweeping = this.sweep().then(
       () => undefined,
