@@ -8,6 +8,8 @@
  * learn that without unwrapping. It carries the oncely brand, so
  * `isOncelyError` and `hasErrorCode(e, 'operation_failed')` keep answering
  * yes; only `instanceof OperationError` does not (that is `e.cause`).
+ * Its `code` is oncely's (`'operation_failed'`), shadowing the legacy
+ * numeric `DOMException.code` (20): `name` is what the platform checks.
  */
 import { isOncelyError, type OperationError } from '../errors.js';
 

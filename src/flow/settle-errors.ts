@@ -15,7 +15,7 @@ import { answerBodyValue } from './result.js';
  * out). `truncated` when the body was longer than `maxResponseBytes`.
  *
  * @example
- * catch (error) { if (isOncelyError(error) && error.response?.status === 402) showDecline(error.response.body); }
+ * catch (error) { if (error instanceof OperationError && error.response?.status === 402) showDecline(error.response.body); }
  */
 export interface FinalResponse {
   status: number;
