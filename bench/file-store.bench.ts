@@ -221,7 +221,7 @@ async function operationsBench(): Promise<Record<string, number | string>[]> {
         const client = createClient({ store: make(), baseUrl: server.url });
         const total = concurrency === 1 ? Math.min(OPS, 150) : OPS;
         rate[name] = await measure(total, concurrency, async (i) => {
-          await client.send({ url: '/payments', json: { op: `${name}-${concurrency}-${i}` } });
+          await client.send({ method: 'POST', url: '/payments', json: { op: `${name}-${concurrency}-${i}` } });
         });
         await client.close();
       }

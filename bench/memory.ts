@@ -121,7 +121,7 @@ async function main(): Promise<void> {
       'oncely, with one long-lived caller signal',
       side,
       sideEvery,
-      () => withSignal.send({ url, json: payload, signal: longLived.signal }),
+      () => withSignal.send({ method: 'POST', url, json: payload, signal: longLived.signal }),
       () => withSignal.sweep(),
     ),
   );
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
       'oncely, memory store (retainMs 0, sweep every 1,000)',
       total,
       every,
-      () => client.send({ url, json: payload }),
+      () => client.send({ method: 'POST', url, json: payload }),
       () => client.sweep(),
     ),
   );

@@ -143,7 +143,7 @@ async function main(): Promise<void> {
       setUp: async () => {
         memoryClient ??= createClient();
         const c = memoryClient;
-        return () => c.send({ url, json: payload });
+        return () => c.send({ method: 'POST', url, json: payload });
       },
       dispose: async () => {
         await memoryClient?.close();
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
           fileClient = createClient({ store: fileStore({ dir }) });
         }
         const c = fileClient;
-        return () => c.send({ url, json: payload });
+        return () => c.send({ method: 'POST', url, json: payload });
       },
       dispose: async () => {
         await fileClient?.close();

@@ -12,7 +12,7 @@ import type { ResumeSummary } from './flow/resume.js';
 import type { AttemptContext, Connectivity } from './flow/run.js';
 import type { Outcome, SendResult } from './flow/settle.js';
 import { describeIssue, type OperationRecord } from './model.js';
-import type { PolicyOptions, ResolvedPolicy } from './options.js';
+import { checkClientOptionKeys, type PolicyOptions, type ResolvedPolicy } from './options.js';
 import type { Runtime } from './runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
 
@@ -21,7 +21,11 @@ export type { Outcome, SendResult } from './flow/settle.js';
 
 export interface ClientOptions {
   /**
-   * Base for relative request URLs.
+   * Prefix for request URLs that are not absolute, joined as ky's
+   * `prefixUrl` is (not URL-resolved): `'/payments'` and `'payments'` both
+   * go to `https://api.example.com/v1/payments`, with exactly one `/` at
+   * the join. Endpoint rules match the path relative to it
+   * (`'POST /payments'`). Absolute URLs are used as they are.
    * @example { baseUrl: 'https://api.example.com/v1/' }
    */
   baseUrl?: string;
@@ -75,6 +79,15 @@ export interface ClientOptions {
   leaseMs?: number;
   /** Operations `resume()` drives at once. @default 8 */
   concurrency?: number;
+  /**
+   * How often, at most, the client removes finished operations past their
+   * `retainUntil` by itself: on its first use, then on a `send`, `enqueue`
+   * or `resume` once this long has passed since the last sweep (on the
+   * runtime's clock). The sweep runs beside the request, never delaying it.
+   * @default 600_000 (10 minutes)
+   * @example { sweepIntervalMs: 60 * 60_000 }
+   */
+  sweepIntervalMs?: number;
   /**
    * What the platform knows about the network; while offline no attempt is
    * made or counted. The browser client passes one built on `navigator.onLine`.
@@ -134,7 +147,11 @@ export interface Enqueued<T = unknown> {
 }
 
 export interface OncelyClient {
-  /** Sends once: resolves with the result, or rejects with a typed error carrying `state`, `key`, `attempts`, `reason`. */
+  /**
+   * Sends once: resolves with the result, or rejects with a typed error
+   * carrying `state`, `key`, `attempts`, `reason` (an abort by the request's
+   * `signal`: a `DOMException` named `AbortError` with those fields).
+   */
   send<T = unknown>(request: OncelyRequest<T>): Promise<SendResult<T>>;
   /** Writes the operation ahead and returns once it is stored; `settled` follows. */
   enqueue<T = unknown>(request: OncelyRequest<T>): Promise<Enqueued<T>>;
@@ -161,7 +178,10 @@ export interface OncelyClient {
    * invite sending it again under a new key.
    */
   discard(key: string, options?: DiscardOptions): Promise<void>;
-  /** Removes finished operations past their `retainUntil`. Returns how many. */
+  /**
+   * Removes finished operations past their `retainUntil` now. Returns how
+   * many. The client also does it by itself (see `sweepIntervalMs`).
+   */
   sweep(): Promise<number>;
   on<E extends OncelyEventName>(event: E, fn: Listener<E>): () => void;
   /**
@@ -178,13 +198,35 @@ export const clientOptionsSchema = z.object({
   baseUrl: z.optional(z.url()),
   leaseMs: z.optional(z.number().check(z.minimum(1))),
   concurrency: z.optional(z.number().check(z.int(), z.minimum(1))),
+  sweepIntervalMs: z.optional(z.number().check(z.minimum(1), z.maximum(2 ** 31 - 1))),
   owner: z.optional(z.string().check(z.minLength(1))),
   deniedHeaders: z.optional(z.array(z.string())),
   resultHeaders: z.optional(z.array(z.string())),
 });
 
+/** Every option `createClient` accepts: a key missing here fails to compile when an option is added. */
+const CLIENT_OPTION_KEYS: Record<keyof ClientOptions, true> = {
+  baseUrl: true,
+  store: true,
+  runtime: true,
+  fetch: true,
+  headers: true,
+  onUnauthorized: true,
+  deniedHeaders: true,
+  resultHeaders: true,
+  policy: true,
+  endpoints: true,
+  owner: true,
+  leaseMs: true,
+  concurrency: true,
+  connectivity: true,
+  dispatch: true,
+  sweepIntervalMs: true,
+};
+
 export function validateClientOptions(options: ClientOptions): void {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
+  checkClientOptionKeys(options, Object.keys(CLIENT_OPTION_KEYS));
   const parsed = clientOptionsSchema.safeParse(options);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

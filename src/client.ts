@@ -15,11 +15,13 @@ import type { ClientCore } from './flow/core.js';
 import type { Engine } from './flow/engine.js';
 import { LeaseWatch } from './flow/lease-watch.js';
 import { Loops } from './flow/loops.js';
-import { ALWAYS_DENIED_HEADERS, resolveUrl } from './flow/operation.js';
+import { ALWAYS_DENIED_HEADERS } from './flow/operation.js';
+import { placedStore } from './flow/placement.js';
 import { Remediation } from './flow/remediation.js';
 import { resumePass } from './flow/resume-pass.js';
 import { enqueue, send } from './flow/send.js';
 import { Shutdown } from './flow/shutdown.js';
+import { parseBase, pathWithinBase, resolveUrl } from './flow/target.js';
 import { EndpointTable, validatePolicy } from './options.js';
 import { HostGates } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
@@ -52,7 +54,8 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
   const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
   const loops = new Loops(engine, options.dispatch);
-  const remediation = new Remediation(engine, loops);
+  const remediation = new Remediation(engine, loops, options.sweepIntervalMs);
+  const base = parseBase(options.baseUrl);
   const core: ClientCore = {
     engine,
     admission: new Admission(engine, options.baseUrl, denied),
@@ -72,10 +75,14 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     discard: (key, discardOptions = {}) => remediation.discard(key, discardOptions.force === true),
     sweep: () => remediation.sweep(),
     on: (event, fn) => events.on(event, fn),
-    policyFor: (method, url) => endpoints.resolve(method, resolveUrl(url, options.baseUrl)),
+    policyFor: (method, url) => {
+      const target = resolveUrl(url, options.baseUrl);
+      return endpoints.resolve(method, target, pathWithinBase(target, base));
+    },
     async close() {
       shutdown.stop();
       await loops.ended();
+      await remediation.idle();
       // A store passed in belongs to the caller (it may be shared); only close our own.
       if (options.store === undefined) await store.close?.();
     },
@@ -88,7 +95,7 @@ function engineFor(options: ClientOptions): Engine {
   const endpoints = new EndpointTable(defaults, options.endpoints ?? {});
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
   return {
-    store: trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime),
+    store: placedStore(trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime), runtime.now),
     runtime,
     owner: { id: options.owner ?? runtime.uuid(), leaseMs: options.leaseMs ?? 30_000 },
     // ky's own retry and timeout are off (oncely has one loop and times attempts itself);

@@ -17,6 +17,7 @@ export type OncelyErrorCode =
   | 'key_conflict'
   | 'operation_failed'
   | 'response_invalid'
+  | 'response_parse'
   | 'lease_lost'
   | 'not_found'
   | 'store_corrupt'
@@ -48,7 +49,7 @@ export interface OncelyErrorDetails {
  * Partial on purpose: a code added later falls back to `GENERIC_REMEDIATION`
  * until it gets its own line, instead of failing the build.
  */
-export const DEFAULT_REMEDIATION: Readonly<Partial<Record<OncelyErrorCode, string>>> = {
+export const DEFAULT_REMEDIATION: Readonly<Record<OncelyErrorCode, string>> = {
   invalid_options:
     'Fix the option named in `field` (the message lists the accepted forms); nothing was sent or stored.',
   invalid_request: 'Fix the request field named in `field`; nothing was sent or stored.',
@@ -61,6 +62,10 @@ export const DEFAULT_REMEDIATION: Readonly<Partial<Record<OncelyErrorCode, strin
   not_found: 'Check the key: the operation was never stored here, or was swept after its retention.',
   store_corrupt:
     'The record was moved aside, not deleted: inspect it with quarantined() (or `oncely list --state quarantined`).',
+  response_parse:
+    'The server completed the operation: do not send it again. Its body is on `text`; reconcile by hand or fix the server or the content type.',
+  lock_timeout:
+    'Nothing was written: check what the process holding the record is doing, then try again, or raise `lockTimeoutMs`.',
   invalid_state:
     'Check the operation with get(key): the message says which states allow this (in flight: wait for it to settle; a closed client: create a new one).',
 };
@@ -264,6 +269,7 @@ export interface OncelyErrorsByCode {
   not_found: NotFoundError;
   store_corrupt: CorruptRecordError;
   invalid_state: InvalidStateError;
+  response_parse: ResponseParseError;
 }
 
 /**
@@ -276,4 +282,27 @@ export function hasErrorCode<C extends OncelyErrorCode>(
   code: C,
 ): value is C extends keyof OncelyErrorsByCode ? OncelyErrorsByCode[C] : OncelyError & { code: C } {
   return isOncelyError(value) && value.code === code;
+}
+
+/**
+ * The server answered 2xx with a body labelled JSON (`application/json` or
+ * `+json`) that is not JSON. The effect happened: the operation is
+ * `succeeded`, its record keeps the answer, and it is never resent (a repeat
+ * `send` rejects the same way, from the store). `text` is the body as
+ * received, for logging or reconciling by hand.
+ */
+export class ResponseParseError extends OncelyError {
+  override name = 'ResponseParseError';
+  readonly status: number;
+  /** The body as received (decoded as UTF-8). */
+  readonly text: string;
+  constructor(key: string, status: number, text: string, attempts: readonly AttemptSummary[], cause?: unknown) {
+    super(
+      'response_parse',
+      `The server completed operation ${key} (status ${status}) but its body, labelled JSON, is not JSON; the raw text is on \`text\``,
+      { key, state: 'succeeded', attempts, cause },
+    );
+    this.status = status;
+    this.text = text;
+  }
 }

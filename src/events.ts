@@ -35,7 +35,7 @@ export interface OncelyEvents {
   settled: Base & { state: OperationState; reason: StopReason | undefined; attempts: number };
   /** A corrupt stored record was moved aside. */
   quarantined: { id: string; problems: readonly string[] };
-  /** A listener threw. */
+  /** A listener threw, or a background sweep failed (`event: 'sweep'`). */
   error: { error: unknown; event: string };
 }
 

@@ -22,7 +22,7 @@ export type {
   ResumeOptions,
   SendResult,
 } from './client-api.js';
-export type { OncelyErrorCode } from './errors.js';
+export type { OncelyErrorCode, OncelyErrorsByCode } from './errors.js';
 export {
   CorruptRecordError,
   hasErrorCode,
@@ -34,14 +34,17 @@ export {
   NotFoundError,
   OncelyError,
   OperationError,
+  ResponseParseError,
   ResponseValidationError,
 } from './errors.js';
 export type { Listener, OncelyEventName, OncelyEvents } from './events.js';
+export type { OperationAbortError } from './flow/abort-error.js';
 export type { AttemptContext, Connectivity } from './flow/engine.js';
 export type { DeriveKeyInput, DeriveKeyOptions, KeyFields } from './flow/key.js';
 export { deriveKey } from './flow/key.js';
 export type { OncelyRequest, StandardSchemaV1 } from './flow/operation.js';
 export type { ResumeSummary } from './flow/resume.js';
+export type { ErrorResponse, ProblemDetails, ProviderError, RawResult } from './model/error-response.js';
 export type {
   AttemptClass,
   AttemptRecord,
@@ -56,6 +59,7 @@ export type { BudgetOptions, PolicyOptions, ResolvedPolicy } from './options.js'
 export type { JitterKind } from './policy/backoff.js';
 export type { BodyRule, HeaderRule, ProviderProfile } from './policy/profiles.js';
 export { defineProfile, ietfProfile, stripeProfile } from './policy/profiles.js';
+export type { ProviderErrorFields } from './policy/provider-errors.js';
 export type { Runtime } from './runtime.js';
 export type { MemoryStore, MemoryStoreOptions } from './store/memory.js';
 export { memoryStore } from './store/memory.js';

@@ -15,6 +15,7 @@ export type {
   AttemptSummary,
   OmittedAttempts,
   OperationRecord,
+  StoredAnswer,
   StoredBody,
   StoredFailure,
   StoredRequest,

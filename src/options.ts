@@ -230,9 +230,9 @@ export class EndpointTable {
     }
   }
 
-  /** The most specific policy for `method url`. */
-  resolve(method: string, url: URL): ResolvedPolicy {
-    const index = selectEndpoint(this.#patterns, method, url.pathname);
+  /** The most specific policy for `method url`; rules match `path` (the client passes it relative to its `baseUrl`). */
+  resolve(method: string, url: URL, path: string = url.pathname): ResolvedPolicy {
+    const index = selectEndpoint(this.#patterns, method, path);
     return this.#policies[index] ?? this.defaultPolicy;
   }
 

@@ -14,7 +14,7 @@ describe('smoke', () => {
     server = await startReferenceServer({ now: rt.now });
     const client = createClient({ baseUrl: server.url, runtime: rt, fetch: rt.fetch });
     server.script({ kind: 'reset-after-commit' });
-    const result = await rt.run(client.send({ url: '/payments', json: { amount: 4800 } }));
+    const result = await rt.run(client.send({ method: 'POST', url: '/payments', json: { amount: 4800 } }));
     expect(result.status).toBe(201);
     expect(result.attempts).toBe(2);
     expect(server.ledger.effectCount(result.key)).toBe(1);

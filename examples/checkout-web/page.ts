@@ -358,6 +358,7 @@ async function pay(): Promise<void> {
   renderOrder();
   try {
     const { settled } = await client.enqueue({
+      method: 'POST',
       url: PAYMENTS_PATH,
       key: order.key,
       json: paymentBody(order),

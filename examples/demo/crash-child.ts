@@ -17,4 +17,9 @@ const client = createClient({
   policy: { attemptTimeoutMs: 800 },
 });
 client.on('attempt:started', () => console.log('sent'));
-await client.send({ url: '/payments', key, json: { orderId: 'pay-crash', amount: 9_900, currency: 'EUR' } });
+await client.send({
+  method: 'POST',
+  url: '/payments',
+  key,
+  json: { orderId: 'pay-crash', amount: 9_900, currency: 'EUR' },
+});

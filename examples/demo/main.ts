@@ -73,7 +73,12 @@ const results = await Promise.all(
     timeline.label(key, scenario.name);
     timeline.print(`${scenario.name.padEnd(12)} ${scenario.story}`);
     scenario.arrange(key);
-    const request = { url: '/payments', key, json: { orderId: scenario.name, amount: amount++, currency: 'EUR' } };
+    const request = {
+      method: 'POST',
+      url: '/payments',
+      key,
+      json: { orderId: scenario.name, amount: amount++, currency: 'EUR' },
+    };
     const sends = scenario.doubleClick ? [client.send(request), client.send(request)] : [client.send(request)];
     const settled = await Promise.allSettled(sends);
     return { scenario, key, settled };

@@ -28,7 +28,12 @@ const client = createClient({
 
 if (mode === 'enqueue') {
   for (const [i, action] of ['signup', 'subscribe', 'invoice', 'charge', 'receipt'].entries()) {
-    const { key } = await client.enqueue({ url: '/actions', key: `outbox-${action}`, json: { action, seq: i } });
+    const { key } = await client.enqueue({
+      method: 'POST',
+      url: '/actions',
+      key: `outbox-${action}`,
+      json: { action, seq: i },
+    });
     console.log(`buffered ${action} key=${key}`);
   }
   // Keep trying (the API is down) until the process is stopped.

@@ -45,7 +45,11 @@ payments.script({
   status: 409,
   body: { error: { type: 'idempotency_error', code: 'idempotency_key_in_use', message: 'in use' } },
 });
-const payment = await client.send({ url: `${payments.url}/v1/payments`, json: { amount: 4800, currency: 'eur' } });
+const payment = await client.send({
+  method: 'POST',
+  url: `${payments.url}/v1/payments`,
+  json: { amount: 4800, currency: 'eur' },
+});
 const paymentRecord = await client.get(payment.key);
 console.log(`\npayment ${payment.key}: ${paymentRecord?.attempts.map((a) => a.class).join(' → ')}`);
 checks.push(['payment: 409 in use was retried, then completed', paymentRecord?.attempts[0]?.class === 'in_progress']);
@@ -53,12 +57,18 @@ checks.push(['payment: one effect', payments.ledger.effectCount(payment.key) ===
 
 // 2. IETF: another device reuses the key with another payload → 422, permanent, no second message.
 const message = await client.send({
+  method: 'POST',
   url: `${messaging.url}/messages`,
   json: { to: 'ada', text: 'Your order shipped' },
 });
 const otherDevice = createClient({ policy, endpoints, store: memoryStore() });
 const conflict = await otherDevice
-  .send({ url: `${messaging.url}/messages`, key: message.key, json: { to: 'ada', text: 'Something else' } })
+  .send({
+    method: 'POST',
+    url: `${messaging.url}/messages`,
+    key: message.key,
+    json: { to: 'ada', text: 'Something else' },
+  })
   .catch((error: unknown) => error);
 const refused = isOncelyError(conflict) && conflict.state === 'failed' && conflict.reason === 'permanent';
 console.log(

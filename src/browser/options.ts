@@ -4,6 +4,7 @@
  */
 import type { ClientOptions } from '../client.js';
 import { InvalidOptionsError } from '../errors.js';
+import { checkClientOptionKeys } from '../options.js';
 import type { OperationStore } from '../store/store.js';
 import type { BrowserEnv } from './env.js';
 import type { WipeReport } from './persistence.js';
@@ -94,9 +95,40 @@ function positive(options: BrowserClientOptions, name: keyof BrowserClientOption
   return value;
 }
 
-/** Throws `InvalidOptionsError` naming the first invalid browser option (the core validates its own). */
+/** Every option `createBrowserClient` accepts (a key missing here fails to compile when an option is added). */
+const BROWSER_OPTION_KEYS: Record<keyof BrowserClientOptions, true> = {
+  baseUrl: true,
+  runtime: true,
+  fetch: true,
+  headers: true,
+  onUnauthorized: true,
+  deniedHeaders: true,
+  resultHeaders: true,
+  policy: true,
+  endpoints: true,
+  owner: true,
+  leaseMs: true,
+  sweepIntervalMs: true,
+  store: true,
+  database: true,
+  user: true,
+  persist: true,
+  onStoreWiped: true,
+  concurrency: true,
+  drainIntervalMs: true,
+  settlePollMs: true,
+  recheckMs: true,
+  locks: true,
+  env: true,
+};
+
+/**
+ * Throws `InvalidOptionsError` naming the first invalid browser option (the
+ * core validates its own); an unknown key is refused with the name meant.
+ */
 export function browserSettings(options: BrowserClientOptions): BrowserSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
+  checkClientOptionKeys(options, Object.keys(BROWSER_OPTION_KEYS));
   const concurrency = positive(options, 'concurrency', 4);
   if (!Number.isInteger(concurrency)) throw new InvalidOptionsError('concurrency', 'must be an integer');
   const drainIntervalMs = positive(options, 'drainIntervalMs', 5_000);

@@ -4,22 +4,31 @@
  * under its key is found. Admissions of one scope are chained, so their
  * write-ahead order, and with it their send order, is the order of the calls.
  */
-import { InvalidOptionsError, InvalidStateError, KeyConflictError } from '../errors.js';
+import { InvalidOptionsError, InvalidRequestError, InvalidStateError, KeyConflictError } from '../errors.js';
 import { type OperationRecord, SEQ_PER_MS } from '../model.js';
 import type { Engine } from './engine.js';
-import { type OncelyRequest, prepareOperation, resolveUrl } from './operation.js';
+import { methodOf, type OncelyRequest, prepareOperation } from './operation.js';
+import { sendsKey } from './outcome.js';
 import { noop } from './settle-errors.js';
+import { parseBase, pathWithinBase, resolveUrl } from './target.js';
 import { create } from './transitions.js';
 
 /** The record of an admitted request, and whether this call wrote it (false: it was stored already). */
 export interface Admitted {
   record: OperationRecord;
   fresh: boolean;
+  /**
+   * The record lives in memory only (it sends no key and nothing asked to
+   * persist it) and this call holds it: `store.release(key)` once the
+   * caller has its answer (see flow/placement.ts).
+   */
+  held: boolean;
 }
 
 export class Admission {
   readonly #engine: Engine;
   readonly #baseUrl: string | undefined;
+  readonly #base: URL | undefined;
   /** Header names never stored (lower case): the credentials, and the client's `deniedHeaders`. */
   readonly #denied: ReadonlySet<string>;
   /** Admissions of one scope, chained: write-ahead order (and so send order) is call order. */
@@ -29,6 +38,7 @@ export class Admission {
   constructor(engine: Engine, baseUrl: string | undefined, denied: ReadonlySet<string>) {
     this.#engine = engine;
     this.#baseUrl = baseUrl;
+    this.#base = parseBase(baseUrl);
     this.#denied = denied;
   }
 
@@ -66,17 +76,28 @@ export class Admission {
     if (typeof request !== 'object' || request === null) throw new InvalidOptionsError('request', 'must be an object');
     const { store, runtime, endpoints, events, owner } = this.#engine;
     const url = resolveUrl(request.url, this.#baseUrl);
-    const method = (request.method ?? 'POST').toUpperCase();
-    const policy = endpoints.resolve(method, url);
+    const method = methodOf(request);
+    const policy = endpoints.resolve(method, url, pathWithinBase(url, this.#base));
     const prepared = await prepareOperation(request, url, policy, this.#denied, runtime);
+    if (request.persist !== undefined && typeof request.persist !== 'boolean') {
+      throw new InvalidRequestError('persist', 'must be true or false');
+    }
+    const held = !(request.persist ?? policy.persist) && !sendsKey(policy, method);
+    if (held) store.hold(prepared.key);
     let fresh = false;
-    const record = await store.update(prepared.key, (current) => {
-      fresh = current === undefined;
-      if (current !== undefined) return current;
-      return create(prepared, policy, request, runtime.now(), owner, this.#nextSeq());
-    });
-    if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
-    if (record.fingerprint !== prepared.fingerprint) throw new KeyConflictError(prepared.key, record.state);
+    let record: OperationRecord | undefined;
+    try {
+      record = await store.update(prepared.key, (current) => {
+        fresh = current === undefined;
+        if (current !== undefined) return current;
+        return create(prepared, policy, request, runtime.now(), owner, this.#nextSeq());
+      });
+      if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
+      if (record.fingerprint !== prepared.fingerprint) throw new KeyConflictError(prepared.key, record.state);
+    } catch (error) {
+      if (held) store.release(prepared.key);
+      throw error;
+    }
     if (fresh && events.listens('enqueued')) {
       events.emit('enqueued', {
         key: record.key,
@@ -86,6 +107,6 @@ export class Admission {
         deadlineAt: record.deadlineAt,
       });
     }
-    return { record, fresh };
+    return { record, fresh, held };
   }
 }

@@ -8,8 +8,8 @@ import type { Emitter } from '../events.js';
 import type { EndpointTable } from '../options.js';
 import type { HostGates } from '../policy/gate.js';
 import type { Runtime } from '../runtime.js';
-import type { OperationStore } from '../store/store.js';
 import type { LeaseWatch } from './lease-watch.js';
+import type { PlacedStore } from './placement.js';
 import type { Shutdown } from './shutdown.js';
 import type { Owner } from './transitions.js';
 
@@ -24,7 +24,8 @@ export interface AttemptContext {
 }
 
 export interface Engine {
-  store: OperationStore;
+  /** The client's store, and memory for operations that are not written ahead (flow/placement.ts). */
+  store: PlacedStore;
   runtime: Runtime;
   owner: Owner;
   http: KyInstance;

@@ -47,7 +47,8 @@ export class Loops {
     const dispatch = this.#dispatch;
     const run = (async () => {
       if (previous !== undefined) await previous.catch(() => undefined);
-      if (dispatch === undefined) return runOperation(engine, key, signal, busy, written);
+      // A record in this process's memory is no other tab's or process's to send.
+      if (dispatch === undefined || engine.store.inMemory(key)) return runOperation(engine, key, signal, busy, written);
       return dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
     })();
     this.#running.set(key, run);

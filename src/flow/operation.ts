@@ -19,13 +19,26 @@ import { checkMethod, checkUrl, headerProblem, plainMeta } from './validate.js';
  * await client.send({ method: 'POST', url: '/payments', json: { amount: 4800, currency: 'EUR' } });
  */
 export interface OncelyRequest<T = unknown> {
-  /** @default 'POST' */
+  /**
+   * As with `fetch`: `GET` when not given. A request with a body must name
+   * its method (a write says `method: 'POST'`); oncely does not guess.
+   * @default 'GET'
+   */
   method?: string;
-  /** Absolute, or relative to the client's `baseUrl`. */
+  /**
+   * Absolute, or joined to the client's `baseUrl` (as ky's `prefixUrl`:
+   * `'/payments'` under `'https://api.example.com/v1/'` is `…/v1/payments`).
+   */
   url: string | URL;
   /** A JSON body: serialised once, stored, and resent byte for byte. */
   json?: unknown;
-  /** A raw body (text or bytes), stored and resent byte for byte. */
+  /**
+   * A raw body (text or bytes), stored and resent byte for byte. Streams,
+   * `FormData`, `Blob` and `URLSearchParams` are refused: a stream can be read
+   * only once and the others are not bytes yet, so none could be stored for
+   * a resend after a crash. Serialise them first (e.g. `params.toString()`
+   * with a `Content-Type` header).
+   */
   body?: string | Uint8Array | ArrayBuffer;
   /**
    * Headers stored with the operation and sent on every attempt: only
@@ -51,6 +64,14 @@ export interface OncelyRequest<T = unknown> {
   responseSchema?: StandardSchemaV1<unknown, T>;
   /** Operations of one scope are sent in order, one at a time. */
   scope?: string;
+  /**
+   * Write this request ahead even though it sends no idempotency key (a
+   * `GET`, or an endpoint with `sendKey: false`), as the endpoint option
+   * `persist` does for all its requests. A request that sends a key is
+   * always written ahead.
+   * @default the endpoint's `persist` (false)
+   */
+  persist?: boolean;
   /**
    * Plain JSON metadata stored with the operation (e.g. `{ userId }`). A
    * copy is stored; functions, cycles, class instances and more than 32
@@ -91,15 +112,22 @@ export interface PreparedOperation {
 
 const METHOD = /^[A-Za-z]+$/;
 
-export function resolveUrl(url: string | URL, baseUrl: string | undefined): URL {
-  try {
-    return new URL(url, baseUrl);
-  } catch {
-    throw new InvalidRequestError(
-      'url',
-      `"${String(url)}" is not a valid URL${baseUrl === undefined ? ' (no baseUrl is set)' : ''}`,
-    );
+/**
+ * The request's method, upper case: as `fetch` does, `GET` when none is
+ * given, but a body without a method is refused rather than guessed (a
+ * write that became a `GET` would be refused anyway, or worse, sent).
+ */
+export function methodOf(input: Pick<OncelyRequest, 'method' | 'json' | 'body'>): string {
+  if (input.method === undefined) {
+    if (input.json !== undefined || input.body !== undefined) {
+      throw new InvalidRequestError('method', "a request with a body needs a method, e.g. method: 'POST'");
+    }
+    return 'GET';
   }
+  if (typeof input.method !== 'string' || !METHOD.test(input.method)) {
+    throw new InvalidRequestError('method', `"${String(input.method)}" is not an HTTP method`);
+  }
+  return input.method.toUpperCase();
 }
 
 /**
@@ -115,8 +143,7 @@ export async function prepareOperation(
   deniedHeaders: ReadonlySet<string>,
   runtime: Runtime,
 ): Promise<PreparedOperation> {
-  const method = (input.method ?? 'POST').toUpperCase();
-  if (!METHOD.test(method)) throw new InvalidRequestError('method', `"${input.method}" is not an HTTP method`);
+  const method = methodOf(input);
   if (input.json !== undefined && input.body !== undefined) {
     throw new InvalidRequestError('body', 'give either `json` or `body`, not both');
   }
@@ -188,5 +215,13 @@ function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
   if (typeof body === 'string') return { encoding: 'text', text: body };
   if (body instanceof Uint8Array) return { encoding: 'base64', data: bytesToBase64(body) };
   if (body instanceof ArrayBuffer) return { encoding: 'base64', data: bytesToBase64(new Uint8Array(body)) };
-  throw new InvalidRequestError('body', 'must be a string, Uint8Array or ArrayBuffer');
+  throw new InvalidRequestError(
+    'body',
+    `must be a string, Uint8Array or ArrayBuffer (got ${kindOf(body)}): the exact bytes are stored and resent after a crash, and a stream can be read only once while FormData, Blob and URLSearchParams are not bytes yet; serialise it first, or send JSON as \`json\``,
+  );
+}
+
+function kindOf(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return typeof value;
+  return (value as object).constructor?.name ?? 'object';
 }

@@ -4,7 +4,7 @@
  * gets when something escapes, and the one last look past the deadline.
  */
 import { isOncelyError, OperationError } from '../errors.js';
-import type { OperationRecord, StoredResult } from '../model.js';
+import type { OperationRecord, StoredAnswer, StoredResult } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import type { AttemptOutput } from './attempt.js';
 import type { AttemptEnd } from './attempt-history.js';
@@ -80,10 +80,13 @@ export function emitEnded(engine: Engine, base: Base, record: OperationRecord, e
 /** The idempotency key header, unless the policy or a safe method says not to send it. */
 export function keyHeaders(policy: ResolvedPolicy, record: OperationRecord): Record<string, string> {
   const headers: Record<string, string> = {};
-  const method = record.request.method.toUpperCase();
-  const sendKey = policy.sendKey ?? !SAFE_METHODS.has(method);
-  if (sendKey) headers[policy.profile.keyHeader] = record.key;
+  if (sendsKey(policy, record.request.method)) headers[policy.profile.keyHeader] = record.key;
   return headers;
+}
+
+/** The policy's `sendKey`, else: every method but the safe ones (which repeat harmlessly without a key). */
+export function sendsKey(policy: Pick<ResolvedPolicy, 'sendKey'>, method: string): boolean {
+  return policy.sendKey ?? !SAFE_METHODS.has(method.toUpperCase());
 }
 
 export const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -106,4 +109,23 @@ export function storedResult(
   // Assigned, not spread in: see `revise` in transitions.ts.
   if (body !== undefined) result.body = body;
   return result;
+}
+
+/**
+ * The answer kept with a stop (`failure.response`): the attempt's response
+ * when it was not a 2xx, with the headers a stored result keeps and the body
+ * as read (up to `maxResponseBytes`). Undefined for a 2xx, which settles as
+ * a result, and for an attempt without an answer (timeout, reset, …).
+ */
+export function finalAnswer(output: AttemptOutput, extra: readonly string[]): StoredAnswer | undefined {
+  const observation = output.observation;
+  if (observation.kind !== 'response' || (observation.status >= 200 && observation.status < 300)) return undefined;
+  const answer: StoredAnswer = {
+    status: observation.status,
+    headers: storedResponseHeaders(output.headers, extra),
+  };
+  const body = storedBodyFrom(output.bytes, output.headers['content-type']);
+  if (body !== undefined) answer.body = body;
+  if (observation.bodyTruncatedAtBytes !== undefined) answer.truncated = true;
+  return answer;
 }

@@ -47,7 +47,7 @@ export function policyOfRecord(endpoints: EndpointTable, record: OperationRecord
       {
         key: record.key,
         state: record.state,
-        attempts: record.attempts,
+        history: record.attempts,
         mayHaveTakenEffect: mayHaveTakenEffect(record),
         remediation: `Resume it from a client configured with the rule "${record.policy}" (it stays stored, with its key).`,
       },

@@ -6,25 +6,30 @@
  * record as stored, inside the write that acts on it.
  */
 import { InvalidStateError, NotFoundError } from '../errors.js';
+import { isTerminal, type OperationRecord, TERMINAL_STATES } from '../model.js';
 import type { Engine } from './engine.js';
 import type { Loops } from './loops.js';
 import { policyOfRecord } from './policy-snapshot.js';
 import { summaries } from './resume.js';
 import { guarded, type Outcome, outcomeOf } from './settle.js';
-import { discardRefusal } from './settle-errors.js';
+import { discardRefusal, liveProfile } from './settle-errors.js';
 import { reopen } from './transitions.js';
 
-/** Finished-record sweeps run at most this often from `resume()`. */
-const SWEEP_INTERVAL_MS = 60_000;
+/** The client option `sweepIntervalMs`: 10 minutes. */
+export const DEFAULT_SWEEP_INTERVAL_MS = 600_000;
 
 export class Remediation {
   readonly #engine: Engine;
   readonly #loops: Loops;
+  readonly #sweepIntervalMs: number;
   #lastSweepAt = Number.NEGATIVE_INFINITY;
+  /** The sweep running now, if one is. */
+  #sweeping: Promise<void> | undefined;
 
-  constructor(engine: Engine, loops: Loops) {
+  constructor(engine: Engine, loops: Loops, sweepIntervalMs: number = DEFAULT_SWEEP_INTERVAL_MS) {
     this.#engine = engine;
     this.#loops = loops;
+    this.#sweepIntervalMs = sweepIntervalMs;
   }
 
   /**
@@ -59,7 +64,9 @@ export class Remediation {
     return guarded(
       store,
       key,
-      this.#loops.drive(key, updated.scope).then((r) => outcomeOf(r, {}, false)),
+      this.#loops
+        .drive(key, updated.scope)
+        .then((r) => outcomeOf(r, {}, false, liveProfile(this.#engine.endpoints, r))),
     );
   }
 
@@ -87,19 +94,52 @@ export class Remediation {
     const { store, runtime } = this.#engine;
     const now = runtime.now();
     this.#lastSweepAt = now;
-    const finished = await summaries(store, { state: ['succeeded', 'blocked', 'failed', 'unknown'] });
+    const finished = await summaries(store, { state: TERMINAL_STATES });
     let removed = 0;
-    for (const record of finished) {
-      if (record.retainUntil !== undefined && record.retainUntil <= now) {
-        await store.delete(record.key);
-        removed++;
-      }
+    for (const summary of finished) {
+      if (!isExpired(summary, now) || this.#loops.isRunning(summary.key)) continue;
+      // Looked at again as stored: `retry(key)` may have reopened it since the list was read.
+      const current = await store.get(summary.key);
+      if (current === undefined || !isExpired(current, now)) continue;
+      await store.delete(summary.key);
+      removed++;
     }
     return removed;
   }
 
-  /** Sweeps unless a sweep ran within the last minute: sweeping reads every finished record. */
-  async sweepIfDue(nowMs: number): Promise<void> {
-    if (nowMs - this.#lastSweepAt >= SWEEP_INTERVAL_MS) await this.sweep();
+  /**
+   * Starts a sweep unless one ran within `sweepIntervalMs` (on the client's
+   * clock) or is running: the client's first use sweeps, and then at most
+   * once per interval, so records past their retention leave the store
+   * without the app calling `sweep()`. Resolves when that sweep ends; a
+   * failed sweep is reported as an `error` event (`event: 'sweep'`), never
+   * to the caller whose request started it.
+   */
+  sweepIfDue(): Promise<void> {
+    if (this.#sweeping !== undefined) return this.#sweeping;
+    // A closed client may have closed its store: a late call must not start work on it.
+    if (this.#engine.shutdown.stopped) return Promise.resolve();
+    if (this.#engine.runtime.now() - this.#lastSweepAt < this.#sweepIntervalMs) return Promise.resolve();
+    const sweeping = this.sweep().then(
+      () => undefined,
+      (error: unknown) => this.#engine.events.emit('error', { error, event: 'sweep' }),
+    );
+    this.#sweeping = sweeping;
+    void sweeping.then(() => {
+      if (this.#sweeping === sweeping) this.#sweeping = undefined;
+    });
+    return sweeping;
   }
+
+  /** Resolves once no sweep is running (the client waits for it before closing its store). */
+  async idle(): Promise<void> {
+    await this.#sweeping;
+  }
+}
+
+function isExpired(
+  record: { state: OperationRecord['state']; retainUntil?: number | undefined },
+  nowMs: number,
+): boolean {
+  return isTerminal(record.state) && record.retainUntil !== undefined && record.retainUntil <= nowMs;
 }

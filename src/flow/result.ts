@@ -32,18 +32,27 @@ export function storedResponseHeaders(
   return kept;
 }
 
-/** JSON stays JSON text, other text stays text, anything else becomes base64. */
+/** `application/json`, `application/problem+json`, … (any `/json` or `+json` media type). */
+export function isJsonType(contentType: string | undefined): boolean {
+  return /[/+]json\b/.test((contentType ?? '').toLowerCase());
+}
+
+/**
+ * JSON stays JSON text, other text stays text, anything else becomes base64.
+ * A body labelled JSON that does not parse is kept as text (or base64, when
+ * it is not even UTF-8): what the server sent is kept as sent.
+ */
 export function storedBodyFrom(bytes: Uint8Array | undefined, contentType: string | undefined): StoredBody | undefined {
   if (bytes === undefined || bytes.length === 0) return undefined;
   const type = (contentType ?? '').toLowerCase();
-  if (/[/+]json\b/.test(type) || /^text\//.test(type)) {
+  if (isJsonType(type) || /^text\//.test(type)) {
     let decoded: string;
     try {
       decoded = strictUtf8.decode(bytes);
     } catch {
       return { encoding: 'base64', data: bytesToBase64(bytes) };
     }
-    if (/[/+]json\b/.test(type)) {
+    if (isJsonType(type)) {
       try {
         JSON.parse(decoded);
         return { encoding: 'json', text: decoded };
@@ -71,3 +80,20 @@ export function bodyValue(body: StoredBody | undefined): unknown {
       return base64ToBytes(body.data);
   }
 }
+
+/**
+ * The text of a body labelled JSON that is not JSON (kept as text or base64
+ * by `storedBodyFrom`), else undefined. An empty body is no body, not a
+ * broken one (`HEAD`, a `201` without content).
+ */
+export function unparsedJsonText(answer: {
+  headers: Record<string, string>;
+  body?: StoredBody | undefined;
+}): string | undefined {
+  const body = answer.body;
+  if (body === undefined || body.encoding === 'json' || !isJsonType(answer.headers['content-type'])) return undefined;
+  return body.encoding === 'text' ? body.text : lenientUtf8.decode(base64ToBytes(body.data));
+}
+
+/** Replaces bytes that are not UTF-8 with U+FFFD: for showing a broken body, never for storing one. */
+const lenientUtf8 = new TextDecoder();

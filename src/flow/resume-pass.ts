@@ -17,7 +17,7 @@ import {
   summaries,
 } from './resume.js';
 import { guarded, type Outcome, outcomeOf } from './settle.js';
-import { isHeldElsewhere } from './settle-errors.js';
+import { isHeldElsewhere, liveProfile } from './settle-errors.js';
 
 /** The client's `ResumeOptions` (documented there). */
 export interface ResumePassOptions {
@@ -31,7 +31,7 @@ export async function resumePass(core: ClientCore, options: ResumePassOptions): 
   const waitForLeases = options.waitForLeases ?? false;
   const onOutcome = options.onOutcome;
   const now = runtime.now();
-  await core.remediation.sweepIfDue(now);
+  await core.remediation.sweepIfDue();
   // Key and scope of each open record, in drive order, packed (see DriveList): with 100k open operations,
   // that is all the pass holds per operation that is not in flight.
   const summary = emptySummary();
@@ -59,7 +59,9 @@ export async function resumePass(core: ClientCore, options: ResumePassOptions): 
     guarded(
       store,
       item.key,
-      loops.drive(item.key, item.scope, undefined, busy).then((r) => outcomeOf(r, {}, false)),
+      loops
+        .drive(item.key, item.scope, undefined, busy)
+        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
     );
   const skipped: ToDrive[] = [];
   // First pass: everything free. A record another owner claims meanwhile is

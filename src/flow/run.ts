@@ -10,7 +10,7 @@
  * without writing, and another owner carries on with the same key.
  */
 import { LeaseLostError, NotFoundError } from '../errors.js';
-import type { OperationRecord } from '../model.js';
+import type { OperationRecord, StoredAnswer } from '../model.js';
 import { parseServerHintMs } from '../policy/retry-after.js';
 import { performAttempt } from './attempt.js';
 import { type AttemptEnd, attemptNumber } from './attempt-history.js';
@@ -23,6 +23,7 @@ import {
   attemptsSent,
   describe,
   emitEnded,
+  finalAnswer,
   keyHeaders,
   settlesByReplay,
   storedResult,
@@ -117,9 +118,11 @@ async function drive(
   const base = { key, operation: `${claimed.request.method} ${claimed.request.url}`, fingerprint: claimed.fingerprint };
   const write = (fn: (r: OperationRecord) => OperationRecord) =>
     engine.store.update(key, (current) => fn(assertFenced(current, key, owner, epoch))) as Promise<OperationRecord>;
+  /** The last attempt's answer when it was a non-2xx response: kept with a stop (see `finalAnswer`). */
+  let answer: StoredAnswer | undefined;
   const settle = async (stop: Stop, end?: AttemptEnd): Promise<OperationRecord> => {
     gate?.forget(key);
-    const settled = await write((r) => settleStopped(r, stop, runtime.now(), policy.retainMs, end));
+    const settled = await write((r) => settleStopped(r, stop, runtime.now(), policy.retainMs, end, answer));
     if (end !== undefined) emitEnded(engine, base, settled, end);
     if (events.listens('settled')) {
       events.emit('settled', { ...base, state: settled.state, reason: stop.reason, attempts: settled.attempts.length });
@@ -207,6 +210,7 @@ async function drive(
             )
           : credentialsFailed(credentials.error);
       const endedAt = runtime.now();
+      answer = finalAnswer(output, engine.resultHeaders);
       const classification = classify(output.observation, {
         profile: policy.profile,
         overrides: policy.classify,

@@ -3,21 +3,32 @@
  * the store if it had already settled, or driven until it settles.
  * `send` waits and rejects with a typed error; `enqueue` returns once the
  * write-ahead is done, with an outcome promise that never rejects.
+ * Each call also starts the client's periodic sweep when it is due.
  */
 import { isTerminal } from '../model.js';
+import { asCallerAbort } from './abort-error.js';
+import type { Admitted } from './admission.js';
 import type { ClientCore } from './core.js';
 import type { OncelyRequest } from './operation.js';
 import { guarded, type Outcome, outcomeOf, resultOf, type SendResult } from './settle.js';
-import { suspendedError } from './settle-errors.js';
+import { liveProfile, suspendedError } from './settle-errors.js';
 
 /** Sends once: the result, or a typed error (also when the caller stops waiting before it settles). */
 export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Promise<SendResult<T>> {
-  const { record, fresh } = await core.admission.admit(request);
-  if (!fresh && isTerminal(record.state)) return resultOf(record, request, true);
-  // A record just written ahead is already claimed by this client: the loop need not read it back.
-  const settled = await core.loops.driveToEnd(record.key, record.scope, request.signal, fresh ? record : undefined);
-  if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true);
-  return resultOf(settled, request, false);
+  void core.remediation.sweepIfDue();
+  const { record, fresh, held } = await core.admission.admit(request);
+  try {
+    if (!fresh && isTerminal(record.state))
+      return await resultOf(record, request, true, liveProfile(core.engine.endpoints, record));
+    // A record just written ahead is already claimed by this client: the loop need not read it back.
+    const settled = await core.loops.driveToEnd(record.key, record.scope, request.signal, fresh ? record : undefined);
+    if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true, held);
+    return await resultOf(settled, request, false, liveProfile(core.engine.endpoints, settled));
+  } catch (error) {
+    throw asCallerAbort(error, request.signal);
+  } finally {
+    release(core, record.key, held);
+  }
 }
 
 /** Writes the operation ahead; `settled` follows and never rejects. */
@@ -25,16 +36,26 @@ export async function enqueue<T>(
   core: ClientCore,
   request: OncelyRequest<T>,
 ): Promise<{ key: string; settled: Promise<Outcome<T>> }> {
-  const { record, fresh } = await core.admission.admit(request);
-  const settled =
+  void core.remediation.sweepIfDue();
+  const { record, fresh, held }: Admitted = await core.admission.admit(request);
+  const outcome =
     !fresh && isTerminal(record.state)
-      ? outcomeOf(record, request, true)
+      ? outcomeOf(record, request, true, liveProfile(core.engine.endpoints, record))
       : guarded(
           core.engine.store,
           record.key,
           core.loops
             .driveToEnd(record.key, record.scope, request.signal, fresh ? record : undefined)
-            .then((r) => outcomeOf(r, request, false)),
+            .then((r) => outcomeOf(r, request, false, liveProfile(core.engine.endpoints, r))),
         );
+  const settled = outcome.then((o) => {
+    release(core, record.key, held);
+    return o.error === undefined ? o : { ...o, error: asCallerAbort(o.error, request.signal) as Error };
+  });
   return { key: record.key, settled };
+}
+
+/** This caller has its answer: a record kept in memory for it may be forgotten (see flow/placement.ts). */
+function release(core: ClientCore, key: string, held: boolean): void {
+  if (held) core.engine.store.release(key);
 }

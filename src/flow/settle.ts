@@ -4,11 +4,12 @@
  * an `Outcome` that carries either and never rejects. Kept apart from the
  * loop: the loop settles records, this reads them back out.
  */
-import { type OncelyError, ResponseValidationError } from '../errors.js';
+import { type OncelyError, ResponseParseError, ResponseValidationError } from '../errors.js';
 import type { OperationRecord, OperationState } from '../model.js';
+import type { ProviderProfile } from '../policy/profiles.js';
 import type { OperationStore } from '../store/store.js';
 import type { OncelyRequest } from './operation.js';
-import { bodyValue } from './result.js';
+import { bodyValue, unparsedJsonText } from './result.js';
 import { failureError } from './settle-errors.js';
 
 /** A settled success. */
@@ -41,9 +42,13 @@ export async function resultOf<T>(
   record: OperationRecord,
   request: Pick<OncelyRequest<T>, 'responseSchema'>,
   fromStore: boolean,
+  profile?: ProviderProfile,
 ): Promise<SendResult<T>> {
-  if (record.state !== 'succeeded' || record.result === undefined) throw failureError(record);
+  if (record.state !== 'succeeded' || record.result === undefined) throw failureError(record, profile);
   const result = record.result;
+  // Decided from the stored answer, so every later send of this key rejects the same way, from the store.
+  const unparsed = unparsedJsonText(result);
+  if (unparsed !== undefined) throw new ResponseParseError(record.key, result.status, unparsed, record.attempts);
   let data = bodyValue(result.body);
   if (request.responseSchema !== undefined) {
     const checked = await request.responseSchema['~standard'].validate(data);
@@ -54,6 +59,7 @@ export async function resultOf<T>(
         data,
         checked.issues.map((i) => i.message),
         record.attempts,
+        result.headers,
       );
     }
     data = checked.value;
@@ -74,9 +80,10 @@ export async function outcomeOf<T>(
   record: OperationRecord,
   request: Pick<OncelyRequest<T>, 'responseSchema'>,
   fromStore: boolean,
+  profile?: ProviderProfile,
 ): Promise<Outcome<T>> {
   try {
-    const result = await resultOf(record, request, fromStore);
+    const result = await resultOf(record, request, fromStore, profile);
     return { key: record.key, state: record.state, ok: true, result, record };
   } catch (error) {
     return { key: record.key, state: record.state, ok: false, error: error as Error, record };

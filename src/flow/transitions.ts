@@ -6,7 +6,7 @@
  * refused, never merged. No other module builds a changed record.
  */
 import { LeaseLostError, NotFoundError } from '../errors.js';
-import type { AttemptRecord, OperationRecord, StoredFailure, StoredResult } from '../model.js';
+import type { AttemptRecord, OperationRecord, StoredAnswer, StoredFailure, StoredResult } from '../model.js';
 import { isTerminal, RECORD_VERSION } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import { type AttemptEnd, attemptNumber, dropOldAttempts, endLast, MAX_KEPT_ATTEMPTS } from './attempt-history.js';
@@ -212,13 +212,17 @@ export function refreshAuth(record: OperationRecord, end: AttemptEnd, owner: Own
   return revise(scheduleRetry(record, end, 0, owner, false), { authRefreshed: true });
 }
 
-/** Terminal stop, with the reason and what to do next; the lease is released. */
+/**
+ * Terminal stop, with the reason and what to do next, and the server's last
+ * answer when it was a non-2xx response (`answer`); the lease is released.
+ */
 export function settleStopped(
   record: OperationRecord,
   stop: Stop,
   nowMs: number,
   retainMs: number,
   end?: AttemptEnd,
+  answer?: StoredAnswer,
 ): OperationRecord {
   const failure: StoredFailure = {
     reason: stop.reason,
@@ -228,6 +232,7 @@ export function settleStopped(
   };
   if (stop.status !== undefined) failure.status = stop.status;
   if (stop.class !== undefined) failure.class = stop.class;
+  if (answer !== undefined) failure.response = answer;
   return revise(
     record,
     {

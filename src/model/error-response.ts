@@ -28,6 +28,8 @@ export interface ErrorResponse {
   body: unknown;
   /** For `application/problem+json`: the RFC 9457 members. */
   problem?: ProblemDetails | undefined;
+  /** The body was longer than `maxResponseBytes` and was cut (a cut JSON body reads as text). */
+  truncated?: boolean | undefined;
 }
 
 /**

@@ -66,6 +66,9 @@ export const RECORD_SPEC: Spec = s.shape({
       message: s.string(),
       remediation: s.string(),
       mayHaveTakenEffect: s.optional(s.boolean()),
+      response: s.optional(
+        s.shape({ status: s.int(), headers, body: s.optional(body), truncated: s.optional(s.boolean()) }),
+      ),
     }),
   ),
   meta: s.optional(s.dict(s.json())),

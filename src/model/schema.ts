@@ -58,6 +58,21 @@ const resultSchema = z.object({
 });
 export type StoredResult = z.infer<typeof resultSchema>;
 
+/**
+ * The server's final non-2xx answer to an operation that stopped: kept so a
+ * checkout can show why a payment was refused (Stripe's `decline_code`,
+ * RFC 9457 problem details). Headers as the result policy keeps them; the
+ * body is read up to the endpoint's `maxResponseBytes`.
+ */
+const answerSchema = z.object({
+  status: z.number().check(z.int()),
+  headers: headersSchema,
+  body: z.optional(storedBodySchema),
+  /** The body was longer than `maxResponseBytes`: `body` holds its first bytes only. */
+  truncated: z.optional(z.boolean()),
+});
+export type StoredAnswer = z.infer<typeof answerSchema>;
+
 const failureSchema = z.object({
   reason: z.enum(STOP_REASONS),
   class: z.optional(z.enum(ATTEMPT_CLASSES)),
@@ -66,6 +81,8 @@ const failureSchema = z.object({
   remediation: z.string(),
   /** Some attempt may have reached the server and taken effect (see `mayHaveTakenEffect`): reconcile before anything else. */
   mayHaveTakenEffect: z.optional(z.boolean()),
+  /** The last attempt's answer, when it was a non-2xx response. */
+  response: z.optional(answerSchema),
 });
 export type StoredFailure = z.infer<typeof failureSchema>;
 

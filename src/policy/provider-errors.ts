@@ -17,6 +17,8 @@ export interface AnswerLike {
   status: number;
   headers: Readonly<Record<string, string>>;
   body?: StoredBody | undefined;
+  /** The body was cut at `maxResponseBytes`. */
+  truncated?: boolean | undefined;
 }
 
 const PROBLEM_TYPE = /^application\/problem\+json\b/i;
@@ -38,7 +40,13 @@ export function errorResponseOf(answer: AnswerLike): ErrorResponse {
   const body = bodyOf(answer.body);
   const contentType = answer.headers['content-type'] ?? '';
   const problem = PROBLEM_TYPE.test(contentType.trim()) ? problemDetailsOf(body) : undefined;
-  return { status: answer.status, headers: { ...answer.headers }, body, ...(problem === undefined ? {} : { problem }) };
+  return {
+    status: answer.status,
+    headers: { ...answer.headers },
+    body,
+    ...(problem === undefined ? {} : { problem }),
+    ...(answer.truncated === true ? { truncated: true } : {}),
+  };
 }
 
 /**

@@ -39,6 +39,17 @@ export interface RequestPolicyOptions {
    * @example { maxResponseBytes: 8 * 1_048_576 }
    */
   maxResponseBytes?: number;
+  /**
+   * Write requests ahead to the store even when they send no idempotency
+   * key (`GET`, `HEAD`, `OPTIONS`, or `sendKey: false`). Without it such a
+   * request lives in memory only while it runs (still joined by a second
+   * `send` of its key): without a key a resend after a crash gains nothing,
+   * and reads would fill the store. Requests that send a key are always
+   * written ahead. A request's own `persist` overrides it.
+   * @default false
+   * @example { endpoints: { 'GET /exports/*': { persist: true } } }
+   */
+  persist?: boolean;
 }
 
 export interface RequestPolicy {
@@ -47,6 +58,7 @@ export interface RequestPolicy {
   /** Lower case. */
   storeQuery: readonly string[];
   maxResponseBytes: number;
+  persist: boolean;
 }
 
 /** 1 MiB. */
@@ -57,6 +69,7 @@ export const requestPolicyShape = {
   storeHeaders: z.optional(z.array(z.string().check(z.regex(HEADER_NAME)))),
   storeQuery: z.optional(z.array(z.string().check(z.minLength(1)))),
   maxResponseBytes: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(2 ** 31 - 1))),
+  persist: z.optional(z.boolean()),
 };
 
 /** What the schema cannot say: credentials are never stored, whatever a policy lists. */
@@ -86,5 +99,6 @@ export function resolveRequestPolicy(
     storeHeaders,
     storeQuery: (pick('storeQuery') ?? []).map((q) => q.toLowerCase()),
     maxResponseBytes: pick('maxResponseBytes') ?? DEFAULT_MAX_RESPONSE_BYTES,
+    persist: pick('persist') ?? false,
   };
 }

@@ -103,7 +103,9 @@ describe('one drainer (Web Locks)', () => {
     await w.rt.run(a.client.ready);
     const sentByA = attemptsBy(a.client);
     const sentByB = attemptsBy(b.client);
-    const result = await w.rt.run(b.client.send({ url: '/payments', key: 'from-b', json: { amount: 1 } }));
+    const result = await w.rt.run(
+      b.client.send({ method: 'POST', url: '/payments', key: 'from-b', json: { amount: 1 } }),
+    );
     expect(result).toMatchObject({ key: 'from-b', status: 201, fromStore: false });
     expect(sentByA).toEqual(['from-b']);
     expect(sentByB).toEqual([]);
@@ -117,7 +119,7 @@ describe('one drainer (Web Locks)', () => {
     const a = w.open({}, { broadcast: false });
     const b = w.open({}, { broadcast: false });
     await w.rt.run(a.client.ready);
-    const { settled } = await b.client.enqueue({ url: '/payments', key: 'quiet', json: {} });
+    const { settled } = await b.client.enqueue({ method: 'POST', url: '/payments', key: 'quiet', json: {} });
     const outcome = await w.rt.run(settled);
     expect(outcome).toMatchObject({ ok: true, state: 'succeeded' });
     expect(w.server.ledger.effectCount('quiet')).toBe(1);
@@ -129,7 +131,7 @@ describe('one drainer (Web Locks)', () => {
     const b = w.open();
     await w.rt.run(a.client.ready);
     const hold = w.server.hold({ key: 'pay-1' });
-    const fromB = b.client.send({ url: '/payments', key: 'pay-1', json: { amount: 4800 } });
+    const fromB = b.client.send({ method: 'POST', url: '/payments', key: 'pay-1', json: { amount: 4800 } });
     await w.rt.run(hold.arrived);
     expect((await w.store.get('pay-1'))?.state).toBe('in_flight');
 
@@ -174,7 +176,7 @@ describe('leases alone (no Web Locks)', () => {
       connectivity: { online: () => false, onOnline: () => () => undefined },
     });
     const keys = Array.from({ length: 30 }, (_, i) => `op-${i}`);
-    for (const key of keys) await writer.enqueue({ url: '/orders', key, json: { key } });
+    for (const key of keys) await writer.enqueue({ method: 'POST', url: '/orders', key, json: { key } });
     await writer.close();
     expect(w.server.ledger.requests).toHaveLength(0);
 
@@ -214,7 +216,7 @@ describe('leases alone: a live lease is never taken', () => {
     const w = await world();
     const a = w.open({ leaseMs: 5_000, policy: { attemptTimeoutMs: 5_000, deadlineMs: 3_600_000 } }, { locks: false });
     const hold = w.server.hold({ key: 'slow' });
-    const fromA = a.client.send({ url: '/payments', key: 'slow', json: {} });
+    const fromA = a.client.send({ method: 'POST', url: '/payments', key: 'slow', json: {} });
     await w.rt.run(hold.arrived);
     const b = w.open({}, { locks: false });
     const sentByB = attemptsBy(b.client);
@@ -246,12 +248,12 @@ describe('offline and unreachable', () => {
     const { client } = w.open({ fetch: refusingFetch, recheckMs: 30_000, concurrency: 2 });
     const changes = recorded(client, 'connectivity:changed');
     await w.rt.run(client.ready);
-    const first = await client.enqueue({ url: '/payments', key: 'first', json: {} });
+    const first = await client.enqueue({ method: 'POST', url: '/payments', key: 'first', json: {} });
     await w.rt.advance(1_000);
     expect(client.status().online).toBe(false);
     expect(changes).toEqual([{ online: false, reason: 'not_sent' }]);
     const more = await Promise.all(
-      ['m1', 'm2', 'm3'].map((key) => client.enqueue({ url: '/payments', key, json: { key } })),
+      ['m1', 'm2', 'm3'].map((key) => client.enqueue({ method: 'POST', url: '/payments', key, json: { key } })),
     );
     await w.rt.advance(20_000);
     // One refused attempt, then the queue waited: no attempt for the others at all.
@@ -279,7 +281,7 @@ describe('offline and unreachable', () => {
     };
     const { client, tab } = w.open({ fetch: fetchOrRefuse, recheckMs: 3_600_000 });
     const changes = recorded(client, 'connectivity:changed');
-    const one = await client.enqueue({ url: '/payments', key: 'one', json: {} });
+    const one = await client.enqueue({ method: 'POST', url: '/payments', key: 'one', json: {} });
     await w.rt.advance(1_000);
     expect(client.status().online).toBe(false);
     refusing = false;
@@ -287,7 +289,7 @@ describe('offline and unreachable', () => {
     expect((await w.rt.run(one.settled)).ok).toBe(true);
 
     refusing = true;
-    const two = await client.enqueue({ url: '/payments', key: 'two', json: {} });
+    const two = await client.enqueue({ method: 'POST', url: '/payments', key: 'two', json: {} });
     await w.rt.advance(1_000);
     expect(client.status().online).toBe(false);
     refusing = false;
@@ -311,9 +313,9 @@ describe('offline and unreachable', () => {
     };
     const { client } = w.open({ fetch: flaky, recheckMs: 10_000 });
     const changes = recorded(client, 'connectivity:changed');
-    const a = await client.enqueue({ url: '/payments', key: 'a', json: {} });
+    const a = await client.enqueue({ method: 'POST', url: '/payments', key: 'a', json: {} });
     await w.rt.advance(500);
-    const b = await client.enqueue({ url: '/payments', key: 'b', json: {} });
+    const b = await client.enqueue({ method: 'POST', url: '/payments', key: 'b', json: {} });
     await w.rt.advance(5_000);
     expect((await w.store.get('b'))?.attempts).toEqual([]);
     failing = false;
@@ -329,7 +331,7 @@ describe('offline and unreachable', () => {
     tab.setOnline(false);
     const queued = [];
     for (const key of ['s1', 's2', 's3'])
-      queued.push(await client.enqueue({ url: '/x', key, scope: 'cart', json: { key } }));
+      queued.push(await client.enqueue({ method: 'POST', url: '/x', key, scope: 'cart', json: { key } }));
     await w.rt.advance(60_000);
     expect(w.server.ledger.requests).toHaveLength(0);
     tab.setOnline(true);
@@ -346,16 +348,16 @@ describe('users and clear()', () => {
     const { client, tab } = w.open({ user: () => user });
     tab.setOnline(false);
     const alice = await Promise.all(
-      ['a1', 'a2'].map((key) => client.enqueue({ url: '/payments', key, json: { key } })),
+      ['a1', 'a2'].map((key) => client.enqueue({ method: 'POST', url: '/payments', key, json: { key } })),
     );
-    const done = await client.enqueue({ url: '/payments', key: 'a-done', json: {} });
+    const done = await client.enqueue({ method: 'POST', url: '/payments', key: 'a-done', json: {} });
     expect((await w.store.get('a1'))?.meta).toEqual({ userId: 'alice' });
     // Alice's queue stays as it is while Bob is signed in (a fresh start of the page, say).
     await client.close();
     user = 'bob';
     const again = w.open({ user: () => user });
     await w.rt.run(again.client.ready);
-    const bob = await again.client.enqueue({ url: '/payments', key: 'b1', json: {} });
+    const bob = await again.client.enqueue({ method: 'POST', url: '/payments', key: 'b1', json: {} });
     expect((await w.rt.run(bob.settled)).ok).toBe(true);
     await w.rt.advance(10_000);
     expect(w.server.ledger.requests.map((r) => r.key)).toEqual(['b1']);
@@ -367,7 +369,7 @@ describe('users and clear()', () => {
     expect(w.server.ledger.effectCount('a1')).toBe(1);
     expect(w.server.ledger.effectCount('a-done')).toBe(1);
     again.tab.setOnline(false);
-    const late = await again.client.enqueue({ url: '/payments', key: 'a3', json: {} });
+    const late = await again.client.enqueue({ method: 'POST', url: '/payments', key: 'a3', json: {} });
     const result = await again.client.clear();
     expect(result).toEqual({ removed: ['a3'], mayHaveTakenEffect: [], inFlight: [] });
     expect(await w.store.get('a3')).toBeUndefined();
@@ -393,11 +395,11 @@ describe('users and clear()', () => {
         if (e.key === 'maybe') resolve();
       }),
     );
-    const maybe = await client.enqueue({ url: '/payments', key: 'maybe', json: {} });
+    const maybe = await client.enqueue({ method: 'POST', url: '/payments', key: 'maybe', json: {} });
     await w.rt.run(retrying);
     // And one on the wire right now.
     const hold = w.server.hold({ key: 'wire' });
-    const wire = await client.enqueue({ url: '/payments', key: 'wire', json: {} });
+    const wire = await client.enqueue({ method: 'POST', url: '/payments', key: 'wire', json: {} });
     await w.rt.run(hold.arrived);
 
     const result = await client.clear();
@@ -507,7 +509,7 @@ describe('live view and options', () => {
       if (op !== undefined && states[states.length - 1] !== op.state) states.push(op.state);
     });
     const hold = w.server.hold({ key: 'watched' });
-    const { settled } = await a.client.enqueue({ url: '/payments', key: 'watched', json: {} });
+    const { settled } = await a.client.enqueue({ method: 'POST', url: '/payments', key: 'watched', json: {} });
     await w.rt.run(hold.arrived);
     await w.rt.advance(50);
     hold.release();

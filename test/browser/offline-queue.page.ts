@@ -160,8 +160,9 @@ function start(): BrowserClient {
 
 const client = start();
 
+/** Every request of these tests is a write: a `POST` (oncely, like fetch, defaults to `GET`). */
 function toRequest(request: PageRequest): OncelyRequest {
-  return { ...request };
+  return { method: 'POST', ...request };
 }
 
 async function settledSummary(key: string): Promise<OutcomeSummary> {

@@ -36,9 +36,11 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'oncely-cli-'));
   server = await startReferenceServer();
   const client = createClient({ store: fileStore({ dir }), policy: { maxAttempts: 1 } });
-  await client.send({ url: `${server.url}/payments`, key: 'paid-1', json: { amount: 1 } });
+  await client.send({ method: 'POST', url: `${server.url}/payments`, key: 'paid-1', json: { amount: 1 } });
   server.script({ kind: 'status', status: 422 });
-  await client.send({ url: `${server.url}/payments`, key: 'blocked-1', json: { amount: 2 } }).catch(() => undefined);
+  await client
+    .send({ method: 'POST', url: `${server.url}/payments`, key: 'blocked-1', json: { amount: 2 } })
+    .catch(() => undefined);
   await client.close();
 });
 

@@ -28,7 +28,9 @@ describe('connectivity', () => {
     const net = switchable(false);
     const h = await harness({ connectivity: net, policy: { deadlineMs: 3_600_000 } });
     const queued = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => h.client.enqueue({ url: '/payments', key: `off${i}`, json: { i } })),
+      Array.from({ length: 10 }, (_, i) =>
+        h.client.enqueue({ method: 'POST', url: '/payments', key: `off${i}`, json: { i } }),
+      ),
     );
     await h.rt.advance(60_000);
     expect(h.server.ledger.requests).toHaveLength(0);
@@ -42,7 +44,7 @@ describe('connectivity', () => {
 
   it('an operation still offline at its deadline fails without an attempt', async () => {
     const h = await harness({ connectivity: switchable(false), policy: { deadlineMs: 5_000 } });
-    const { settled } = await h.client.enqueue({ url: '/payments', key: 'never', json: {} });
+    const { settled } = await h.client.enqueue({ method: 'POST', url: '/payments', key: 'never', json: {} });
     const outcome = await h.rt.run(settled);
     expect(outcome).toMatchObject({ state: 'failed', ok: false });
     expect(outcome.record?.failure?.reason).toBe('deadline');
@@ -57,8 +59,8 @@ describe('scopes', () => {
     h.server.script({ kind: 'status', status: 503, match: { key: 's1' } });
     const queued = [];
     for (const key of ['s1', 's2', 's3'])
-      queued.push(await h.client.enqueue({ url: '/orders', key, scope: 'cart-9', json: { key } }));
-    const other = await h.client.enqueue({ url: '/orders', key: 'free', json: {} });
+      queued.push(await h.client.enqueue({ method: 'POST', url: '/orders', key, scope: 'cart-9', json: { key } }));
+    const other = await h.client.enqueue({ method: 'POST', url: '/orders', key: 'free', json: {} });
     await h.rt.run(Promise.all([...queued.map((q) => q.settled), other.settled]));
     const order = h.server.ledger.requests.filter((r) => r.outcome === 'effect').map((r) => r.key);
     expect(order.filter((k) => k !== 'free')).toEqual(['s1', 's2', 's3']);

@@ -25,7 +25,9 @@ describe('"may have taken effect" is sticky', () => {
   it('a 401 after an ambiguous attempt: blocked, flagged, and the remediation never says discard', async () => {
     const h = await harness({ policy: { maxAttempts: 5 } });
     h.server.script({ kind: 'reset-after-commit' }, { kind: 'status', status: 401 });
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'b1', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'b1', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationError);
     const e = error as OperationError;
     expect(e).toMatchObject({ state: 'blocked', key: 'b1', mayHaveTakenEffect: true });
@@ -43,7 +45,7 @@ describe('"may have taken effect" is sticky', () => {
     const h = await harness();
     h.server.script({ kind: 'status', status: 401 });
     const error = (await h.rt
-      .run(h.client.send({ url: '/payments', key: 'b2', json: {} }))
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'b2', json: {} }))
       .catch((e) => e)) as OperationError;
     expect(error).toMatchObject({ state: 'blocked', mayHaveTakenEffect: false });
     expect(error.remediation).toMatch(/or discard\(key\)/);
@@ -56,8 +58,10 @@ describe('close() and the calls after it', () => {
   it('send and enqueue after close() are refused before anything is written', async () => {
     const h = await harness();
     await h.client.close();
-    await expect(h.client.send({ url: '/payments', key: 'late1', json: {} })).rejects.toBeInstanceOf(InvalidStateError);
-    await expect(h.client.enqueue({ url: '/payments', key: 'late2', json: {} })).rejects.toBeInstanceOf(
+    await expect(h.client.send({ method: 'POST', url: '/payments', key: 'late1', json: {} })).rejects.toBeInstanceOf(
+      InvalidStateError,
+    );
+    await expect(h.client.enqueue({ method: 'POST', url: '/payments', key: 'late2', json: {} })).rejects.toBeInstanceOf(
       InvalidStateError,
     );
     expect(await h.store.list()).toEqual([]);
@@ -68,7 +72,7 @@ describe('close() and the calls after it', () => {
     const h = await harness({ policy: { maxAttempts: 5 } });
     h.server.script({ kind: 'status', status: 503, retryAfter: 30 });
     const retrying = new Promise<void>((resolve) => h.client.on('retry:scheduled', () => resolve()));
-    const pending = h.client.send({ url: '/payments', key: 'c1', json: {} }).catch((e: unknown) => e);
+    const pending = h.client.send({ method: 'POST', url: '/payments', key: 'c1', json: {} }).catch((e: unknown) => e);
     await h.rt.run(retrying);
     await h.client.close();
     const error = (await pending) as OperationError;
@@ -86,7 +90,7 @@ describe('discard', () => {
     h.server.script({ kind: 'status', status: 503, retryAfter: 30 });
     const worker = h.another();
     const retrying = new Promise<void>((resolve) => worker.on('retry:scheduled', () => resolve()));
-    void worker.send({ url: '/payments', key: 'd1', json: {} }).catch(() => undefined);
+    void worker.send({ method: 'POST', url: '/payments', key: 'd1', json: {} }).catch(() => undefined);
     await h.rt.run(retrying);
     // Another process (this client) tries to discard while the worker waits for its retry.
     await expect(h.client.discard('d1')).rejects.toThrow(/held by/);
@@ -108,7 +112,7 @@ describe('refused connections', () => {
     const delays: number[] = [];
     h.client.on('retry:scheduled', (e) => delays.push(e.delayMs));
     const error = (await h.rt
-      .run(h.client.send({ url: '/payments', key: 'r1', json: {} }))
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'r1', json: {} }))
       .catch((e) => e)) as OperationError;
     expect(error).toMatchObject({ state: 'failed', reason: 'deadline', mayHaveTakenEffect: false });
     // 100, 200, 400, … up to 5 s: no hot loop.
@@ -131,7 +135,7 @@ describe('"still in progress" answers', () => {
     for (let i = 0; i < 4; i++) h.server.script({ kind: 'status', status: 409 });
     const delays: number[] = [];
     h.client.on('retry:scheduled', (e) => delays.push(e.delayMs));
-    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'p1', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'p1', json: {} }));
     expect(result.status).toBe(201);
     expect(h.server.ledger.requestsFor('p1')).toHaveLength(5);
     expect(delays).toHaveLength(4);
@@ -148,7 +152,7 @@ describe('"still in progress" answers', () => {
     const delays: number[] = [];
     h.client.on('retry:scheduled', (e) => delays.push(e.delayMs));
     // 500, 1 000, 2 000 ms, then 4 000 would pass the deadline with 1.5 s left: wait half of it instead.
-    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'p2', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'p2', json: {} }));
     expect(result.status).toBe(201);
     expect(delays).toEqual([500, 1_000, 2_000, 750]);
     expect(h.server.ledger.requestsFor('p2')).toHaveLength(5);
@@ -171,7 +175,9 @@ describe('the outage gate', () => {
     const h = await harness({ policy: { deadlineMs: 120_000, budget: { capacity: 1, ratio: 0.1 } } });
     h.server.setOutage({ status: 503, retryAfter: 1 });
     const ops = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => h.client.enqueue({ url: '/payments', key: `g${i}`, json: { i } })),
+      Array.from({ length: 5 }, (_, i) =>
+        h.client.enqueue({ method: 'POST', url: '/payments', key: `g${i}`, json: { i } }),
+      ),
     );
     // Run until the gate holds operations, then make every request unsendable for a while.
     const held = new Promise<void>((resolve) => h.client.on('held', () => resolve()));
@@ -207,7 +213,7 @@ describe('scope order', () => {
     const h = await harness(store === undefined ? {} : { store });
     const keys = Array.from({ length: 20 }, (_, i) => `s${i}`);
     const enqueued = await Promise.all(
-      keys.map((key) => h.client.enqueue({ url: '/notes', key, scope: 'cart', json: {} })),
+      keys.map((key) => h.client.enqueue({ method: 'POST', url: '/notes', key, scope: 'cart', json: {} })),
     );
     await h.rt.run(Promise.all(enqueued.map((e) => e.settled)));
     expect(h.server.ledger.requests.map((r) => r.key)).toEqual(keys);
@@ -227,7 +233,7 @@ describe("a crashed owner's operation", () => {
       body: '{}',
     });
     expect(committed.status).toBe(201);
-    await h.client.enqueue({ url: '/payments', key: 'ck', json: {} });
+    await h.client.enqueue({ method: 'POST', url: '/payments', key: 'ck', json: {} });
     await h.client.close();
     const t0 = h.rt.now();
     await h.store.update('ck', (r) =>
@@ -261,7 +267,7 @@ describe("a crashed owner's operation", () => {
     });
     h.server.script({ kind: 'status', status: 503, retryAfter: 2 });
     const retrying = new Promise<void>((resolve) => h.client.on('retry:scheduled', () => resolve()));
-    void h.client.send({ url: '/payments', key: 'lc', json: {} }).catch(() => undefined);
+    void h.client.send({ method: 'POST', url: '/payments', key: 'lc', json: {} }).catch(() => undefined);
     await h.rt.run(retrying);
     const record = await h.client.get('lc');
     expect(record?.lease?.until).toBeLessThanOrEqual((record?.deadlineAt ?? 0) + 1_000);
@@ -272,7 +278,7 @@ describe('leases and clocks', () => {
   it('a wall-clock step forward while the holder is on the wire does not let another owner take over', async () => {
     const h = await harness({ owner: 'A', policy: { attemptTimeoutMs: 10_000 } });
     const hold = h.server.hold({ key: 'lk' });
-    const sending = h.client.send({ url: '/payments', key: 'lk', json: {} });
+    const sending = h.client.send({ method: 'POST', url: '/payments', key: 'lk', json: {} });
     await h.rt.run(hold.arrived);
     const b = h.another({ owner: 'B' });
     const bAttempts: number[] = [];
@@ -302,7 +308,7 @@ describe('the stored policy', () => {
       },
       { keyHeader: 'X-Request-Key' },
     );
-    await h.client.enqueue({ url: '/payments', key: 'pol1', json: { amount: 5 } });
+    await h.client.enqueue({ method: 'POST', url: '/payments', key: 'pol1', json: { amount: 5 } });
     await h.client.close();
     // A worker (or the CLI) without that rule: it must not send the key under another header.
     const worker = h.another({ connectivity: { online: () => true, onOnline: () => () => undefined }, endpoints: {} });
@@ -354,7 +360,7 @@ describe('nothing escapes untyped', () => {
     const h = await harness({ store: flaky, owner: 'worker-1' });
     const started = new Promise<void>((resolve) => h.client.on('attempt:started', () => resolve()));
     const hold = h.server.hold();
-    const pending = h.client.send({ url: '/payments', key: 'e1', json: {} }).catch((e: unknown) => e);
+    const pending = h.client.send({ method: 'POST', url: '/payments', key: 'e1', json: {} }).catch((e: unknown) => e);
     await h.rt.run(started);
     await h.rt.run(hold.arrived);
     failWrites = true;
@@ -379,7 +385,7 @@ describe('nothing escapes untyped', () => {
     });
     h.server.script({ kind: 'status', status: 401 });
     const error = (await h.rt
-      .run(h.client.send({ url: '/payments', key: 'u1', json: {} }))
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'u1', json: {} }))
       .catch((e) => e)) as OperationError;
     expect(error).toMatchObject({ state: 'blocked', key: 'u1', status: 401 });
     expect(error.message).toMatch(/refresh token expired/);
@@ -392,7 +398,7 @@ describe('nothing escapes untyped', () => {
       policy: { deadlineMs: 10_000 },
     });
     const error = (await h.rt
-      .run(h.client.send({ url: '/payments', key: 'h1', json: {} }))
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'h1', json: {} }))
       .catch((e) => e)) as OperationError;
     expect(error).toMatchObject({ state: 'failed', reason: 'deadline', key: 'h1' });
     expect(h.server.ledger.requests).toHaveLength(0);

@@ -27,7 +27,7 @@ describe('credentials are supplied at send time and never stored', () => {
       },
     });
     h.server.script({ kind: 'status', status: 503 });
-    const result = await h.rt.run(h.client.send({ url: '/payments', json: { amount: 1 } }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', json: { amount: 1 } }));
     expect(seen).toEqual([1, 2]);
     const stored = JSON.stringify(await h.client.list());
     expect(stored).not.toMatch(/secret-token/i);
@@ -40,7 +40,7 @@ describe('credentials are supplied at send time and never stored', () => {
     async (name) => {
       const h = await harness();
       const error = await h.client
-        .send({ url: '/payments', json: {}, headers: { [name]: 'x' } })
+        .send({ method: 'POST', url: '/payments', json: {}, headers: { [name]: 'x' } })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidRequestError);
       expect((error as InvalidRequestError).field).toBe(`headers.${name}`);
@@ -52,10 +52,10 @@ describe('credentials are supplied at send time and never stored', () => {
   it('configured denied headers are refused too; allowed ones are stored and sent', async () => {
     // Stored headers are an allow-list: X-Trace is stored only because the rule names it.
     const h = await harness({ deniedHeaders: ['X-Session'], policy: { storeHeaders: ['X-Trace', 'X-Session'] } });
-    await expect(h.client.send({ url: '/p', json: {}, headers: { 'x-session': 's' } })).rejects.toThrow(
+    await expect(h.client.send({ method: 'POST', url: '/p', json: {}, headers: { 'x-session': 's' } })).rejects.toThrow(
       /headers.x-session/,
     );
-    await h.rt.run(h.client.send({ url: '/p', key: 'ok', json: {}, headers: { 'X-Trace': 't1' } }));
+    await h.rt.run(h.client.send({ method: 'POST', url: '/p', key: 'ok', json: {}, headers: { 'X-Trace': 't1' } }));
     expect((await h.client.get('ok'))?.request.headers).toEqual({
       'x-trace': 't1',
       'content-type': 'application/json',
@@ -73,7 +73,7 @@ describe('credentials are supplied at send time and never stored', () => {
       },
       { authorize: (header) => header === 'Bearer fresh' },
     );
-    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'auth', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'auth', json: {} }));
     expect(result.attempts).toBe(2);
     expect(h.server.ledger.requestsFor('auth').map((r) => r.outcome)).toEqual(['unauthorized', 'effect']);
     expect(h.server.ledger.effectCount('auth')).toBe(1);
@@ -81,7 +81,9 @@ describe('credentials are supplied at send time and never stored', () => {
 
   it('401 again after the refresh → blocked', async () => {
     const h = await harness({ onUnauthorized: () => undefined }, { authorize: () => false });
-    await expect(h.rt.run(h.client.send({ url: '/payments', key: 'a2', json: {} }))).rejects.toMatchObject({
+    await expect(
+      h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'a2', json: {} })),
+    ).rejects.toMatchObject({
       state: 'blocked',
       status: 401,
     });
@@ -93,7 +95,7 @@ describe('events', () => {
   it('tell every transition with key, operation, fingerprint and attempt', async () => {
     const h = await harness({ policy: { backoff: { jitter: 'none', baseDelayMs: 100 } } });
     h.server.script({ kind: 'status', status: 503 });
-    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'ev', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'ev', json: {} }));
     expect(h.events.map((e) => e.name)).toEqual([
       'enqueued',
       'attempt:started',
@@ -121,7 +123,9 @@ describe('events', () => {
       throw new Error('listener bug');
     });
     h.client.on('error', ({ error }) => errors.push(error));
-    await expect(h.rt.run(h.client.send({ url: '/payments', json: {} }))).resolves.toMatchObject({ status: 201 });
+    await expect(h.rt.run(h.client.send({ method: 'POST', url: '/payments', json: {} }))).resolves.toMatchObject({
+      status: 201,
+    });
     expect(errors).toHaveLength(1);
   });
 });
@@ -142,7 +146,7 @@ describe('store traffic', () => {
       },
     };
     const h = await harness({ store });
-    await h.rt.run(h.client.send({ url: '/payments', key: 'st', json: {} }));
+    await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'st', json: {} }));
     expect(calls).toEqual(['update', 'update', 'update']);
     expect(await inner.get('st')).toMatchObject({
       state: 'succeeded',
@@ -159,7 +163,7 @@ describe('abort', () => {
     const controller = new AbortController();
     h.client.on('retry:scheduled', () => controller.abort());
     const error = await h.rt
-      .run(h.client.send({ url: '/payments', key: 'ab', json: {}, signal: controller.signal }))
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'ab', json: {}, signal: controller.signal }))
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'failed', reason: 'aborted' });
     expect(h.server.ledger.requests).toHaveLength(1);
@@ -169,7 +173,9 @@ describe('abort', () => {
     const h = await harness();
     const hold = h.server.hold();
     const controller = new AbortController();
-    const pending = h.rt.run(h.client.send({ url: '/payments', key: 'ab2', json: {}, signal: controller.signal }));
+    const pending = h.rt.run(
+      h.client.send({ method: 'POST', url: '/payments', key: 'ab2', json: {}, signal: controller.signal }),
+    );
     await hold.arrived;
     controller.abort();
     const error = await pending.catch((e: unknown) => e);
@@ -183,7 +189,7 @@ describe('response schema', () => {
     const h = await harness();
     const schema = z.object({ id: z.string(), status: z.literal('authorised') });
     const error = await h.rt
-      .run(h.client.send({ url: '/payments', key: 'sch', json: { amount: 1 }, responseSchema: schema }))
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'sch', json: { amount: 1 }, responseSchema: schema }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error).toMatchObject({ code: 'response_invalid', state: 'succeeded', status: 201 });
@@ -194,7 +200,9 @@ describe('response schema', () => {
   it('a matching body is returned typed', async () => {
     const h = await harness();
     const schema = z.object({ id: z.string(), amount: z.number() });
-    const result = await h.rt.run(h.client.send({ url: '/payments', json: { amount: 5 }, responseSchema: schema }));
+    const result = await h.rt.run(
+      h.client.send({ method: 'POST', url: '/payments', json: { amount: 5 }, responseSchema: schema }),
+    );
     expect(result.data.amount).toBe(5);
     expect(result.data.id).toMatch(/^res_/);
   });
@@ -204,7 +212,7 @@ describe('durability across clients', () => {
   it('enqueue writes ahead; a closed client leaves the operation pending; another resumes it with the same key', async () => {
     const h = await harness({ policy: { backoff: { jitter: 'none', baseDelayMs: 1_000 } } });
     h.server.script({ kind: 'status', status: 503 });
-    const { key } = await h.client.enqueue({ url: '/payments', json: { amount: 1 } });
+    const { key } = await h.client.enqueue({ method: 'POST', url: '/payments', json: { amount: 1 } });
     // Written ahead: the record exists once enqueue resolves, before any answer.
     expect(await h.store.get(key)).toMatchObject({ key, attempts: expect.any(Array) });
     await h.rt.run(new Promise<void>((resolve) => h.client.on('retry:scheduled', () => resolve())));
@@ -256,7 +264,7 @@ describe('durability across clients', () => {
   it('a stale owner cannot overwrite a newer one (fencing)', async () => {
     const h = await harness();
     const hold = h.server.hold();
-    const first = h.client.send({ url: '/payments', key: 'fence', json: {} });
+    const first = h.client.send({ method: 'POST', url: '/payments', key: 'fence', json: {} });
     await hold.arrived;
     // Another process takes the operation over (as after a lease expiry): new owner, new epoch.
     const taken = await h.store.update('fence', (r) =>
@@ -280,8 +288,10 @@ describe('durability across clients', () => {
   it('a second send of a finished failure answers from the store without network', async () => {
     const h = await harness({ policy: { maxAttempts: 1 } });
     h.server.script({ kind: 'status', status: 418 });
-    await h.rt.run(h.client.send({ url: '/payments', key: 'fx', json: {} })).catch(() => undefined);
-    const again = await h.client.send({ url: '/payments', key: 'fx', json: {} }).catch((e: unknown) => e);
+    await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'fx', json: {} })).catch(() => undefined);
+    const again = await h.client
+      .send({ method: 'POST', url: '/payments', key: 'fx', json: {} })
+      .catch((e: unknown) => e);
     expect(again).toBeInstanceOf(OperationError);
     expect(isOncelyError(again)).toBe(true);
     expect(h.server.ledger.requests).toHaveLength(1);
@@ -291,15 +301,15 @@ describe('durability across clients', () => {
     const h = await harness({
       endpoints: { 'POST /payments': { deadlineMs: 10 * 3_600_000, keyRetentionMs: 3_600_000 } },
     });
-    const { key } = await h.client.enqueue({ url: '/payments', json: {} });
+    const { key } = await h.client.enqueue({ method: 'POST', url: '/payments', json: {} });
     const record = await h.client.get(key);
     expect(record!.deadlineAt - record!.createdAt).toBe(3_600_000);
   });
 
   it('discard forgets a finished operation; sweep removes expired ones', async () => {
     const h = await harness({ policy: { retainMs: 1_000 } });
-    await h.rt.run(h.client.send({ url: '/payments', key: 'd1', json: {} }));
-    await h.rt.run(h.client.send({ url: '/payments', key: 'd2', json: {} }));
+    await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'd1', json: {} }));
+    await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'd2', json: {} }));
     await h.client.discard('d1');
     expect(await h.client.get('d1')).toBeUndefined();
     await h.rt.advance(1_001);
@@ -313,7 +323,7 @@ describe('durability across clients', () => {
     h.client.on('quarantined', ({ id }) => reports.push(id));
     await h.store.put(sampleRecord('broken'));
     h.store.corrupt('broken', '{"v":1,');
-    await h.rt.run(h.client.send({ url: '/payments', key: 'fine', json: {} }));
+    await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'fine', json: {} }));
     expect((await h.client.resume()).driven).toBe(0);
     expect(reports).toEqual(['broken']);
     expect((await h.client.quarantined()).map((q) => q.id)).toEqual(['broken']);
@@ -333,7 +343,7 @@ describe('a failing credentials callback', () => {
         return { authorization: 'Bearer ok' };
       },
     });
-    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'cred', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'cred', json: {} }));
     expect(result.status).toBe(201);
     const record = await h.client.get('cred');
     expect(record?.attempts.map((a) => [a.class, a.sent])).toEqual([
@@ -358,7 +368,9 @@ describe('one caller signal shared by many sends', () => {
       original(...args);
     }) as AbortSignal['addEventListener'];
     const sends = Array.from({ length: 20 }, (_, i) =>
-      h.client.send({ url: '/payments', key: `sig${i}`, json: {}, signal: controller.signal }).catch((e: unknown) => e),
+      h.client
+        .send({ method: 'POST', url: '/payments', key: `sig${i}`, json: {}, signal: controller.signal })
+        .catch((e: unknown) => e),
     );
     h.client.on('retry:scheduled', () => {
       if (h.events.filter((e) => e.name === 'retry:scheduled').length === 20) controller.abort();

@@ -20,7 +20,9 @@ describe('outage: budget + gate', () => {
     const recoveredAt = start + OUTAGE_MS;
     h.server.setOutage({ status: 503, retryAfter: 1, until: recoveredAt });
     const enqueued = await Promise.all(
-      Array.from({ length: OPERATIONS }, (_, i) => h.client.enqueue({ url: '/payments', key: `op${i}`, json: { i } })),
+      Array.from({ length: OPERATIONS }, (_, i) =>
+        h.client.enqueue({ method: 'POST', url: '/payments', key: `op${i}`, json: { i } }),
+      ),
     );
     const outcomes = await h.rt.run(Promise.all(enqueued.map((e) => e.settled)));
 
@@ -42,7 +44,9 @@ describe('outage: budget + gate', () => {
     const h = await harness({ policy: { deadlineMs: 60_000, budget: false, maxAttempts: 20 } });
     h.server.setOutage({ status: 503, retryAfter: 1, until: h.rt.now() + OUTAGE_MS });
     const enqueued = await Promise.all(
-      Array.from({ length: operations }, (_, i) => h.client.enqueue({ url: '/payments', key: `op${i}`, json: { i } })),
+      Array.from({ length: operations }, (_, i) =>
+        h.client.enqueue({ method: 'POST', url: '/payments', key: `op${i}`, json: { i } }),
+      ),
     );
     await h.rt.run(Promise.all(enqueued.map((e) => e.settled)));
     const duringOutage = h.server.ledger.requests.filter((r) => r.outcome === 'outage').length;
@@ -57,7 +61,7 @@ describe('outage: budget + gate', () => {
       h.another({ runtime: { ...h.rt, random: seededRandom(i + 1) } }),
     );
     const enqueued = await Promise.all(
-      clients.map((c, i) => c.enqueue({ url: '/payments', key: `c${i}`, json: { i } })),
+      clients.map((c, i) => c.enqueue({ method: 'POST', url: '/payments', key: `c${i}`, json: { i } })),
     );
     await h.rt.run(Promise.all(enqueued.map((e) => e.settled)));
     const retries = h.server.ledger.requests.filter((r) => r.at > h.server.ledger.requests[0]!.at);

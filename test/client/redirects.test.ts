@@ -30,7 +30,7 @@ describe('redirects are observations, never followed', () => {
         { handle: () => ({ status, body: { moved: true }, headers: { Location: location } }) },
       );
       const error = await h.rt
-        .run(h.client.send({ url: '/payments', key: `r${status}`, json: { amount: 1 } }))
+        .run(h.client.send({ method: 'POST', url: '/payments', key: `r${status}`, json: { amount: 1 } }))
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(OperationError);
       expect(error).toMatchObject({ state: 'unknown', reason: 'permanent', status, key: `r${status}` });
@@ -52,7 +52,9 @@ describe('redirects are observations, never followed', () => {
       { policy: { deadlineMs: 3_000 } },
       { handle: () => ({ status: 307, body: {}, headers: { Location: dead } }) },
     );
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'hop', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'hop', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'unknown' });
     expect(h.server.ledger.effectCount('hop')).toBe(1);
     expect(h.server.ledger.requestsFor('hop')).toHaveLength(1);
@@ -63,7 +65,9 @@ describe('redirects are observations, never followed', () => {
   it('a 3xx after an earlier not-applied answer still ends unknown', async () => {
     const h = await harness({}, { handle: () => ({ status: 302, body: {}, headers: { Location: '/elsewhere' } }) });
     h.server.script({ kind: 'status', status: 503 });
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'late', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'late', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'unknown', status: 302 });
     expect(h.server.ledger.requestsFor('late')).toHaveLength(2);
   });

@@ -23,7 +23,9 @@ describe('a replayed error is final for its key', () => {
     const h = await harness();
     h.server.script({ kind: 'status', status, headers: replayed });
     const key = `rp${status}`;
-    const error = await h.rt.run(h.client.send({ url: '/payments', key, json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key, json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationError);
     expect(error).toMatchObject({ state, reason: 'permanent', status, key });
     expect(h.server.ledger.requestsFor(key)).toHaveLength(1);
@@ -37,13 +39,15 @@ describe('a replayed error is final for its key', () => {
     const acme = defineProfile({ name: 'acme', replayedHeader: 'X-Replayed' });
     const h = await harness({ endpoints: { 'POST /acme': { profile: acme } } });
     h.server.script({ kind: 'status', status: 503, headers: { 'X-Replayed': 'true' } });
-    const error = await h.rt.run(h.client.send({ url: '/acme', key: 'a1', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/acme', key: 'a1', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'failed', reason: 'permanent' });
     expect((await h.client.get('a1'))?.attempts[0]?.error).toMatch(/X-Replayed: true/);
 
     const s = await harness({ policy: { profile: 'stripe' } }, { profile: 'stripe' });
     s.server.script({ kind: 'status', status: 500, headers: { ...replayed, 'Stripe-Should-Retry': 'true' } });
-    await expect(s.rt.run(s.client.send({ url: '/p', key: 's1', json: {} }))).rejects.toMatchObject({
+    await expect(s.rt.run(s.client.send({ method: 'POST', url: '/p', key: 's1', json: {} }))).rejects.toMatchObject({
       state: 'unknown',
     });
     expect(s.server.ledger.requestsFor('s1')).toHaveLength(1);
@@ -52,7 +56,7 @@ describe('a replayed error is final for its key', () => {
   it('an error without the marker is still retried', async () => {
     const h = await harness();
     h.server.script({ kind: 'status', status: 503, headers: { 'Idempotent-Replayed': 'false' } });
-    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'n1', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'n1', json: {} }));
     expect(result.status).toBe(201);
     expect(h.server.ledger.requestsFor('n1')).toHaveLength(2);
   });

@@ -28,6 +28,19 @@ describe('refused before the write-ahead', () => {
     await refused({ method, url: '/catalog', body: 'x' }, 'body');
   });
 
+  it.each([
+    ['a stream', () => new ReadableStream<Uint8Array>(), 'ReadableStream'],
+    ['FormData', () => new FormData(), 'FormData'],
+    ['a Blob', () => new Blob(['x']), 'Blob'],
+    ['URLSearchParams', () => new URLSearchParams({ a: '1' }), 'URLSearchParams'],
+  ])('a body that cannot be stored for a resend (%s), saying why', async (_label, make, kind) => {
+    const body = make() as unknown as string;
+    const error = await refused({ method: 'POST', url: '/upload', body }, 'body');
+    expect(error.message).toContain(`(got ${kind})`);
+    expect(error.message).toMatch(/stored and resent after a crash/);
+    expect(error.message).toMatch(/a stream can be read only once/);
+  });
+
   it.each(['TRACE', 'CONNECT', 'TRACK', 'trace'])('method %s', async (method) => {
     await refused({ method, url: '/payments' }, 'method');
   });
@@ -41,27 +54,30 @@ describe('refused before the write-ahead', () => {
     'http://user:secret@127.0.0.1/payments',
     'http://user@127.0.0.1/payments',
   ])('url %s', async (url) => {
-    await refused({ url, json: {} }, 'url');
+    await refused({ method: 'POST', url, json: {} }, 'url');
   });
 
   it('a stored header with CR/LF, or an invalid name', async () => {
-    await refused({ url: '/p', json: {}, headers: { accept: 'a\r\nX-Injected: 1' } }, 'headers.accept');
-    await refused({ url: '/p', json: {}, headers: { 'content-type': 'text/plain\n' } }, 'headers.content-type');
-    await refused({ url: '/p', json: {}, headers: { 'bad name': 'x' } }, 'headers.bad name');
-    await refused({ url: '/p', json: {}, headers: { accept: 'caf\u20ac' } }, 'headers.accept');
+    await refused({ method: 'POST', url: '/p', json: {}, headers: { accept: 'a\r\nX-Injected: 1' } }, 'headers.accept');
+    await refused(
+      { method: 'POST', url: '/p', json: {}, headers: { 'content-type': 'text/plain\n' } },
+      'headers.content-type',
+    );
+    await refused({ method: 'POST', url: '/p', json: {}, headers: { 'bad name': 'x' } }, 'headers.bad name');
+    await refused({ method: 'POST', url: '/p', json: {}, headers: { accept: 'caf\u20ac' } }, 'headers.accept');
   });
 
   it('meta that is not plain JSON: a cycle, a function, a Date, more than 32 levels', async () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
-    await refused({ url: '/p', json: {}, meta: cyclic }, 'meta.self');
-    await refused({ url: '/p', json: {}, meta: { fn: () => 1 } }, 'meta.fn');
-    await refused({ url: '/p', json: {}, meta: { at: new Date(0) } }, 'meta.at');
-    await refused({ url: '/p', json: {}, meta: { n: Number.NaN } }, 'meta.n');
-    await refused({ url: '/p', json: {}, meta: { big: 1n } }, 'meta.big');
+    await refused({ method: 'POST', url: '/p', json: {}, meta: cyclic }, 'meta.self');
+    await refused({ method: 'POST', url: '/p', json: {}, meta: { fn: () => 1 } }, 'meta.fn');
+    await refused({ method: 'POST', url: '/p', json: {}, meta: { at: new Date(0) } }, 'meta.at');
+    await refused({ method: 'POST', url: '/p', json: {}, meta: { n: Number.NaN } }, 'meta.n');
+    await refused({ method: 'POST', url: '/p', json: {}, meta: { big: 1n } }, 'meta.big');
     let deep: Record<string, unknown> = { leaf: true };
     for (let i = 0; i < 32; i++) deep = { d: deep };
-    const error = await refused({ url: '/p', json: {}, meta: deep }, /^meta(\.d)+$/);
+    const error = await refused({ method: 'POST', url: '/p', json: {}, meta: deep }, /^meta(\.d)+$/);
     expect(error.message).toMatch(/32 levels/);
   });
 
@@ -70,7 +86,7 @@ describe('refused before the write-ahead', () => {
     let deep: Record<string, unknown> = { leaf: true };
     for (let i = 0; i < 30; i++) deep = { d: deep };
     const meta = { userId: 'u1', tags: ['a', null, 2], skip: undefined, deep };
-    await h.rt.run(h.client.send({ url: '/p', key: 'm1', json: {}, meta }));
+    await h.rt.run(h.client.send({ method: 'POST', url: '/p', key: 'm1', json: {}, meta }));
     meta.userId = 'changed';
     const stored = (await h.client.get('m1'))?.meta;
     expect(stored).toEqual({ userId: 'u1', tags: ['a', null, 2], deep });
@@ -84,7 +100,9 @@ describe('after the write-ahead: a request fetch will not build was never sent',
       headers: () => ({ authorization: 'Bearer a\r\nX-Injected: 1' }),
       policy: { deadlineMs: 3_000 },
     });
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'crlf', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'crlf', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'failed', reason: 'deadline', key: 'crlf' });
     expect(h.server.ledger.requests).toHaveLength(0);
     const record = await h.client.get('crlf');
@@ -97,7 +115,9 @@ describe('after the write-ahead: a request fetch will not build was never sent',
 
   it('an invalid header name from the callback is not_sent too', async () => {
     const h = await harness({ headers: () => ({ 'x bad': 'v' }), policy: { deadlineMs: 2_000 } });
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'nm', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'nm', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'failed' });
     expect(h.server.ledger.requests).toHaveLength(0);
   });

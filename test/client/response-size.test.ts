@@ -14,7 +14,7 @@ const big = (n: number) => ({ status: 201, body: { blob: 'x'.repeat(n) } });
 describe('response bodies are capped', () => {
   it('a 2xx over maxResponseBytes: succeeded, one request, no stored body, the detail says why', async () => {
     const h = await harness({ policy: { maxResponseBytes: 1_024 } }, { handle: () => big(200_000) });
-    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'big', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'big', json: {} }));
     expect(result).toMatchObject({ status: 201, data: undefined, attempts: 1 });
     const record = await h.client.get('big');
     expect(record?.state).toBe('succeeded');
@@ -30,7 +30,7 @@ describe('response bodies are capped', () => {
       { endpoints: { 'POST /small': { maxResponseBytes: 4_096 } } },
       { handle: () => big(3_000) },
     );
-    const result = await h.rt.run(h.client.send({ url: '/small', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/small', json: {} }));
     expect((result.data as { blob: string }).blob).toHaveLength(3_000);
     expect(h.client.policyFor('POST', '/small').maxResponseBytes).toBe(4_096);
     expect(h.client.policyFor('POST', '/other').maxResponseBytes).toBe(1_048_576);
@@ -39,7 +39,7 @@ describe('response bodies are capped', () => {
   it('an error body over the cap is still classified (from its first bytes) and retried', async () => {
     const h = await harness({ policy: { maxResponseBytes: 64 } });
     h.server.script({ kind: 'status', status: 503, body: { detail: 'y'.repeat(10_000) } });
-    const result = await h.rt.run(h.client.send({ url: '/payments', key: 'e', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'e', json: {} }));
     expect(result.status).toBe(201);
     expect(h.server.ledger.requestsFor('e')).toHaveLength(2);
   });

@@ -16,7 +16,7 @@ describe('retries reuse the one key', () => {
   it('every attempt carries the same key, minted once before the first', async () => {
     const h = await harness();
     h.server.script({ kind: 'status', status: 503 }, { kind: 'reset-before-commit' }, { kind: 'status', status: 500 });
-    const result = await h.rt.run(h.client.send({ url: '/payments', json: { amount: 1 } }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', json: { amount: 1 } }));
     const requests = h.server.ledger.requests;
     expect(requests).toHaveLength(4);
     expect(new Set(requests.map((r) => r.key))).toEqual(new Set([result.key]));
@@ -28,7 +28,7 @@ describe('retries reuse the one key', () => {
   it('a timeout after the request was sent is retried with the same key and gets the replay', async () => {
     const h = await harness({ policy: { attemptTimeoutMs: 1_000 } });
     const hold = h.server.hold();
-    const pending = h.rt.run(h.client.send({ url: '/payments', key: 'slow', json: { amount: 2 } }));
+    const pending = h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'slow', json: { amount: 2 } }));
     await hold.arrived;
     const result = await pending;
     hold.release();
@@ -42,7 +42,9 @@ describe('retries reuse the one key', () => {
   it('attempts run out after an ambiguous attempt → unknown, never failed', async () => {
     const h = await harness({ policy: { maxAttempts: 2 } });
     h.server.script({ kind: 'reset-after-commit' }, { kind: 'status', status: 500 });
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'amb', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'amb', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationError);
     expect(error).toMatchObject({ state: 'unknown', reason: 'attempts', key: 'amb' });
     expect((error as OperationError).attempts).toBe(2);
@@ -53,7 +55,9 @@ describe('retries reuse the one key', () => {
   it('the deadline runs out after an ambiguous attempt → unknown', async () => {
     const h = await harness({ policy: { deadlineMs: 5_000, attemptTimeoutMs: 1_000, maxAttempts: 100 } });
     for (let i = 0; i < 50; i++) h.server.script({ kind: 'reset-after-commit' });
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'dl', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'dl', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'unknown', reason: 'deadline' });
     expect(h.server.ledger.effectCount('dl')).toBe(1);
   });
@@ -61,7 +65,9 @@ describe('retries reuse the one key', () => {
   it('only "not applied" answers (503) spend no attempts: the deadline ends them → failed', async () => {
     const h = await harness({ policy: { maxAttempts: 3, deadlineMs: 20_000 } });
     h.server.script(...Array.from({ length: 40 }, () => ({ kind: 'status' as const, status: 503 })));
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'f', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'f', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'failed', reason: 'deadline', status: 503, mayHaveTakenEffect: false });
     const requests = h.server.ledger.requestsFor('f').length;
     expect(requests).toBeGreaterThan(3); // more than maxAttempts: "not applied" answers are free
@@ -72,7 +78,9 @@ describe('retries reuse the one key', () => {
   it('502 (a gateway may have given up while the upstream worked) ends unknown', async () => {
     const h = await harness({ policy: { maxAttempts: 2 } });
     h.server.script({ kind: 'status', status: 502 }, { kind: 'status', status: 502 });
-    await expect(h.rt.run(h.client.send({ url: '/payments', key: 'g', json: {} }))).rejects.toMatchObject({
+    await expect(
+      h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'g', json: {} })),
+    ).rejects.toMatchObject({
       state: 'unknown',
     });
   });
@@ -81,7 +89,7 @@ describe('retries reuse the one key', () => {
     const h = await harness({ policy: { maxAttempts: 1, deadlineMs: 3_000 } });
     const dead = `http://127.0.0.1:${await freePort()}`;
     const error = await h.rt
-      .run(h.client.send({ url: `${dead}/payments`, key: 'off', json: {} }))
+      .run(h.client.send({ method: 'POST', url: `${dead}/payments`, key: 'off', json: {} }))
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'failed', reason: 'deadline' });
     const record = await h.client.get('off');
@@ -95,7 +103,7 @@ describe('refusals are not retried', () => {
     const h = await harness();
     h.server.script({ kind: 'status', status, body: { error: 'nope' } });
     const error = await h.rt
-      .run(h.client.send({ url: '/payments', key: `s${status}`, json: {} }))
+      .run(h.client.send({ method: 'POST', url: '/payments', key: `s${status}`, json: {} }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationError);
     expect(error).toMatchObject({ state: 'blocked', reason: 'correctable', status });
@@ -106,7 +114,7 @@ describe('refusals are not retried', () => {
   it('a blocked operation resent with retry(key) keeps its key', async () => {
     const h = await harness();
     h.server.script({ kind: 'status', status: 403 });
-    await h.rt.run(h.client.send({ url: '/payments', key: 'b1', json: {} })).catch(() => undefined);
+    await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'b1', json: {} })).catch(() => undefined);
     const outcome = await h.rt.run(h.client.retry('b1'));
     expect(outcome).toMatchObject({ ok: true, state: 'succeeded', key: 'b1' });
     expect(h.server.ledger.requestsFor('b1').map((r) => r.key)).toEqual(['b1', 'b1']);
@@ -120,7 +128,7 @@ describe('server hints', () => {
     async (status) => {
       const h = await harness({ policy: { retryAfter: { jitterMs: 500 } } });
       h.server.script({ kind: 'status', status, retryAfter: 2 });
-      const result = await h.rt.run(h.client.send({ url: '/payments', json: {} }));
+      const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', json: {} }));
       const [first, second] = attemptTimes(h, result.key);
       expect(second! - first!).toBeGreaterThanOrEqual(2_000);
       expect(second! - first!).toBeLessThanOrEqual(2_500);
@@ -130,7 +138,7 @@ describe('server hints', () => {
   it('Retry-After as an HTTP date is honoured', async () => {
     const h = await harness({ policy: { retryAfter: { jitterMs: 0 } } });
     h.server.script({ kind: 'status', status: 503, retryAfter: new Date(h.rt.now() + 5_000) });
-    const result = await h.rt.run(h.client.send({ url: '/payments', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', json: {} }));
     const [first, second] = attemptTimes(h, result.key);
     // HTTP dates have whole-second precision.
     expect(second! - first!).toBeGreaterThanOrEqual(4_000);
@@ -140,7 +148,9 @@ describe('server hints', () => {
   it('Retry-After beyond the deadline stops at once', async () => {
     const h = await harness({ policy: { deadlineMs: 10_000 } });
     h.server.script({ kind: 'status', status: 503, retryAfter: 30 });
-    const error = await h.rt.run(h.client.send({ url: '/payments', key: 'late', json: {} })).catch((e: unknown) => e);
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'late', json: {} }))
+      .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'failed', reason: 'deadline' });
     expect(h.server.ledger.requests).toHaveLength(1);
     expect(h.rt.now() - (await h.client.get('late'))!.createdAt).toBeLessThan(100);

@@ -11,8 +11,12 @@ afterEach(closeAll);
 describe('seed checklists', () => {
   it('identical request twice → one effect, both callers get the same result', async () => {
     const { rt, server, client } = await harness();
-    const first = await rt.run(client.send({ url: '/payments', key: 'ord_4819', json: { amount: 4800 } }));
-    const second = await rt.run(client.send({ url: '/payments', key: 'ord_4819', json: { amount: 4800 } }));
+    const first = await rt.run(
+      client.send({ method: 'POST', url: '/payments', key: 'ord_4819', json: { amount: 4800 } }),
+    );
+    const second = await rt.run(
+      client.send({ method: 'POST', url: '/payments', key: 'ord_4819', json: { amount: 4800 } }),
+    );
     expect(server.ledger.effectCount('ord_4819')).toBe(1);
     expect(second.data).toEqual(first.data);
     expect(second.fromStore).toBe(true);
@@ -22,8 +26,8 @@ describe('seed checklists', () => {
   it('identical request twice from two devices (no shared store) → one effect, the same result', async () => {
     const h = await harness();
     const other = h.another({ store: (await import('../../src/index.js')).memoryStore() });
-    const a = await h.rt.run(h.client.send({ url: '/payments', key: 'k1', json: { amount: 1 } }));
-    const b = await h.rt.run(other.send({ url: '/payments', key: 'k1', json: { amount: 1 } }));
+    const a = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'k1', json: { amount: 1 } }));
+    const b = await h.rt.run(other.send({ method: 'POST', url: '/payments', key: 'k1', json: { amount: 1 } }));
     expect(h.server.ledger.effectCount('k1')).toBe(1);
     expect(b.data).toEqual(a.data);
     expect(b.replayed).toBe(true);
@@ -36,8 +40,8 @@ describe('seed checklists', () => {
     h.server.script({ kind: 'delay', ms: 50 });
     const [a, b] = await h.rt.run(
       Promise.all([
-        h.client.send({ url: '/payments', key: 'k2', json: { amount: 2 } }),
-        other.send({ url: '/payments', key: 'k2', json: { amount: 2 } }),
+        h.client.send({ method: 'POST', url: '/payments', key: 'k2', json: { amount: 2 } }),
+        other.send({ method: 'POST', url: '/payments', key: 'k2', json: { amount: 2 } }),
       ]),
     );
     expect(h.server.ledger.effectCount('k2')).toBe(1);
@@ -50,8 +54,8 @@ describe('seed checklists', () => {
     const { rt, server, client } = await harness();
     const [a, b] = await rt.run(
       Promise.all([
-        client.send({ url: '/payments', key: 'k3', json: { amount: 3 } }),
-        client.send({ url: '/payments', key: 'k3', json: { amount: 3 } }),
+        client.send({ method: 'POST', url: '/payments', key: 'k3', json: { amount: 3 } }),
+        client.send({ method: 'POST', url: '/payments', key: 'k3', json: { amount: 3 } }),
       ]),
     );
     expect(a.data).toEqual(b.data);
@@ -60,9 +64,11 @@ describe('seed checklists', () => {
 
   it('the key reused with a changed payload is refused locally, before any network', async () => {
     const { rt, server, client } = await harness();
-    await rt.run(client.send({ url: '/payments', key: 'k4', json: { orderId: 'ord_4819', amount: 4800 } }));
+    await rt.run(
+      client.send({ method: 'POST', url: '/payments', key: 'k4', json: { orderId: 'ord_4819', amount: 4800 } }),
+    );
     const error = await rt
-      .run(client.send({ url: '/payments', key: 'k4', json: { orderId: 'ord_4819', amount: 5800 } }))
+      .run(client.send({ method: 'POST', url: '/payments', key: 'k4', json: { orderId: 'ord_4819', amount: 5800 } }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KeyConflictError);
     expect(error).toMatchObject({ code: 'key_conflict', key: 'k4', state: 'succeeded' });
@@ -73,9 +79,9 @@ describe('seed checklists', () => {
     const h = await harness();
     const { memoryStore } = await import('../../src/index.js');
     const other = h.another({ store: memoryStore() });
-    await h.rt.run(h.client.send({ url: '/payments', key: 'k5', json: { amount: 4800 } }));
+    await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'k5', json: { amount: 4800 } }));
     const error = await h.rt
-      .run(other.send({ url: '/payments', key: 'k5', json: { amount: 5800 } }))
+      .run(other.send({ method: 'POST', url: '/payments', key: 'k5', json: { amount: 5800 } }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationError);
     expect(error).toMatchObject({ state: 'failed', reason: 'permanent', status: 422 });
@@ -85,10 +91,10 @@ describe('seed checklists', () => {
   it('reordered JSON keys → the same fingerprint: a repeat is the same operation', async () => {
     const { rt, server, client } = await harness();
     const a = await rt.run(
-      client.send({ url: '/payments', key: 'k6', json: { orderId: 'o', amount: 1, currency: 'EUR' } }),
+      client.send({ method: 'POST', url: '/payments', key: 'k6', json: { orderId: 'o', amount: 1, currency: 'EUR' } }),
     );
     const b = await rt.run(
-      client.send({ url: '/payments', key: 'k6', json: { currency: 'EUR', amount: 1, orderId: 'o' } }),
+      client.send({ method: 'POST', url: '/payments', key: 'k6', json: { currency: 'EUR', amount: 1, orderId: 'o' } }),
     );
     expect(b.fromStore).toBe(true);
     expect(b.data).toEqual(a.data);
@@ -99,7 +105,7 @@ describe('seed checklists', () => {
   it('response lost after commit → the retry gets the stored result, one effect', async () => {
     const { rt, server, client } = await harness({ policy: { attemptTimeoutMs: 2_000 } });
     server.script({ kind: 'drop-after-commit' });
-    const result = await rt.run(client.send({ url: '/payments', json: { amount: 7 } }));
+    const result = await rt.run(client.send({ method: 'POST', url: '/payments', json: { amount: 7 } }));
     expect(result.status).toBe(201);
     expect(result.replayed).toBe(true);
     expect(result.attempts).toBe(2);
@@ -114,12 +120,12 @@ describe('seed checklists', () => {
       { keyRetentionMs: 60_000 },
     );
     server.script({ kind: 'status', status: 502 });
-    const first = await rt.run(client.enqueue({ url: '/payments', json: { amount: 9 } }));
+    const first = await rt.run(client.enqueue({ method: 'POST', url: '/payments', json: { amount: 9 } }));
     const outcome = await rt.run(first.settled);
     expect(outcome.state).toBe('unknown');
     await rt.advance(61_000);
     await expect(client.retry(first.key)).rejects.toThrow(/forgotten/);
-    const again = await rt.run(client.send({ url: '/payments', json: { amount: 9 } }));
+    const again = await rt.run(client.send({ method: 'POST', url: '/payments', json: { amount: 9 } }));
     expect(again.key).not.toBe(first.key);
     expect(server.ledger.effectCount(again.key)).toBe(1);
   });

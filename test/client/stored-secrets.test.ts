@@ -16,7 +16,9 @@ describe('stored headers are an allow-list', () => {
     '%s is refused, pointing to the headers callback',
     async (name) => {
       const h = await harness();
-      const error = await h.client.send({ url: '/payments', json: {}, headers: { [name]: 'v' } }).catch((e) => e);
+      const error = await h.client
+        .send({ method: 'POST', url: '/payments', json: {}, headers: { [name]: 'v' } })
+        .catch((e) => e);
       expect(error).toBeInstanceOf(InvalidRequestError);
       expect((error as InvalidRequestError).field).toBe(`headers.${name}`);
       expect((error as Error).message).toMatch(/`headers` callback/);
@@ -36,7 +38,7 @@ describe('stored headers are an allow-list', () => {
       },
     });
     const headers = { Accept: 'application/json', 'Content-Language': 'de', 'X-Tenant': 't1' };
-    await h.rt.run(spy.send({ url: '/tenants/t1/payments', key: 'ok', json: {}, headers }));
+    await h.rt.run(spy.send({ method: 'POST', url: '/tenants/t1/payments', key: 'ok', json: {}, headers }));
     expect((await spy.get('ok'))?.request.headers).toEqual({
       accept: 'application/json',
       'content-language': 'de',
@@ -45,9 +47,9 @@ describe('stored headers are an allow-list', () => {
     });
     expect(seen[0]?.get('x-tenant')).toBe('t1');
     // The same header elsewhere is not allowed.
-    await expect(spy.send({ url: '/payments', json: {}, headers: { 'X-Tenant': 't1' } })).rejects.toThrow(
-      /headers.X-Tenant/,
-    );
+    await expect(
+      spy.send({ method: 'POST', url: '/payments', json: {}, headers: { 'X-Tenant': 't1' } }),
+    ).rejects.toThrow(/headers.X-Tenant/);
   });
 
   it('storeHeaders cannot name credentials or the key header, and must be header names', () => {
@@ -74,7 +76,9 @@ describe('stored headers are an allow-list', () => {
 
   it('configured denied headers win over storeHeaders', async () => {
     const h = await harness({ deniedHeaders: ['X-Session'], policy: { storeHeaders: ['X-Session'] } });
-    await expect(h.client.send({ url: '/p', json: {}, headers: { 'x-session': 's' } })).rejects.toThrow(/never stored/);
+    await expect(h.client.send({ method: 'POST', url: '/p', json: {}, headers: { 'x-session': 's' } })).rejects.toThrow(
+      /never stored/,
+    );
   });
 });
 
@@ -96,7 +100,9 @@ describe('credential-like query parameters are refused', () => {
     'auth',
   ])('?%s=…', async (name) => {
     const h = await harness();
-    const error = await h.client.send({ url: `/payments?amount=1&${name}=s3cr3t`, json: {} }).catch((e) => e);
+    const error = await h.client
+      .send({ method: 'POST', url: `/payments?amount=1&${name}=s3cr3t`, json: {} })
+      .catch((e) => e);
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect((error as InvalidRequestError).field).toBe(`url.query.${name}`);
     expect((error as Error).message).toMatch(/storeQuery/);
@@ -106,10 +112,10 @@ describe('credential-like query parameters are refused', () => {
 
   it('storeQuery allows a name for its endpoint; ordinary names pass', async () => {
     const h = await harness({ endpoints: { 'POST /pages': { storeQuery: ['Page_Token'] } } });
-    const result = await h.rt.run(h.client.send({ url: '/pages?page_token=p2&amount=3', json: {} }));
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/pages?page_token=p2&amount=3', json: {} }));
     expect(result.status).toBe(201);
     expect(h.server.ledger.requests[0]?.path).toBe('/pages?page_token=p2&amount=3');
-    await expect(h.client.send({ url: '/payments?page_token=p2', json: {} })).rejects.toBeInstanceOf(
+    await expect(h.client.send({ method: 'POST', url: '/payments?page_token=p2', json: {} })).rejects.toBeInstanceOf(
       InvalidRequestError,
     );
   });

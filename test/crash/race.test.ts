@@ -31,7 +31,7 @@ describe('four processes drain one file store', () => {
     const keys = await enqueueOffline(
       dir,
       server.url,
-      Array.from({ length: OPERATIONS }, (_, i) => ({ url: '/race/payments', json: { op: i } })),
+      Array.from({ length: OPERATIONS }, (_, i) => ({ method: 'POST', url: '/race/payments', json: { op: i } })),
     );
     expect(new Set(keys).size).toBe(OPERATIONS);
     expect(server.ledger.requests).toHaveLength(0);

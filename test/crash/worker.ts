@@ -98,7 +98,7 @@ async function run(config: Extract<WorkerConfig, { mode: 'run' }>): Promise<void
   const settled: Promise<unknown>[] = [];
   for (let i = 0; i < config.enqueue; i++) {
     const op = `${config.opPrefix}-${i}`;
-    const enqueued = await client.enqueue({ url: config.path, json: { op, amount: 100 + i } });
+    const enqueued = await client.enqueue({ method: 'POST', url: config.path, json: { op, amount: 100 + i } });
     print(`enq ${enqueued.key} ${op}`);
     settled.push(enqueued.settled);
   }

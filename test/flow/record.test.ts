@@ -53,6 +53,12 @@ const samples: OperationRecord[] = [
       message: 'gave up',
       remediation: 'look it up',
       mayHaveTakenEffect: true,
+      response: {
+        status: 504,
+        headers: { 'content-type': 'application/problem+json' },
+        body: { encoding: 'json', text: '{"title":"Gateway Timeout"}' },
+        truncated: true,
+      },
     },
     attemptsOmitted: { count: 40, counted: 2, mayHaveTakenEffect: true, byClass: { not_sent: 38, ambiguous: 2 } },
     result: { status: 200, headers: {}, replayed: true, receivedAt: 3 },

@@ -34,6 +34,12 @@ import { type AttemptRecord, type OperationRecord, RECORD_VERSION, type StoredRe
 import { resolvePolicy } from '../../src/options.js';
 
 const NOW = 100_000;
+/** A final non-2xx answer as the loop keeps it (see `finalAnswer`). */
+const DECLINE = {
+  status: 402,
+  headers: { 'content-type': 'application/json' },
+  body: { encoding: 'json' as const, text: '{"error":{"decline_code":"insufficient_funds"}}' },
+};
 const ME: Owner = { id: 'me', leaseMs: 10_000 };
 const LATER = NOW + 5_000;
 const EARLIER = NOW - 1;
@@ -512,6 +518,34 @@ describe('settling transitions', () => {
           mayHaveTakenEffect: true,
           status: 503,
           class: 'retryable',
+        },
+        retainUntil: NOW + 5_000,
+        attempts: [closed503],
+      },
+      dropped: ['lease'],
+    },
+    {
+      name: "settleStopped with the server's last answer: kept as failure.response",
+      input: inFlight,
+      act: (r) =>
+        settleStopped(
+          r,
+          { ...STOP, reason: 'permanent', status: 402, class: 'permanent' },
+          NOW,
+          5_000,
+          end(RETRYABLE),
+          DECLINE,
+        ),
+      change: {
+        state: 'failed',
+        failure: {
+          reason: 'permanent',
+          message: STOP.message,
+          remediation: STOP.remediation,
+          mayHaveTakenEffect: false,
+          status: 402,
+          class: 'permanent',
+          response: DECLINE,
         },
         retainUntil: NOW + 5_000,
         attempts: [closed503],

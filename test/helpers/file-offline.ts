@@ -9,6 +9,8 @@
 import { createClient, fileStore } from '../../src/node.js';
 
 export interface OfflineOperation {
+  /** A write names its method (oncely, like fetch, defaults to `GET`). */
+  method: string;
   url: string;
   json: unknown;
 }

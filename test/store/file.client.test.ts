@@ -31,7 +31,7 @@ describe('fileStore with the client', () => {
     const keys = await enqueueOffline(
       dir,
       server.url,
-      Array.from({ length: 6 }, (_, i) => ({ url: '/payments', json: { op: i, amount: 100 + i } })),
+      Array.from({ length: 6 }, (_, i) => ({ method: 'POST', url: '/payments', json: { op: i, amount: 100 + i } })),
     );
     const [truncated = '', garbage = '', ...healthy] = keys;
     const paths = fileStore({ dir });
@@ -101,11 +101,13 @@ describe('fileStore with the client', () => {
     });
     // Credentials given as stored headers are refused before anything is written.
     await expect(
-      client.send({ url: '/payments', json: { op: 9 }, headers: { Authorization: 'Bearer secret' } }),
+      client.send({ method: 'POST', url: '/payments', json: { op: 9 }, headers: { Authorization: 'Bearer secret' } }),
     ).rejects.toMatchObject({ code: 'invalid_request' });
     const sent = await Promise.all(
       [0, 1, 2].map((op) =>
-        client.enqueue({ url: '/payments', json: { op }, headers: { 'x-client': 'tests' } }).then((e) => e.settled),
+        client
+          .enqueue({ method: 'POST', url: '/payments', json: { op }, headers: { 'x-client': 'tests' } })
+          .then((e) => e.settled),
       ),
     );
     expect(sent.map((o) => o.state)).toEqual(['succeeded', 'succeeded', 'blocked']);
