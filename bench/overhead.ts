@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ky, { type Options } from 'ky';
-import { DIRECT_OPTION, directFetch } from '../src/flow/attempt.js';
+import { DIRECT_OPTION, directFetch } from '../src/flow/transport.js';
 import { createClient, type OncelyClient } from '../src/index.js';
 import { fileStore } from '../src/node.js';
 import { startChildServer } from './lib/json-server.js';

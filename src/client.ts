@@ -4,7 +4,6 @@
  * new operations ahead, joins concurrent sends of one key, and turns settled
  * records into results or typed errors.
  */
-import ky from 'ky';
 import {
   type ClientOptions,
   type Enqueued,
@@ -22,7 +21,6 @@ import {
   ResponseValidationError,
 } from './errors.js';
 import { Emitter } from './events.js';
-import { directFetch } from './flow/attempt.js';
 import { DriveList, type ToDrive } from './flow/drive-list.js';
 import { LeaseWatch } from './flow/lease-watch.js';
 import {
@@ -37,7 +35,9 @@ import { bodyValue } from './flow/result.js';
 import { countHeld, countOutcome, emptySummary, orderForResume, pool, summaries } from './flow/resume.js';
 import { type Engine, runOperation } from './flow/run.js';
 import { discardRefusal, failureError, isHeldElsewhere, noop, suspendedError } from './flow/settle-errors.js';
+import { navigatorConnectivity } from './flow/connectivity.js';
 import { Shutdown } from './flow/shutdown.js';
+import { defaultTransport } from './flow/transport.js';
 import { reopen } from './flow/transitions.js';
 import { isTerminal, type OperationRecord, SEQ_PER_MS } from './model.js';
 import { EndpointTable, validatePolicy } from './options.js';
@@ -81,14 +81,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     store,
     runtime,
     owner: { id: options.owner ?? runtime.uuid(), leaseMs: options.leaseMs ?? 30_000 },
-    // ky's own retry and timeout are off (oncely has one loop and times attempts itself);
-    // `directFetch` keeps the body off ky's Request → fetch(Request) path (see flow/attempt.ts).
-    http: ky.create({
-      retry: 0,
-      timeout: false,
-      throwHttpErrors: false,
-      fetch: directFetch(() => options.fetch ?? globalThis.fetch),
-    }),
+    http: defaultTransport(() => options.fetch ?? globalThis.fetch),
     endpoints,
     governor: new Governor(),
     events,
@@ -97,7 +90,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     resultHeaders: options.resultHeaders ?? [],
     shutdown,
     pollMs: 1_000,
-    connectivity: options.connectivity,
+    connectivity: options.connectivity ?? navigatorConnectivity(),
     leases: new LeaseWatch(runtime),
   };
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));

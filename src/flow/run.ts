@@ -204,6 +204,7 @@ async function drive(
                 timeoutMs,
                 signal,
                 maxResponseBytes: policy.maxResponseBytes,
+                connectivity: engine.connectivity,
               }),
             )
           : credentialsFailed(credentials.error);
