@@ -21,6 +21,7 @@ import {
   ResponseValidationError,
 } from './errors.js';
 import { Emitter } from './events.js';
+import { navigatorConnectivity } from './flow/connectivity.js';
 import { DriveList, type ToDrive } from './flow/drive-list.js';
 import { LeaseWatch } from './flow/lease-watch.js';
 import {
@@ -35,10 +36,9 @@ import { bodyValue } from './flow/result.js';
 import { countHeld, countOutcome, emptySummary, orderForResume, pool, summaries } from './flow/resume.js';
 import { type Engine, runOperation } from './flow/run.js';
 import { discardRefusal, failureError, isHeldElsewhere, noop, suspendedError } from './flow/settle-errors.js';
-import { navigatorConnectivity } from './flow/connectivity.js';
 import { Shutdown } from './flow/shutdown.js';
-import { defaultTransport } from './flow/transport.js';
 import { reopen } from './flow/transitions.js';
+import { defaultTransport } from './flow/transport.js';
 import { isTerminal, type OperationRecord, SEQ_PER_MS } from './model.js';
 import { EndpointTable, validatePolicy } from './options.js';
 import { Governor } from './policy/gate.js';

@@ -1,6 +1,6 @@
 /**
  * The transport path of one attempt: ky resolves the request, but the body
- * and the abort signal go straight to `fetch(url, init)` (see flow/attempt.ts
+ * and the abort signal go straight to `fetch(url, init)` (see flow/transport.ts
  * and BENCHMARKS.md). If a ky upgrade stopped forwarding the side option to
  * its `fetch`, requests would leave without their body: these tests say so.
  */

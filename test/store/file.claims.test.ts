@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStore } from '../../src/node.js';
 import { UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { HOST_ID } from '../../src/store/file/liveness.js';
+import { hostId } from '../../src/store/file/liveness.js';
 import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
 import {
   agedBy,
@@ -38,13 +38,18 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     const half = JSON.stringify(sampleRecord('k2')).slice(0, 200);
     // Killed mid-update: half a record and the dead writer's line.
-    const dead = writeClaim(dir, 'k2', { host: HOST_ID, pid: deadPid() }, `${half}\n`);
+    const dead = writeClaim(dir, 'k2', { host: hostId(), pid: deadPid() }, `${half}\n`);
     // A power cut mid-write: torn bytes, no holder line, from before the boot.
     const torn = claimPathOf(dir, 'k3');
     fs.writeFileSync(torn, half);
     beforeBoot(torn);
     // A live writer's complete next version: not ours to touch, and not a record yet.
-    const live = writeClaim(dir, 'k4', { host: HOST_ID, pid: process.ppid }, `${JSON.stringify(sampleRecord('k4'))}\n`);
+    const live = writeClaim(
+      dir,
+      'k4',
+      { host: hostId(), pid: process.ppid },
+      `${JSON.stringify(sampleRecord('k4'))}\n`,
+    );
     // Killed between creating a claim and writing its holder line, a while ago.
     const empty = claimPathOf(dir, 'k5');
     fs.writeFileSync(empty, '');
@@ -73,7 +78,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const store = fileStore({ dir, runtime: rt });
     await store.put(sampleRecord('k1'));
     await store.put(sampleRecord('k2'));
-    const dead = writeClaim(dir, 'k1', { host: HOST_ID, pid: deadPid() });
+    const dead = writeClaim(dir, 'k1', { host: hostId(), pid: deadPid() });
     const old = writeClaim(dir, 'k2', { host: 'ffffffff', pid: 1 });
     beforeBoot(old);
     expect((await rt.run(store.update('k1', bump)))?.epoch).toBe(1);
@@ -88,7 +93,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const rt = createFakeRuntime();
     const store = fileStore({ dir, lockTimeoutMs: 150, runtime: rt });
     await store.put(sampleRecord('k1'));
-    const claim = writeClaim(dir, 'k1', { host: HOST_ID, pid: process.ppid });
+    const claim = writeClaim(dir, 'k1', { host: hostId(), pid: process.ppid });
     const started = rt.monotonicNow();
     await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
     // It waited out lockTimeoutMs (of its own clock), looking again and again, then gave up.
@@ -109,7 +114,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const rt = createFakeRuntime();
     const store = fileStore({ dir, lockTimeoutMs: 150, runtime: rt });
     await store.put(sampleRecord('k1', { epoch: 3 }));
-    writeClaim(dir, 'k1', { host: HOST_ID, pid: process.ppid });
+    writeClaim(dir, 'k1', { host: hostId(), pid: process.ppid });
     expect((await rt.run(store.update('k1', (current) => current)))?.epoch).toBe(3);
     expect(await rt.run(store.update('missing', () => undefined))).toBeUndefined();
     expect(rt.sleeps).toEqual([]);
@@ -132,7 +137,7 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     await store.put(sampleRecord('k2'));
     writeClaim(dir, 'k1', { host: 'ffffffff', pid: 1 }); // another host
-    writeClaim(dir, 'k2', { host: HOST_ID, pid: process.ppid }); // a live pid (perhaps recycled) that never refreshes
+    writeClaim(dir, 'k2', { host: hostId(), pid: process.ppid }); // a live pid (perhaps recycled) that never refreshes
     for (const key of ['k1', 'k2']) {
       const started = rt.monotonicNow();
       expect((await rt.run(store.update(key, bump)))?.epoch).toBe(1);
@@ -210,7 +215,7 @@ describe('fileStore: crash leftovers and claims', () => {
         seen.push([step, fs.existsSync(claim) ? fs.readFileSync(claim, 'utf8') : undefined]);
     };
     await store.update('k1', bump);
-    const holder = `${JSON.stringify({ host: HOST_ID, pid: process.pid })}`.slice(0, -1);
+    const holder = `${JSON.stringify({ host: hostId(), pid: process.pid })}`.slice(0, -1);
     expect(seen.map(([step, text]) => [step, text?.startsWith(holder) ?? 'absent'])).toEqual([
       ['claim-opened', 'absent'],
       ['claim-written', 'absent'],
@@ -228,7 +233,7 @@ describe('fileStore: crash leftovers and claims', () => {
     // Killed before writing the holder line, a while ago; killed after it (a dead pid); just now (maybe alive).
     fs.writeFileSync(temp('000000000001'), '');
     agedBy(temp('000000000001'), UNREADABLE_CLAIM_GRACE_MS + 500);
-    fs.writeFileSync(temp('000000000002'), `${JSON.stringify({ host: HOST_ID, pid: deadPid(), token: 'x' })}\n`);
+    fs.writeFileSync(temp('000000000002'), `${JSON.stringify({ host: hostId(), pid: deadPid(), token: 'x' })}\n`);
     fs.writeFileSync(temp('000000000003'), '');
     expect((await store.list()).map((r) => r.key)).toEqual(['k1']);
     expect(['1', '2', '3'].map((n) => fs.existsSync(temp(`00000000000${n}`)))).toEqual([false, false, true]);
@@ -241,7 +246,10 @@ describe('fileStore: crash leftovers and claims', () => {
     await fileStore({ dir }).put(sampleRecord('k1'));
     const journal = (name: string) => join(dir, 'journal', name);
     // A dead holder's recovery claim, a half-created one, a takeover that died half-way.
-    fs.writeFileSync(journal('recovery.pending'), `${JSON.stringify({ host: HOST_ID, pid: deadPid(), token: 'x' })}\n`);
+    fs.writeFileSync(
+      journal('recovery.pending'),
+      `${JSON.stringify({ host: hostId(), pid: deadPid(), token: 'x' })}\n`,
+    );
     fs.writeFileSync(journal('recovery.pending.new-000000000001'), '');
     fs.writeFileSync(journal('recovery.pending.broken-000000000002'), '{}');
     for (const name of ['recovery.pending.new-000000000001', 'recovery.pending.broken-000000000002']) {
@@ -257,7 +265,7 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     const [line, writer, rest] = fs.readFileSync(store.pathOf('k1'), 'utf8').split('\n');
     expect(JSON.parse(line ?? '')).toEqual(sampleRecord('k1'));
-    expect(JSON.parse(writer ?? '')).toMatchObject({ host: HOST_ID, pid: process.pid });
+    expect(JSON.parse(writer ?? '')).toMatchObject({ host: hostId(), pid: process.pid });
     expect(rest).toBe('');
   });
 });

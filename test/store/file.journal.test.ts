@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { HOST_ID } from '../../src/store/file/liveness.js';
+import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
@@ -44,7 +44,7 @@ async function journalLeftBy(
   fs.copyFileSync(join(journalOf(dir), segment), aside);
   await afterwards?.(store);
   await store.close();
-  const copy = join(journalOf(dir), `${HOST_ID}-${pid}-0123456789ab.0.log`);
+  const copy = join(journalOf(dir), `${hostId()}-${pid}-0123456789ab.0.log`);
   fs.renameSync(aside, copy);
   return copy;
 }
@@ -157,10 +157,10 @@ describe('fileStore journal', () => {
   it('a recovery that fails (another process holds it too long) is tried again by the next call', async () => {
     const dir = tempDir();
     await fileStore({ dir }).put(sampleRecord('k1'));
-    const segment = join(journalOf(dir), `${HOST_ID}-${deadPid()}-0123456789ab.0.log`);
+    const segment = join(journalOf(dir), `${hostId()}-${deadPid()}-0123456789ab.0.log`);
     fs.writeFileSync(segment, '', { mode: 0o600 });
     const claim = join(journalOf(dir), 'recovery.pending');
-    fs.writeFileSync(claim, `${JSON.stringify({ host: HOST_ID, pid: process.ppid, token: 'abcdef123456' })}\n`);
+    fs.writeFileSync(claim, `${JSON.stringify({ host: hostId(), pid: process.ppid, token: 'abcdef123456' })}\n`);
     const store = fileStore({ dir, lockTimeoutMs: 100 });
     await expect(store.get('k1')).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
     fs.rmSync(claim);
