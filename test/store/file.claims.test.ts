@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStore } from '../../src/node.js';
-import { UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
+import { takeClaim, UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { hostId } from '../../src/store/file/liveness.js';
 import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
@@ -30,6 +30,30 @@ afterEach(() => {
 
 const bump = (r: ReturnType<typeof sampleRecord> | undefined) =>
   r === undefined ? undefined : { ...r, epoch: r.epoch + 1 };
+
+describe('claims on the runtime given', () => {
+  it("a held claim is refreshed every third of staleLockMs of the runtime's time, and no more once released", async () => {
+    const dir = tempDir();
+    const rt = createFakeRuntime();
+    const path = join(dir, 'k.json.pending');
+    // Every 100 s: a real timer could never fire within this test.
+    const claim = await takeClaim(path, { staleMs: 300_000, timeoutMs: 5_000, runtime: rt });
+    const old = new Date(Date.now() - 3_600_000);
+    fs.utimesSync(path, old, old);
+    await rt.advance(99_999);
+    expect(fs.statSync(path).mtimeMs).toBe(old.getTime());
+    await rt.advance(1);
+    await vi.waitUntil(() => fs.statSync(path).mtimeMs > old.getTime() + 3_000_000, { timeout: 5_000 });
+    fs.utimesSync(path, old, old);
+    await rt.advance(100_000);
+    await vi.waitUntil(() => fs.statSync(path).mtimeMs > old.getTime() + 3_000_000, { timeout: 5_000 });
+    await claim.release();
+    fs.writeFileSync(path, 'someone else');
+    fs.utimesSync(path, old, old);
+    await rt.advance(1_000_000);
+    expect(fs.statSync(path).mtimeMs).toBe(old.getTime());
+  });
+});
 
 describe('fileStore: crash leftovers and claims', () => {
   it('never reads a claim (temp) file as a record, and removes those of dead writers', async () => {

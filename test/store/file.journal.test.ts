@@ -2,13 +2,13 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
-import { sampleRecord } from '../../src/testing.js';
+import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {
@@ -56,6 +56,27 @@ function fromBeforeBoot(path: string): void {
 }
 
 describe('fileStore journal', () => {
+  it("an idle handle checkpoints on its runtime's timers: 30 s, then 35 s of the runtime's time, no wall-clock wait", async () => {
+    const dir = tempDir();
+    const rt = createFakeRuntime();
+    const store = fileStore({ dir, runtime: rt });
+    await store.put(sampleRecord('k1'));
+    expect(segmentsIn(dir)).toHaveLength(1);
+    // Housekeeping never counts as a sleep the engine waits for.
+    expect(rt.pendingTimers).toBe(0);
+    await rt.advance(30_000 + 34_999);
+    expect(fileStoreStats(store).checkpoints).toBe(0);
+    expect(segmentsIn(dir)).toHaveLength(1);
+    await rt.advance(1);
+    await vi.waitUntil(() => fileStoreStats(store).checkpoints === 1, { timeout: 5_000 });
+    expect(segmentsIn(dir)).toEqual([]);
+    // The next write opens a new segment, on the same timers.
+    await store.put(sampleRecord('k2'));
+    expect(segmentsIn(dir)).toHaveLength(1);
+    await store.close();
+    expect(fileStoreStats(store).checkpoints).toBe(2);
+  });
+
   it('makes a write durable in the journal before the record is renamed into place', async () => {
     const dir = tempDir();
     const store = fileStore({ dir });
