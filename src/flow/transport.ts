@@ -162,8 +162,11 @@ const utf8 = new TextDecoder();
 /** The name of the ky option that carries the body and signal past ky's `Request` (ky forwards unknown options to `fetch`). */
 export const DIRECT_OPTION = 'oncelyDirect';
 
+/** A `fetch` body, named the way both DOM and Node's type libraries know it. */
+type FetchBody = NonNullable<RequestInit['body']>;
+
 interface DirectBody {
-  body: BodyInit | null;
+  body: FetchBody | null;
   signal: AbortSignal;
 }
 
@@ -195,7 +198,7 @@ export function directFetch(base: () => typeof globalThis.fetch): typeof globalT
   };
 }
 
-function bodyInit(body: StoredBody | undefined): BodyInit | undefined {
+function bodyInit(body: StoredBody | undefined): FetchBody | undefined {
   if (body === undefined) return undefined;
   switch (body.encoding) {
     case 'json':
