@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ky, { type Options } from 'ky';
 import { DIRECT_OPTION, directFetch } from '../src/flow/transport.js';
-import { createClient, type OncelyClient } from '../src/index.js';
+import { createClient, type OncelyClient } from '../src/node.js';
 import { fileStore } from '../src/node.js';
 import { startChildServer } from './lib/json-server.js';
 import { emit, quick, roundsOption, type TargetCheck } from './lib/section.js';
