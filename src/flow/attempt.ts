@@ -31,8 +31,10 @@ export interface AttemptInput {
   /** Largest body read, in bytes (the endpoint's `maxResponseBytes`). @default 1_048_576 */
   maxResponseBytes?: number;
   /**
-   * What the platform knows about the network. Offline before sending:
-   * nothing is sent; offline when the transport failed: it was not sent.
+   * What the platform knows about the network: offline before sending,
+   * nothing is sent. (Offline once a request failed proves nothing: the
+   * link may have dropped after the server had it, and a connectivity may
+   * report "offline" on mere suspicion, as the browser client's does.)
    * @default none (never known offline)
    */
   connectivity?: Connectivity | undefined;
@@ -89,24 +91,27 @@ export async function performAttempt(
   } catch (error) {
     if (timedOut) return noAnswer({ kind: 'timeout', afterMs: input.timeoutMs });
     if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'maybe' });
-    return noAnswer(transportError(error, connectivity));
+    return noAnswer(transportError(error));
   } finally {
     stopTimeout();
     offCallerAbort?.();
   }
 }
 
-/** Offline is trustworthy only as the injected `Connectivity` says it (browsers: `navigator.onLine === false`). */
+/** Offline comes only from the injected `Connectivity` (by default `navigator.onLine === false`). */
 function isKnownOffline(connectivity: Connectivity | undefined): boolean {
   return connectivity !== undefined && !connectivity.online();
 }
 
-/** Maps fetch failures to sent/not-sent. Only errors that prove nothing left are `not`. */
-function transportError(error: unknown, connectivity: Connectivity | undefined): Observation {
+/**
+ * Maps transport failures to sent/not-sent. Only errors that prove nothing
+ * left are `not`: being offline by the time the failure is seen is no such
+ * proof, so it is not consulted here.
+ */
+function transportError(error: unknown): Observation {
   const code = errorCode(error);
   const message = error instanceof Error ? describe(error) : String(error);
   if (isNotSentCode(code)) return { kind: 'transport_error', sent: 'not', code, message };
-  if (isKnownOffline(connectivity)) return { kind: 'transport_error', sent: 'not', code: 'OFFLINE', message };
   return { kind: 'transport_error', sent: 'maybe', code, message };
 }
 
