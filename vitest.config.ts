@@ -20,7 +20,7 @@ const UNIT = [
   'test/flow/**/*.test.ts',
   'test/policy/**/*.test.ts',
   // fake-indexeddb and fake Web Locks: in memory. (client.test.ts starts a reference server: integration.)
-  'test/browser-unit/{leader,persistence,subscribe}.test.ts',
+  'test/browser-unit/{drain-loop,leader,persistence,subscribe}.test.ts',
   'test/store/{memory,indexeddb}.test.ts',
 ];
 const BROWSER = ['test/browser/**/*.test.ts'];

@@ -27,7 +27,8 @@ import { parseArgs } from 'node:util';
 import { createClient, fileStore, memoryStore, type OperationStore } from '../src/node.js';
 import { closeFile, fsyncFile, openFile, renameFile, writeAt } from '../src/store/file/io.js';
 import { fileStoreStats } from '../src/store/file/store.js';
-import { sampleRecord, startReferenceServer } from '../src/testing.js';
+import { sampleRecord } from '../src/store.js';
+import { startReferenceServer } from '../src/testing.js';
 
 const { values } = parseArgs({
   options: {

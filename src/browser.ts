@@ -4,7 +4,8 @@
  * operation once across reloads and tabs).
  */
 
-export type { BrowserClient, BrowserClientOptions, ClearOptions, ClearResult } from './browser/client.js';
+export type { BrowserClient } from './browser/api.js';
+export type { ClearOptions, ClearResult } from './browser/clear.js';
 export { createBrowserClient } from './browser/client.js';
 export type { BrowserConnectivity, BrowserConnectivityOptions } from './browser/connectivity.js';
 export { browserConnectivity } from './browser/connectivity.js';
@@ -24,11 +25,9 @@ export type {
   ConnectivityReason,
 } from './browser/events.js';
 export type { ElectionOptions, LeaderMode, Leadership } from './browser/leader.js';
-export { electLeader } from './browser/leader.js';
+export type { BrowserClientOptions } from './browser/options.js';
 export type { WipeCheck, WipeReport } from './browser/persistence.js';
-export { checkForWipe, MARKER_KEY, requestPersistence } from './browser/persistence.js';
 export type { ClientStatus, OperationView, QueueSnapshot, SubscribeOptions, Subscriber } from './browser/subscribe.js';
-export { snapshotOf } from './browser/subscribe.js';
 export * from './index.js';
 export type { IndexedDbStore, IndexedDbStoreOptions } from './store/indexeddb.js';
-export { INDEXEDDB_LAYOUT, indexedDbStore } from './store/indexeddb.js';
+export { indexedDbStore } from './store/indexeddb.js';

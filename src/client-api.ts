@@ -5,15 +5,19 @@
  * naming the field.
  */
 import * as z from 'zod/mini';
-import { InvalidOptionsError, type OncelyError } from './errors.js';
+import { InvalidOptionsError } from './errors.js';
 import type { Listener, OncelyEventName } from './events.js';
 import type { OncelyRequest } from './flow/operation.js';
 import type { ResumeSummary } from './flow/resume.js';
 import type { AttemptContext, Connectivity } from './flow/run.js';
-import { describeIssue, type OperationRecord, type OperationState } from './model.js';
+import type { Outcome, SendResult } from './flow/settle.js';
+import { describeIssue, type OperationRecord } from './model.js';
 import type { PolicyOptions, ResolvedPolicy } from './options.js';
 import type { Runtime } from './runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
+
+/** What a send resolves with and what an outcome carries: defined with the code that makes them. */
+export type { Outcome, SendResult } from './flow/settle.js';
 
 export interface ClientOptions {
   /**
@@ -112,31 +116,6 @@ export interface ResumeOptions {
    * @example await client.resume({ onOutcome: (o) => { if (!o.ok) console.error(o.key, o.state, o.error?.message); } })
    */
   onOutcome?: (outcome: Outcome) => void | Promise<void>;
-}
-
-/** A settled success. */
-export interface SendResult<T = unknown> {
-  key: string;
-  status: number;
-  headers: Record<string, string>;
-  /** The body: parsed JSON, text or bytes (validated when a schema was given). */
-  data: T;
-  /** The server said this answer replays an earlier one. */
-  replayed: boolean;
-  /** Answered from the local store, without network (the key had already succeeded). */
-  fromStore: boolean;
-  /** Number of attempts the operation took. */
-  attempts: number;
-}
-
-/** What `enqueue(...).settled` and `retry` resolve with, and what `resume` reports per operation. Never a rejection. */
-export interface Outcome<T = unknown> {
-  key: string;
-  state: OperationState;
-  ok: boolean;
-  result?: SendResult<T>;
-  error?: OncelyError | Error;
-  record: OperationRecord | undefined;
 }
 
 export interface DiscardOptions {

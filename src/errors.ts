@@ -16,7 +16,8 @@ export type OncelyErrorCode =
   | 'lease_lost'
   | 'not_found'
   | 'store_corrupt'
-  | 'invalid_state';
+  | 'invalid_state'
+  | 'lock_timeout';
 
 export interface OncelyErrorDetails {
   /** The idempotency key of the operation, when there is one. */
@@ -141,7 +142,11 @@ export class ResponseValidationError extends OncelyError {
   }
 }
 
-/** Another owner (tab or process) took over the operation; this one must stop writing. */
+/**
+ * Another owner (tab or process) took over the operation; this one must stop writing.
+ *
+ * @internal Caught inside the loop, which stops quietly; never reaches a caller.
+ */
 export class LeaseLostError extends OncelyError {
   override name = 'LeaseLostError';
   constructor(key: string) {

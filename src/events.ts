@@ -29,7 +29,7 @@ export interface OncelyEvents {
   };
   /** Another attempt is scheduled. */
   'retry:scheduled': Base & { attempt: number; delayMs: number; reason: AttemptClass; hintMs: number | undefined };
-  /** The retry budget or outage gate is holding this operation back. */
+  /** The host's outage gate is open (its retry budget ran dry): this retry is held until `untilMs` or until the gate changes. */
   held: Base & { untilMs: number };
   /** The operation reached a terminal state. */
   settled: Base & { state: OperationState; reason: StopReason | undefined; attempts: number };

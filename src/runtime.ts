@@ -47,7 +47,11 @@ export interface Runtime {
   sha256Hex(text: string): Promise<string>;
 }
 
-/** The real runtime: `Date.now`, `setTimeout`, `Math.random`, `crypto.randomUUID`, WebCrypto. */
+/**
+ * The real runtime: `Date.now`, `setTimeout`, `Math.random`, `crypto.randomUUID`, WebCrypto.
+ *
+ * @internal Callers override single parts (`ClientOptions.runtime` is partial).
+ */
 export const systemRuntime: Runtime = {
   now: () => Date.now(),
   monotonicNow: () => performance.now(),

@@ -21,6 +21,17 @@ export type TabMessage =
   | { type: 'wiped'; from: string; report: WipeReport }
   | { [E in OncelyEventName]: { type: 'event'; from: string; name: E; payload: OncelyEvents[E] } }[OncelyEventName];
 
+/** The core events a tab relays to the others (`event` messages). */
+export const RELAYED_EVENTS: readonly OncelyEventName[] = [
+  'enqueued',
+  'attempt:started',
+  'attempt:ended',
+  'retry:scheduled',
+  'held',
+  'settled',
+  'quarantined',
+];
+
 export interface TabChannel {
   /** False when the browser has no BroadcastChannel (tabs then rely on polling). */
   readonly available: boolean;

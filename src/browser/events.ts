@@ -3,7 +3,8 @@
  * for them (listeners isolated like the core's: a throw never breaks the
  * client, it is reported to `error` listeners).
  */
-import { type OncelyEvents, TypedEmitter } from '../events.js';
+import type { OncelyClient } from '../client.js';
+import { type OncelyEventName, type OncelyEvents, TypedEmitter } from '../events.js';
 import type { WipeReport } from './persistence.js';
 
 export interface BrowserOnlyEvents {
@@ -48,3 +49,16 @@ export const BROWSER_ONLY_EVENTS: readonly (keyof BrowserOnlyEvents)[] = [
   'background:error',
   'drain:pass',
 ];
+
+/** Subscribes `fn` where `event` is emitted: the browser's emitter or the core client's. */
+export function listen<E extends BrowserEventName>(
+  browser: BrowserEmitter,
+  core: Pick<OncelyClient, 'on'>,
+  event: E,
+  fn: BrowserListener<E>,
+): () => void {
+  if ((BROWSER_ONLY_EVENTS as readonly string[]).includes(event)) {
+    return browser.on(event as keyof BrowserOnlyEvents, fn as BrowserListener<keyof BrowserOnlyEvents>);
+  }
+  return core.on(event as OncelyEventName, fn as BrowserListener<OncelyEventName>);
+}

@@ -20,12 +20,13 @@
  * The marker is read and written through a short-lived connection of our
  * own, closed at once, so it never blocks another tab's upgrade or delete.
  */
+import { INDEXEDDB_LAYOUT } from '../store/indexeddb/layout.js';
 import type { KeyValueStorage, StorageManagerLike } from './env.js';
 
 /** Key of the marker record inside the database's object store (outside the store's `r:` / `q:` prefixes). */
 export const MARKER_KEY = 'm:marker';
 /** Object store name: the same one `indexedDbStore` uses. */
-const OBJECT_STORE = 'operations';
+const OBJECT_STORE = INDEXEDDB_LAYOUT.objectStore;
 const LOCAL_PREFIX = 'oncely:marker:';
 
 interface Marker {

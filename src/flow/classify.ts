@@ -90,6 +90,7 @@ export function isNotSentCode(code: string | undefined): boolean {
   return code !== undefined && NOT_SENT_CODES.has(code);
 }
 
+/** @internal The loop's step; callers set its rules through `PolicyOptions` (`classify`, `profile`). */
 export function classify(observation: Observation, rules: ClassifyRules): Classification {
   switch (observation.kind) {
     case 'transport_error':

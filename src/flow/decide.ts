@@ -4,7 +4,7 @@
  * sleeps or writes (cockatiel's habit). Every stop says why.
  */
 
-import type { AttemptClass, OperationRecord, StopReason } from '../model.js';
+import type { AttemptClass, AttemptRecord, OperationRecord, StopReason } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import { backoffDelayMs, hintedDelayMs } from '../policy/backoff.js';
 import type { Classification } from './classify.js';
@@ -47,6 +47,7 @@ export interface DecideInput {
   canRefreshAuth: boolean;
 }
 
+/** @internal The loop's step; callers see its result in events and outcomes. */
 export function decide(input: DecideInput): Decision {
   const { record, classification: c, policy, nowMs } = input;
   switch (c.class) {
@@ -63,8 +64,10 @@ export function decide(input: DecideInput): Decision {
     case 'in_progress':
       break;
   }
-  // Unsent attempts and "still in progress" answers are not tries of ours: only the deadline bounds them.
-  if (c.class !== 'not_sent' && c.class !== 'in_progress' && attemptsThatCount(record) >= policy.maxAttempts) {
+  // Only tries that may have done something count toward maxAttempts: unsent
+  // attempts, "still in progress" and "not applied, come back later" answers
+  // are bounded by the deadline alone (their waits grow instead).
+  if (countsTowardMaxAttempts(c) && attemptsThatCount(record) >= policy.maxAttempts) {
     return stopWith(record, 'attempts', `Gave up after ${policy.maxAttempts} attempts; last: ${c.detail}`, c);
   }
   let delayMs: number;
@@ -78,7 +81,7 @@ export function decide(input: DecideInput): Decision {
         c,
       );
     }
-    delayMs = hintedDelayMs(hint, policy.retryAfter.jitterMs, input.random);
+    delayMs = hintedDelayMs(notAppliedGrowthMs(record, hint), policy.retryAfter.jitterMs, input.random);
   } else {
     delayMs = backoffDelayMs(policy.backoff, record.backoff.retries, record.backoff.lastDelayMs, input.random);
   }
@@ -93,6 +96,16 @@ export function decide(input: DecideInput): Decision {
     // what is left instead, and leave the other half to the attempt — unless
     // that is shorter than a wait worth making.
     const lastChanceMs = Math.floor((record.deadlineAt - nowMs) / 2);
+    // After a hint, the last chance is the earliest moment the server allows,
+    // if that still leaves the attempt half of the time that is left.
+    if (hint !== undefined && hint <= lastChanceMs && hint >= floorMs) {
+      return {
+        kind: 'retry',
+        delayMs: hint,
+        budgeted: c.class === 'retryable' || c.class === 'ambiguous',
+        why: c.class,
+      };
+    }
     if (hint !== undefined || lastChanceMs < Math.max(floorMs, policy.backoff.baseDelayMs)) {
       return stopWith(record, 'deadline', `The deadline leaves no time for another attempt; last: ${c.detail}`, c);
     }
@@ -118,14 +131,44 @@ const IN_PROGRESS_FLOOR_MS = 1_000;
 const IN_PROGRESS_MAX_FLOOR_MS = 8_000;
 
 /**
- * Attempts that count toward `maxAttempts`: those that may have reached the
- * server, except "still in progress" answers. Provably unsent ones are free.
+ * Whether an attempt counts toward `maxAttempts`: it may have reached the
+ * server and done something. Provably unsent attempts, "still in progress"
+ * answers and retryable answers that prove nothing was applied (503, 429 …
+ * with effect `none`) do not: a host that keeps saying "not now" is waited
+ * out until the deadline, with growing waits, instead of spending every
+ * attempt inside an outage and failing seconds before the host recovers.
  */
+export function countsTowardMaxAttempts(a: Pick<AttemptRecord, 'sent' | 'class' | 'effect'>): boolean {
+  if (a.sent === 'not' || a.class === 'in_progress') return false;
+  return !(a.class === 'retryable' && a.effect === 'none');
+}
+
+/** Attempts that count toward `maxAttempts` (see `countsTowardMaxAttempts`), dropped ones included. */
 export function attemptsThatCount(record: OperationRecord): number {
   let counted = record.attemptsOmitted?.counted ?? 0;
-  for (const a of record.attempts) if (a.sent !== 'not' && a.class !== 'in_progress') counted++;
+  for (const a of record.attempts) if (countsTowardMaxAttempts(a)) counted++;
   return counted;
 }
+
+/**
+ * The earliest next attempt after a server hint (`Retry-After`): the hint
+ * itself the first time; when the host keeps answering "not applied", it
+ * doubles with each such answer in a row, up to `NOT_APPLIED_MAX_HINTS`
+ * hints. Separate clients (200 browsers) cannot coordinate: growing waits
+ * lower the load an outage draws, and the cap keeps the time from recovery
+ * to the next try within three of the server's own intervals (plus jitter).
+ */
+export function notAppliedGrowthMs(record: OperationRecord, hintMs: number): number {
+  let streak = 0;
+  for (let i = record.attempts.length - 1; i >= 0; i--) {
+    const a = record.attempts[i];
+    if (a === undefined || a.class !== 'retryable' || a.effect !== 'none') break;
+    streak++;
+  }
+  return Math.min(hintMs * 2 ** Math.max(0, streak - 1), hintMs * NOT_APPLIED_MAX_HINTS);
+}
+
+const NOT_APPLIED_MAX_HINTS = 3;
 
 /**
  * The one place that decides "may have taken effect", from the attempt

@@ -5,7 +5,7 @@
  */
 import type { Emitter } from '../events.js';
 import type { EndpointTable } from '../options.js';
-import type { Governor } from '../policy/gate.js';
+import type { HostGates } from '../policy/gate.js';
 import type { Runtime } from '../runtime.js';
 import type { OperationStore } from '../store/store.js';
 import type { LeaseWatch } from './lease-watch.js';
@@ -29,7 +29,8 @@ export interface Engine {
   owner: Owner;
   http: Transport;
   endpoints: EndpointTable;
-  governor: Governor;
+  /** The outage gate of each host (policy/gate.ts). */
+  hostGates: HostGates;
   events: Emitter;
   /** Credentials for one attempt (never stored). */
   credentials: ((ctx: AttemptContext) => Record<string, string> | Promise<Record<string, string>>) | undefined;

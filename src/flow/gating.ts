@@ -49,7 +49,7 @@ export function gateFor(engine: Engine, policy: ResolvedPolicy, url: string): Ho
   if (policy.budget === undefined) return undefined;
   const host = new URL(url).host;
   const scope = policy.budget.per === 'host' ? host : `${policy.name}@${host}`;
-  return engine.governor.gate(scope, policy.budget);
+  return engine.hostGates.gate(scope, policy.budget);
 }
 
 export function reportToGate(

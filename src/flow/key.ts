@@ -115,6 +115,7 @@ function uuidV8(bytes: Uint8Array): string {
  * @default WebCrypto (`systemRuntime.sha256Hex`)
  * @example
  * const fingerprint = await fingerprintOf('POST', 'https://api.example.com/payments', { encoding: 'json', text: '{"a":1}' });
+ * @internal Takes the stored body form; callers read the fingerprint on records and events.
  */
 export async function fingerprintOf(
   method: string,

@@ -1,17 +1,11 @@
 /**
- * Turning a caller's request into a new operation record: validate it, fix
- * the exact bytes of the body, keep only headers that are safe at rest, take
- * the key (given, or minted once here and nowhere else) and fingerprint it.
+ * Turning a caller's request into what a new operation record is made of
+ * (`create` in flow/transitions.ts makes the record): validate it, fix the
+ * exact bytes of the body, keep only headers that are safe at rest, take the
+ * key (given, or minted once here and nowhere else) and fingerprint it.
  */
 import { InvalidRequestError } from '../errors.js';
-import {
-  CREDENTIAL_HEADERS,
-  type OperationRecord,
-  RECORD_VERSION,
-  STORED_HEADERS,
-  type StoredBody,
-  type StoredRequest,
-} from '../model.js';
+import { CREDENTIAL_HEADERS, STORED_HEADERS, type StoredBody, type StoredRequest } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import type { Runtime } from '../runtime.js';
 import { bytesToBase64 } from './bytes.js';
@@ -199,36 +193,4 @@ function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
   if (body instanceof Uint8Array) return { encoding: 'base64', data: bytesToBase64(body) };
   if (body instanceof ArrayBuffer) return { encoding: 'base64', data: bytesToBase64(new Uint8Array(body)) };
   throw new InvalidRequestError('body', 'must be a string, Uint8Array or ArrayBuffer');
-}
-
-/** A fresh record, written before the first attempt, leased to the client that creates it. */
-export function newRecord(
-  prepared: PreparedOperation,
-  policy: ResolvedPolicy,
-  input: Pick<OncelyRequest, 'scope' | 'meta'>,
-  nowMs: number,
-  owner: { id: string; leaseMs: number },
-): OperationRecord {
-  // Optional fields are assigned afterwards, not spread into the literal:
-  // keys after a spread cost ~1 µs each on Node 20 (see `revise` in transitions.ts).
-  const record: OperationRecord = {
-    v: RECORD_VERSION,
-    key: prepared.key,
-    request: prepared.request,
-    fingerprint: prepared.fingerprint,
-    policy: policy.name,
-    createdAt: nowMs,
-    deadlineAt: nowMs + policy.deadlineMs,
-    state: 'pending',
-    // Created already claimed by its creator: one durable write instead of two.
-    epoch: 1,
-    lease: { owner: owner.id, until: nowMs + owner.leaseMs },
-    attempts: [],
-    nextAttemptAt: nowMs,
-    backoff: { retries: 0, lastDelayMs: 0 },
-  };
-  if (input.scope !== undefined) record.scope = input.scope;
-  const meta = prepared.meta ?? input.meta;
-  if (meta !== undefined) record.meta = meta;
-  return record;
 }

@@ -7,10 +7,10 @@ import { isOncelyError, OperationError } from '../errors.js';
 import type { OperationRecord, StoredResult } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import type { AttemptOutput } from './attempt.js';
+import type { AttemptEnd } from './attempt-history.js';
 import { mayHaveTakenEffect } from './decide.js';
 import type { Engine } from './engine.js';
 import { storedBodyFrom, storedResponseHeaders } from './result.js';
-import type { AttemptEnd } from './transitions.js';
 
 /**
  * An operation taken over at (or after) its deadline whose earlier attempt

@@ -13,6 +13,7 @@ import { LeaseLostError, NotFoundError } from '../errors.js';
 import type { OperationRecord } from '../model.js';
 import { parseServerHintMs } from '../policy/retry-after.js';
 import { performAttempt } from './attempt.js';
+import { type AttemptEnd, attemptNumber } from './attempt-history.js';
 import { classify } from './classify.js';
 import { decide, type Stop, stopWith } from './decide.js';
 import type { AttemptContext, Engine } from './engine.js';
@@ -28,12 +29,10 @@ import {
 } from './outcome.js';
 import { policyOfRecord } from './policy-snapshot.js';
 import {
-  type AttemptEnd,
   assertFenced,
-  attemptNumber,
   claim,
   claimOutcome,
-  endLast,
+  endAttempt,
   type Owner,
   refreshAuth,
   release,
@@ -222,7 +221,7 @@ async function drive(
       if (probe && classification.class === 'not_sent') gate?.releaseProbe();
       probeOut = false;
 
-      const ended = { ...record, attempts: endLast(record, end) };
+      const ended = endAttempt(record, end);
       if (signal?.aborted && classification.class !== 'completed') {
         return await settle(stopWith(ended, 'aborted', 'The caller aborted the operation', classification), end);
       }
@@ -267,16 +266,8 @@ async function drive(
             // No fresh credentials: the 401 stands. Nothing new was sent.
             const why =
               refreshed === false ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
-            const stop = stopWith(
-              record,
-              'correctable',
-              `The server refused the credentials (401); onUnauthorized ${why}`,
-              {
-                status: 401,
-                class: 'correctable',
-              },
-            );
-            return await settle(stop);
+            const message = `The server refused the credentials (401); onUnauthorized ${why}`;
+            return await settle(stopWith(record, 'correctable', message, { status: 401, class: 'correctable' }));
           }
           break;
         }

@@ -1,13 +1,19 @@
 /**
- * Pure record transitions: claim, start an attempt, end it, settle. The loop
- * applies them inside `store.update`, so each one is atomic and fenced by the
- * lease epoch: a stale owner's write is refused, never merged.
+ * Every change of an operation record, as pure functions: create, claim,
+ * start an attempt, end it, settle, release, reopen, fence, abandon. The
+ * loop and the remediation calls apply them inside `store.update`, so each
+ * one is atomic and fenced by the lease epoch: a stale owner's write is
+ * refused, never merged. No other module builds a changed record.
  */
 import { LeaseLostError, NotFoundError } from '../errors.js';
-import type { AttemptRecord, OmittedAttempts, OperationRecord, StoredFailure, StoredResult } from '../model.js';
-import { isTerminal } from '../model.js';
-import type { Classification } from './classify.js';
-import { mayHaveTakenEffect, type Stop } from './decide.js';
+import type { AttemptRecord, OperationRecord, StoredFailure, StoredResult } from '../model.js';
+import { isTerminal, RECORD_VERSION } from '../model.js';
+import type { ResolvedPolicy } from '../options.js';
+import { type AttemptEnd, attemptNumber, dropOldAttempts, endLast, MAX_KEPT_ATTEMPTS } from './attempt-history.js';
+import type { Stop } from './decide.js';
+import type { OncelyRequest, PreparedOperation } from './operation.js';
+import { snapshotOf } from './policy-snapshot.js';
+import { revise } from './revise.js';
 
 export interface Owner {
   id: string;
@@ -19,6 +25,45 @@ export type ClaimOutcome =
   | { kind: 'claimed'; record: OperationRecord }
   | { kind: 'terminal'; record: OperationRecord }
   | { kind: 'busy'; record: OperationRecord; untilMs: number };
+
+/**
+ * A new operation, written ahead before its first attempt: pending, due at
+ * once, and already claimed by its creator (epoch 1, so the first attempt
+ * costs one durable write instead of two). `seq` orders it after every
+ * record this client wrote before; the policy it is written under is stored
+ * with it (see flow/policy-snapshot.ts).
+ */
+export function create(
+  prepared: PreparedOperation,
+  policy: ResolvedPolicy,
+  input: Pick<OncelyRequest, 'scope' | 'meta'>,
+  nowMs: number,
+  owner: Owner,
+  seq: number,
+): OperationRecord {
+  // Optional fields are assigned afterwards, not spread into the literal (see `revise`).
+  const record: OperationRecord = {
+    v: RECORD_VERSION,
+    key: prepared.key,
+    request: prepared.request,
+    fingerprint: prepared.fingerprint,
+    policy: policy.name,
+    createdAt: nowMs,
+    deadlineAt: nowMs + policy.deadlineMs,
+    state: 'pending',
+    epoch: 1,
+    lease: { owner: owner.id, until: nowMs + owner.leaseMs },
+    attempts: [],
+    nextAttemptAt: nowMs,
+    backoff: { retries: 0, lastDelayMs: 0 },
+  };
+  if (input.scope !== undefined) record.scope = input.scope;
+  const meta = prepared.meta ?? input.meta;
+  if (meta !== undefined) record.meta = meta;
+  record.seq = seq;
+  record.policySnapshot = snapshotOf(policy);
+  return record;
+}
 
 /**
  * Takes the lease when the record is free: no lease, an expired lease, or our
@@ -122,65 +167,12 @@ export function startAttempt(
   return revise(record, changes);
 }
 
-/** The number of the next attempt (1-based), counting attempts dropped from the history. */
-export function attemptNumber(record: OperationRecord): number {
-  return (record.attempts[record.attempts.length - 1]?.n ?? 0) + 1;
-}
-
-/** Attempts a record keeps: the first and the latest ones; the rest are summed up in `attemptsOmitted`. */
-export const MAX_KEPT_ATTEMPTS = 32;
-
-/** Folds the second-oldest attempts into the summary until the history fits, with `next` appended. */
-function dropOldAttempts(
-  record: OperationRecord,
-  next: AttemptRecord,
-): { kept: AttemptRecord[]; omitted: OmittedAttempts } {
-  const all = [...record.attempts, next];
-  const dropCount = all.length - MAX_KEPT_ATTEMPTS;
-  const dropped = all.splice(1, dropCount);
-  const previous = record.attemptsOmitted;
-  const omitted: OmittedAttempts = {
-    count: (previous?.count ?? 0) + dropped.length,
-    counted: previous?.counted ?? 0,
-    mayHaveTakenEffect:
-      previous?.mayHaveTakenEffect === true || mayHaveTakenEffect({ attempts: dropped, attemptsOmitted: undefined }),
-    byClass: { ...previous?.byClass },
-  };
-  for (const a of dropped) {
-    if (a.sent !== 'not' && a.class !== 'in_progress') omitted.counted++;
-    const cls = a.class ?? 'open';
-    omitted.byClass[cls] = (omitted.byClass[cls] ?? 0) + 1;
-  }
-  return { kept: all, omitted };
-}
-
-export interface AttemptEnd {
-  classification: Classification;
-  hintMs: number | undefined;
-  nowMs: number;
-}
-
-/** The attempts with the last one closed by `end` (what `decide` reads). */
-export function endLast(record: OperationRecord, end: AttemptEnd, delayMs?: number): AttemptRecord[] {
-  // Not a spread: see `revise`. Runs twice per attempt.
-  const attempts = record.attempts.slice();
-  const i = attempts.length - 1;
-  const last = attempts[i];
-  if (last === undefined) return attempts;
-  const c = end.classification;
-  const ended: AttemptRecord = Object.assign({}, last, {
-    endedAt: end.nowMs,
-    class: c.class,
-    sent: c.sent,
-    effect: c.effect,
-  });
-  if (c.class !== 'completed') ended.error = c.detail;
-  else if (ended.error !== undefined) delete ended.error;
-  if (c.status !== undefined) ended.status = c.status;
-  if (end.hintMs !== undefined) ended.hintMs = end.hintMs;
-  if (delayMs !== undefined) ended.delayMs = delayMs;
-  attempts[i] = ended;
-  return attempts;
+/**
+ * The record with its last attempt closed by `end`: what `decide` reads.
+ * Not stored as such; the write that follows is the decision's transition.
+ */
+export function endAttempt(record: OperationRecord, end: AttemptEnd): OperationRecord {
+  return revise(record, { attempts: endLast(record, end) });
 }
 
 /** The attempt succeeded: store the result for replay, release the lease. */
@@ -289,26 +281,4 @@ export function abandon(record: OperationRecord, stop: Stop, nowMs: number): Ope
   if (record.state !== 'pending') return record;
   const settled = settleStopped(record, stop, nowMs, 0);
   return revise(settled, { epoch: record.epoch + 1 });
-}
-
-/**
- * `{ ...record, ...changes }` without the `drop` key(s), copied key by key.
- * Why not the spread: on Node 20, a spread followed by keys its source
- * lacks (`{ ...rest, result, retainUntil }`) costs about 1 µs per such key,
- * and `const { lease, ...rest } = record` another 0.6 µs; a record goes
- * through three of these per operation. Built this way: under 1 µs.
- */
-function revise(
-  record: OperationRecord,
-  changes: Partial<OperationRecord>,
-  drop?: keyof OperationRecord | readonly (keyof OperationRecord)[],
-): OperationRecord {
-  const dropped = (key: string): boolean =>
-    drop === undefined ? false : typeof drop === 'string' ? key === drop : drop.includes(key as keyof OperationRecord);
-  const next: Record<string, unknown> = {};
-  for (const key in record) {
-    if (!dropped(key) && !Object.hasOwn(changes, key)) next[key] = record[key as keyof OperationRecord];
-  }
-  for (const key in changes) next[key] = changes[key as keyof OperationRecord];
-  return next as OperationRecord;
 }

@@ -21,6 +21,8 @@ export interface BackoffSettings {
  * The delay before retry number `retryIndex` (0 for the first retry).
  * `lastDelayMs` is the previous delay (0 before the first), used by
  * `decorrelated`. `random` returns a float in [0, 1).
+ *
+ * @internal Set through `PolicyOptions.backoff`.
  */
 export function backoffDelayMs(
   settings: BackoffSettings,
@@ -50,6 +52,8 @@ export function backoffDelayMs(
  * the next attempt (never shortened), and a bounded random spread is added
  * on top, because an exact hint puts every client that received it on the
  * same beat (waves of N requests every second).
+ *
+ * @internal Set through `PolicyOptions.retryAfter`.
  */
 export function hintedDelayMs(hintMs: number, jitterBoundMs: number, random: () => number): number {
   return Math.round(hintMs + random() * jitterBoundMs);

@@ -1,17 +1,23 @@
 /**
  * Retry budget and outage gate for one host: a token bucket that caps how
- * much retry traffic failures may add, and a gate that keeps an exhausted
- * budget from starving completion.
+ * much retry traffic failures may add, and a circuit breaker that keeps an
+ * exhausted budget from starving completion.
  *
  * Why both: a token bucket alone holds the load down during an outage, but
  * nothing refills it, so every operation dies at its deadline although the
- * server came back. The gate turns "no tokens" into "host failing": retries
- * are held, one probe goes through per interval (never before the server's
- * `Retry-After`), and a success reopens the host, releasing the held
- * operations spread over a ramp instead of all at once.
+ * server came back. The breaker turns "no tokens" into "host failing".
+ * Its modes use the circuit-breaker words:
+ *
+ * - `closed`: retries pass while the budget has tokens;
+ * - `open`: the budget ran dry; retries are held, and one probe goes through
+ *   per interval (never before the server's `Retry-After`);
+ * - `half-open`: a success proved recovery; the held operations are released
+ *   spread over a ramp instead of all at once. A failure opens the gate
+ *   again; once the ramp is over and nothing is held, it closes with a full
+ *   budget.
  *
  * Deterministic: every method takes `nowMs` (and `random` where it jitters);
- * nothing here sleeps. The loop asks, then waits as told.
+ * nothing here sleeps. The loop asks, then waits as told (flow/gating.ts).
  */
 
 export interface GateSettings {
@@ -19,21 +25,23 @@ export interface GateSettings {
   capacity: number;
   /** Tokens each first attempt adds. */
   ratio: number;
-  /** One probe per this interval while failing. */
+  /** One probe per this interval while the gate is open. */
   probeIntervalMs: number;
-  /** Held operations are released spread over this time after recovery. */
+  /** Held operations are released spread over this time after recovery (half-open). */
   rampMs: number;
 }
 
 /** `go`: send at `atMs` (now or a ramp slot). `hold`: ask again at `untilMs`, or when the gate changes. */
 export type Admission = { kind: 'go'; atMs: number; probe: boolean } | { kind: 'hold'; untilMs: number };
 
-export type GateMode = 'open' | 'closed' | 'ramping';
+/** `closed`: passing. `open`: holding, one probe per interval. `half-open`: releasing the held over the ramp. */
+export type GateMode = 'closed' | 'open' | 'half-open';
 
+/** @internal */
 export class HostGate {
   readonly settings: GateSettings;
   #tokens: number;
-  #mode: GateMode = 'open';
+  #mode: GateMode = 'closed';
   #hintUntil = 0;
   #nextProbeAt = 0;
   #probeOut = false;
@@ -67,18 +75,18 @@ export class HostGate {
 
   /** May operation `id` send a retry now? */
   admitRetry(id: string, nowMs: number, random: () => number): Admission {
-    if (this.#mode === 'ramping' && nowMs >= this.#rampStartAt + this.settings.rampMs && this.#held.size === 0) {
-      this.#open();
+    if (this.#mode === 'half-open' && nowMs >= this.#rampStartAt + this.settings.rampMs && this.#held.size === 0) {
+      this.#close();
     }
-    if (this.#mode === 'open') {
+    if (this.#mode === 'closed') {
       if (this.#tokens >= 1) {
         this.#tokens -= 1;
         this.#held.delete(id);
         return { kind: 'go', atMs: nowMs, probe: false };
       }
-      this.#close(nowMs, random);
+      this.#open(nowMs, random);
     }
-    if (this.#mode === 'ramping') {
+    if (this.#mode === 'half-open') {
       const slot = this.#rampStartAt + this.#rampNext * this.#rampSlotMs;
       this.#rampNext += 1;
       this.#held.delete(id);
@@ -102,13 +110,14 @@ export class HostGate {
   }
 
   /**
-   * The host answered well. While failing, any success (a probe, or a first
-   * attempt of a new operation) is proof of recovery: start the ramp.
+   * The host answered well. While open, any success (a probe, or a first
+   * attempt of a new operation) is proof of recovery: go half-open and start
+   * the ramp.
    */
   reportSuccess(probe: boolean, nowMs: number): void {
     if (probe) this.#probeOut = false;
-    if (this.#mode === 'closed') {
-      this.#mode = 'ramping';
+    if (this.#mode === 'open') {
+      this.#mode = 'half-open';
       this.#rampStartAt = nowMs;
       this.#rampSlotMs = this.settings.rampMs / Math.max(1, this.#held.size);
       this.#rampNext = 0;
@@ -122,7 +131,7 @@ export class HostGate {
    */
   reportFailure(probe: boolean, nowMs: number, hintMs: number | undefined, random: () => number): void {
     if (hintMs !== undefined) this.#hintUntil = Math.max(this.#hintUntil, nowMs + hintMs);
-    if (this.#mode === 'ramping') this.#close(nowMs, random);
+    if (this.#mode === 'half-open') this.#open(nowMs, random);
     if (probe) {
       this.#probeOut = false;
       this.#nextProbeAt = this.#probeTime(nowMs + this.settings.probeIntervalMs, random);
@@ -148,14 +157,16 @@ export class HostGate {
     return () => this.#listeners.delete(fn);
   }
 
-  #close(nowMs: number, random: () => number): void {
-    this.#mode = 'closed';
+  /** Trips the breaker: hold retries, probe from now on (never before the hint). */
+  #open(nowMs: number, random: () => number): void {
+    this.#mode = 'open';
     this.#probeOut = false;
     this.#nextProbeAt = this.#probeTime(nowMs, random);
   }
 
-  #open(): void {
-    this.#mode = 'open';
+  /** The ramp is over: back to passing, with a full budget. */
+  #close(): void {
+    this.#mode = 'closed';
     this.#tokens = this.settings.capacity;
   }
 
@@ -170,8 +181,13 @@ export class HostGate {
   }
 }
 
-/** One gate per host (or per endpoint on a host), created on first use. */
-export class Governor {
+/**
+ * The gates of one client: one per host (or per endpoint on a host, with
+ * `budget.per: 'endpoint'`), created on first use.
+ *
+ * @internal
+ */
+export class HostGates {
   readonly #gates = new Map<string, HostGate>();
 
   gate(scope: string, settings: GateSettings): HostGate {

@@ -17,6 +17,8 @@ const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', '
 /**
  * Milliseconds until the server allows the next attempt, or `undefined` when
  * it gave no usable hint. Never negative: a date in the past means "now" (0).
+ *
+ * @internal
  */
 export function parseServerHintMs(get: HeaderLookup, nowMs: number): number | undefined {
   const retryAfter = get('retry-after');
@@ -34,7 +36,7 @@ export function parseServerHintMs(get: HeaderLookup, nowMs: number): number | un
   return undefined;
 }
 
-/** `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT` (or RFC 850 / asctime). */
+/** `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2015 07:28:00 GMT` (or RFC 850 / asctime). @internal */
 export function parseRetryAfterMs(value: string, nowMs: number): number | undefined {
   const seconds = parseDeltaSeconds(value);
   if (seconds !== undefined) return seconds * 1000;
@@ -50,7 +52,7 @@ function parseDeltaSeconds(value: string): number | undefined {
   return Number.isSafeInteger(seconds) ? seconds : undefined;
 }
 
-/** Parses IMF-fixdate, RFC 850 and asctime dates to epoch ms, all as GMT. */
+/** Parses IMF-fixdate, RFC 850 and asctime dates to epoch ms, all as GMT. @internal */
 export function parseHttpDate(value: string): number | undefined {
   const text = value.trim();
   // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT

@@ -1,9 +1,12 @@
 /**
  * The in-memory store: for tests, short-lived scripts and as the reference
- * implementation of the contract. Records are kept as JSON text and parsed
- * and validated on every read, exactly like the durable stores, so callers
- * can never mutate stored state by reference and a test that passes here
- * exercises the same validation path.
+ * implementation of the contract. Every write is validated like in the
+ * durable stores; what is kept is a deep-frozen copy of the validated
+ * record, handed out as is on every read: callers can never reach stored
+ * state by reference (it cannot change), and a read costs no parse and no
+ * copy. Only a record corrupted on purpose (`corrupt`, a test hook) is kept
+ * as text and goes through the full check on its next read, like a damaged
+ * file.
  */
 
 import { CorruptRecordError } from '../errors.js';
@@ -22,9 +25,16 @@ export interface MemoryStore extends OperationStore {
   corrupt(key: string, text: string): void;
 }
 
-interface Stored {
-  text: string;
-  valid: boolean;
+/** A validated record, frozen; or text that has not been validated (only `corrupt` writes that). */
+type Stored = { record: OperationRecord; text?: undefined } | { text: string };
+
+/** A deep copy of JSON data in which every object and array is frozen. */
+function frozenCopy<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = frozenCopy((value as Record<string, unknown>)[key]);
+  return Object.freeze(copy) as T;
 }
 
 /**
@@ -33,19 +43,14 @@ interface Stored {
  */
 export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const now = options.now ?? Date.now;
-  /** Each record's stored text, and whether that very text already passed validation. */
-  const texts = new Map<string, Stored>();
+  const entries = new Map<string, Stored>();
   const quarantine = new Map<string, QuarantineEntry>();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
 
   function read(key: string): OperationRecord | undefined {
-    const stored = texts.get(key);
+    const stored = entries.get(key);
     if (stored === undefined) return undefined;
-    // Validation is a pure function of the text, so a text that already
-    // passed (every write does, see below) only needs a fresh copy: callers
-    // can never reach stored state by reference. Anything else (a corrupt
-    // text) goes through the full check, as in the durable stores.
-    if (stored.valid) return JSON.parse(stored.text) as OperationRecord;
+    if (stored.text === undefined) return stored.record;
     const text = stored.text;
     let raw: unknown;
     try {
@@ -63,11 +68,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       moveAside(key, text, [`stored under ${key} but names ${parsed.record.key}`]);
       return undefined;
     }
-    return parsed.record;
+    const record = frozenCopy(parsed.record);
+    entries.set(key, { record });
+    return record;
   }
 
   function moveAside(key: string, raw: string, problems: string[]): void {
-    texts.delete(key);
+    entries.delete(key);
     const entry: QuarantineEntry = { id: key, problems, at: now(), raw };
     quarantine.set(key, entry);
     for (const fn of [...listeners]) fn(entry);
@@ -75,14 +82,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   /**
    * Refuses to store what it could not read back: an invalid record is a bug, not data.
-   * Returns the record as a read would return it: the validated form, which
-   * shares nothing with the stored text.
+   * Returns the record as a read would return it: the frozen copy, which
+   * shares nothing with the caller's object.
    */
   function write(record: OperationRecord): OperationRecord {
     const parsed = parseRecord(record);
     if (!parsed.ok) throw new CorruptRecordError(record.key, `refusing to write: ${parsed.problems.join('; ')}`);
-    texts.set(record.key, { text: JSON.stringify(parsed.record), valid: true });
-    return parsed.record;
+    const stored = frozenCopy(parsed.record);
+    entries.set(record.key, { record: stored });
+    return stored;
   }
 
   return {
@@ -101,11 +109,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return write(next);
     },
     async delete(key) {
-      texts.delete(key);
+      entries.delete(key);
     },
     async list(filter?: RecordFilter) {
       const records: OperationRecord[] = [];
-      for (const key of [...texts.keys()]) {
+      for (const key of [...entries.keys()]) {
         const record = read(key);
         if (record !== undefined) records.push(record);
       }
@@ -119,7 +127,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return () => listeners.delete(fn);
     },
     corrupt(key, text) {
-      texts.set(key, { text, valid: false });
+      entries.set(key, { text });
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The one narrow interface every store implements. The engine depends on
  * nothing else, so a store is easy to write and to prove: the shared
- * contract suite (`storeContract` in `oncely/testing`) runs against each.
+ * contract suite (`storeContract` in `oncely/store`) runs against each.
  *
  * Requirements (each proven by the contract suite):
  * - durable before a write resolves;

@@ -3,7 +3,7 @@
  * releases or its tab dies; "leases" mode where Web Locks are missing.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { electLeader, type Leadership } from '../../src/browser.js';
+import { electLeader, type Leadership } from '../../src/browser/leader.js';
 import { FakeLocks } from './fakes.js';
 
 describe('electLeader', () => {

@@ -4,7 +4,8 @@
  */
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { checkForWipe, indexedDbStore, requestPersistence } from '../../src/browser.js';
+import { checkForWipe, requestPersistence } from '../../src/browser/persistence.js';
+import { indexedDbStore } from '../../src/browser.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import { MapStorage } from './fakes.js';
 

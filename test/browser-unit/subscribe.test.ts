@@ -3,8 +3,7 @@
  * read and subscribers are called (coalesced, only on change).
  */
 import { describe, expect, it } from 'vitest';
-import { type ClientStatus, LiveView } from '../../src/browser/subscribe.js';
-import { snapshotOf } from '../../src/browser.js';
+import { type ClientStatus, LiveView, snapshotOf } from '../../src/browser/subscribe.js';
 import type { OperationRecord } from '../../src/model.js';
 import { sampleRecord } from '../../src/store/contract.js';
 

@@ -5,8 +5,9 @@
  * for the test to drive with `page.evaluate`.
  */
 import { createStore, set } from 'idb-keyval';
-import { INDEXEDDB_LAYOUT, indexedDbStore, type OperationStore } from '../../src/browser.js';
+import type { OperationStore } from '../../src/browser.js';
 import { sampleRecord, storeContract } from '../../src/store/contract.js';
+import { INDEXEDDB_LAYOUT, indexedDbStore } from '../../src/store/indexeddb.js';
 
 export interface CaseResult {
   name: string;

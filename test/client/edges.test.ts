@@ -7,7 +7,7 @@
  * concurrent writes, and nothing escapes untyped.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_KEPT_ATTEMPTS } from '../../src/flow/transitions.js';
+import { MAX_KEPT_ATTEMPTS } from '../../src/flow/attempt-history.js';
 import { defineProfile, InvalidStateError, isOncelyError, memoryStore, OperationError } from '../../src/index.js';
 import { fileStore } from '../../src/node.js';
 import { HostGate } from '../../src/policy/gate.js';
@@ -160,7 +160,7 @@ describe('the outage gate', () => {
     const gate = new HostGate({ capacity: 1, ratio: 0.1, probeIntervalMs: 1_000, rampMs: 1_000 });
     const random = () => 0;
     expect(gate.admitRetry('a', 0, random)).toMatchObject({ kind: 'go', probe: false });
-    // Budget spent: the gate closes and lets one probe go.
+    // Budget spent: the gate opens and lets one probe go.
     expect(gate.admitRetry('b', 0, random)).toMatchObject({ kind: 'go', probe: true });
     expect(gate.admitRetry('c', 0, random)).toMatchObject({ kind: 'hold' });
     gate.releaseProbe();
@@ -314,7 +314,7 @@ describe('the stored policy', () => {
 
   it('a record without a stored policy whose rule is unknown here is not driven under the default', async () => {
     const h = await harness();
-    const { sampleRecord } = await import('../../src/testing.js');
+    const { sampleRecord } = await import('../../src/store.js');
     await h.store.put(
       sampleRecord('legacy', {
         policy: 'POST /elsewhere',

@@ -12,7 +12,7 @@ import {
   type Outcome,
   ResponseValidationError,
 } from '../../src/index.js';
-import { sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 afterEach(closeAll);
@@ -279,7 +279,7 @@ describe('durability across clients', () => {
 
   it('a second send of a finished failure answers from the store without network', async () => {
     const h = await harness({ policy: { maxAttempts: 1 } });
-    h.server.script({ kind: 'status', status: 503 });
+    h.server.script({ kind: 'status', status: 418 });
     await h.rt.run(h.client.send({ url: '/payments', key: 'fx', json: {} })).catch(() => undefined);
     const again = await h.client.send({ url: '/payments', key: 'fx', json: {} }).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(OperationError);

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OperationRecord, Outcome } from '../../src/index.js';
-import { sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
 import { closeAll, type Harness, harness } from '../helpers/harness.js';
 
 afterEach(closeAll);

@@ -41,7 +41,7 @@ describe('retries reuse the one key', () => {
 
   it('attempts run out after an ambiguous attempt → unknown, never failed', async () => {
     const h = await harness({ policy: { maxAttempts: 2 } });
-    h.server.script({ kind: 'reset-after-commit' }, { kind: 'status', status: 503 });
+    h.server.script({ kind: 'reset-after-commit' }, { kind: 'status', status: 500 });
     const error = await h.rt.run(h.client.send({ url: '/payments', key: 'amb', json: {} })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationError);
     expect(error).toMatchObject({ state: 'unknown', reason: 'attempts', key: 'amb' });
@@ -57,12 +57,15 @@ describe('retries reuse the one key', () => {
     expect(h.server.ledger.effectCount('dl')).toBe(1);
   });
 
-  it('only "not applied" answers (503) until attempts run out → failed', async () => {
-    const h = await harness({ policy: { maxAttempts: 3 } });
-    h.server.script(...Array.from({ length: 3 }, () => ({ kind: 'status' as const, status: 503 })));
+  it('only "not applied" answers (503) spend no attempts: the deadline ends them → failed', async () => {
+    const h = await harness({ policy: { maxAttempts: 3, deadlineMs: 20_000 } });
+    h.server.script(...Array.from({ length: 40 }, () => ({ kind: 'status' as const, status: 503 })));
     const error = await h.rt.run(h.client.send({ url: '/payments', key: 'f', json: {} })).catch((e: unknown) => e);
-    expect(error).toMatchObject({ state: 'failed', reason: 'attempts', status: 503 });
-    expect(h.server.ledger.requestsFor('f')).toHaveLength(3);
+    expect(error).toMatchObject({ state: 'failed', reason: 'deadline', status: 503, mayHaveTakenEffect: false });
+    const requests = h.server.ledger.requestsFor('f').length;
+    expect(requests).toBeGreaterThan(3); // more than maxAttempts: "not applied" answers are free
+    expect(requests).toBeLessThan(40); // but paced by growing waits, not hammered
+    expect(h.server.ledger.effectCount('f')).toBe(0);
   });
 
   it('502 (a gateway may have given up while the upstream worked) ends unknown', async () => {

@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileStore } from '../../src/node.js';
-import { type ReferenceServer, sampleRecord, startReferenceServer } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
+import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { claimPathOf, removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker, type WorkerExit, workerCommand } from '../helpers/file-worker.js';
 import { runCrashLoop } from './crash-loop.js';

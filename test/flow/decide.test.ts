@@ -3,7 +3,8 @@ import type { Classification } from '../../src/flow/classify.js';
 import { decide } from '../../src/flow/decide.js';
 import type { AttemptRecord, OperationRecord } from '../../src/model.js';
 import { resolvePolicy } from '../../src/options.js';
-import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
+import { createFakeRuntime } from '../../src/testing.js';
 
 const NOW = 10_000;
 const policy = resolvePolicy('default', { maxAttempts: 3, backoff: { jitter: 'none', baseDelayMs: 100 } }, {});
@@ -83,17 +84,63 @@ describe('decide', () => {
     });
   });
 
-  it('attempts run out: failed after only 503s, unknown after an ambiguous attempt', () => {
-    const only503 = record([attempt(1), attempt(2), attempt(3)]);
-    expect(run(only503, c({}))).toMatchObject({ kind: 'stop', state: 'failed', reason: 'attempts' });
-    const withTimeout = record([
-      attempt(1, { class: 'ambiguous', effect: 'unknown', sent: 'maybe' }),
-      attempt(2),
-      attempt(3),
+  it('attempts that may have done something run out → unknown (maxAttempts counts only those)', () => {
+    const ambiguous = { class: 'ambiguous', effect: 'unknown', sent: 'maybe' } as const;
+    const withTimeouts = record([attempt(1, ambiguous), attempt(2), attempt(3, ambiguous), attempt(4, ambiguous)]);
+    expect(run(withTimeouts, { ...ambiguous, detail: 'timeout' })).toMatchObject({
+      kind: 'stop',
+      state: 'unknown',
+      reason: 'attempts',
+    });
+    // The same history, but the attempt just ended said "not applied": it spends nothing.
+    expect(run(withTimeouts, c({}))).toMatchObject({ kind: 'retry' });
+    const with502 = record([
+      attempt(1, { status: 502, effect: 'unknown' }),
+      attempt(2, { status: 502, effect: 'unknown' }),
     ]);
-    expect(run(withTimeout, c({}))).toMatchObject({ kind: 'stop', state: 'unknown', reason: 'attempts' });
-    const with502 = record([attempt(1), attempt(2), attempt(3, { status: 502, effect: 'unknown' })]);
-    expect(run(with502, c({ status: 502, effect: 'unknown' }))).toMatchObject({ state: 'unknown' });
+    expect(run(with502, c({ status: 502, effect: 'unknown' }))).toMatchObject({ kind: 'retry' });
+    const third502 = record([...with502.attempts, attempt(3, { status: 502, effect: 'unknown' })]);
+    expect(run(third502, c({ status: 502, effect: 'unknown' }))).toMatchObject({
+      state: 'unknown',
+      reason: 'attempts',
+    });
+  });
+
+  it('"not applied" answers (503, 429) never spend maxAttempts: the deadline ends them, as failed', () => {
+    const many503 = record(Array.from({ length: 12 }, (_, i) => attempt(i + 1)));
+    expect(run(many503, c({}))).toMatchObject({ kind: 'retry', why: 'retryable' });
+    const late = record(many503.attempts, { deadlineAt: NOW + 50 });
+    expect(run(late, c({}))).toMatchObject({ kind: 'stop', state: 'failed', reason: 'deadline' });
+  });
+
+  it('after "not applied" answers in a row the wait doubles from Retry-After, up to three hints', () => {
+    const streaks = [1, 2, 3, 4, 6].map((n) => {
+      const d = run(record(Array.from({ length: n }, (_, i) => attempt(i + 1))), c({}), 1_000);
+      return d.kind === 'retry' ? d.delayMs : -1;
+    });
+    const floors = [1_000, 2_000, 3_000, 3_000, 3_000];
+    streaks.forEach((delayMs, i) => {
+      expect(delayMs).toBeGreaterThanOrEqual(floors[i] as number);
+      expect(delayMs).toBeLessThanOrEqual((floors[i] as number) + policy.retryAfter.jitterMs);
+    });
+    // A timeout in between breaks the streak: the server's hint counts again from itself.
+    const broken = record([attempt(1), attempt(2), attempt(3, { class: 'ambiguous', effect: 'unknown' }), attempt(4)]);
+    const d = run(broken, c({}), 1_000);
+    expect(d.kind === 'retry' && d.delayMs).toBeLessThanOrEqual(1_000 + policy.retryAfter.jitterMs);
+  });
+
+  it('when the grown wait would pass the deadline, the last try goes at the hint if half the time is left', () => {
+    const streak = Array.from({ length: 4 }, (_, i) => attempt(i + 1));
+    expect(run(record(streak, { deadlineAt: NOW + 2_500 }), c({}), 1_000)).toEqual({
+      kind: 'retry',
+      delayMs: 1_000,
+      budgeted: true,
+      why: 'retryable',
+    });
+    expect(run(record(streak, { deadlineAt: NOW + 1_500 }), c({}), 1_000)).toMatchObject({
+      kind: 'stop',
+      reason: 'deadline',
+    });
   });
 
   it('not_sent attempts do not count against maxAttempts', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../src/errors.js';
 import { assertValidKey, deriveKey, fingerprintOf } from '../../src/flow/key.js';
-import { createClient as createNodeClient, nodeSha256Hex } from '../../src/node.js';
+import { nodeSha256Hex } from '../../src/node/sha256.js';
+import { createClient as createNodeClient } from '../../src/node.js';
 import { systemRuntime } from '../../src/runtime.js';
 
 const identity = { namespace: 'checkout.pay', version: 1, fields: { tenant: 't_1', cart: 'c_9', orderVersion: 3 } };

@@ -107,7 +107,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { deriveKey, fingerprintOf } from '../../src/flow/key.js';
-import { nodeSha256Hex } from '../../src/node.js';
+import { nodeSha256Hex } from '../../src/node/sha256.js';
 
 const PAY = { tenant: 't_1', cart: 'c_9', orderVersion: 3 };
 /** The same identity with its fields in other orders: the key must not move. */

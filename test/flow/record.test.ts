@@ -175,3 +175,26 @@ describe('parseRecord', () => {
     expectAgreement(symbolic, 'symbol header key');
   });
 });
+
+describe('parseRecord problems', () => {
+  it('names each wrong field by its path and says what it accepts', () => {
+    const record = structuredClone(samples[2]) as unknown as Record<string, unknown>;
+    (record.attempts as Record<string, unknown>[])[1]!.sent = 'perhaps';
+    record.fingerprint = 'XYZ';
+    delete record.createdAt;
+    (record.result as Record<string, unknown>).body = { encoding: 'gzip', data: '' };
+    const parsed = parseRecord(record);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? [] : parsed.problems).toEqual([
+      'fingerprint: expected 64 lowercase hex digits (SHA-256)',
+      'createdAt: expected an integer >= 0',
+      'attempts.1.sent: expected one of "not", "maybe", "definitely"',
+      'result.body.encoding: expected one of "json", "text", "base64"',
+    ]);
+  });
+
+  it('says what the root should be when it is no record at all', () => {
+    expect(parseRecord('text')).toEqual({ ok: false, problems: ['(root): expected an object'] });
+    expect(parseRecord({ ...samples[0], v: 2 })).toEqual({ ok: false, problems: ['v: expected 1'] });
+  });
+});

@@ -21,26 +21,96 @@ describe('package exports', () => {
     expect(pkg.type).toBe('module');
     expect(pkg.sideEffects).toBe(false);
     expect(pkg.engines.node).toBe('>=20');
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './browser', './node', './package.json', './testing']);
+    expect(Object.keys(pkg.exports).sort()).toEqual([
+      '.',
+      './browser',
+      './node',
+      './package.json',
+      './store',
+      './testing',
+    ]);
   });
 
-  it.each(['.', './browser', './node', './testing'])('%s points at built JS and types that exist', (subpath) => {
-    const target = pkg.exports[subpath];
-    expect(typeof target).toBe('object');
-    if (typeof target !== 'object') return;
-    expect(existsSync(`${root}${target.default}`)).toBe(true);
-    expect(existsSync(`${root}${target.types}`)).toBe(true);
-  });
+  it.each(['.', './browser', './node', './store', './testing'])(
+    '%s points at built JS and types that exist',
+    (subpath) => {
+      const target = pkg.exports[subpath];
+      expect(typeof target).toBe('object');
+      if (typeof target !== 'object') return;
+      expect(existsSync(`${root}${target.default}`)).toBe(true);
+      expect(existsSync(`${root}${target.types}`)).toBe(true);
+    },
+  );
 
-  it.each([
-    ['oncely', ['createClient', 'memoryStore', 'deriveKey', 'isOncelyError']],
-    ['oncely/browser', ['createClient', 'indexedDbStore']],
-    ['oncely/node', ['createClient', 'fileStore']],
-    ['oncely/testing', ['createFakeRuntime', 'storeContract', 'startReferenceServer']],
-  ])('import("%s") resolves by name and exposes its API', async (specifier, names) => {
+  // The runtime names of each entry, exactly: a name added or removed is an
+  // API change and must show up here (types are not runtime names).
+  const CORE = [
+    'CorruptRecordError',
+    'InvalidOptionsError',
+    'InvalidRequestError',
+    'InvalidStateError',
+    'KeyConflictError',
+    'NotFoundError',
+    'OncelyError',
+    'OperationError',
+    'ResponseValidationError',
+    'createClient',
+    'defineProfile',
+    'deriveKey',
+    'hasErrorCode',
+    'ietfProfile',
+    'isOncelyError',
+    'memoryStore',
+    'stripeProfile',
+  ];
+  const RUNTIME_NAMES: Record<string, string[]> = {
+    oncely: CORE,
+    'oncely/browser': [...CORE, 'browserConnectivity', 'createBrowserClient', 'indexedDbStore'],
+    'oncely/node': [...CORE, 'LockTimeoutError', 'fileStore'],
+    'oncely/store': [
+      'ATTEMPT_CLASSES',
+      'OPERATION_STATES',
+      'RECORD_VERSION',
+      'STOP_REASONS',
+      'applyFilter',
+      'parseRecord',
+      'sampleRecord',
+      'storeContract',
+      'summaryOf',
+    ],
+    'oncely/testing': ['createFakeRuntime', 'seededRandom', 'startReferenceServer'],
+  };
+
+  it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {
     // Self-reference: Node resolves the package's own name through `exports`.
     const mod = (await import(/* @vite-ignore */ specifier)) as Record<string, unknown>;
-    for (const name of names) expect(typeof mod[name], `${specifier} → ${name}`).toBe('function');
+    expect(Object.keys(mod).sort()).toEqual([...names].sort());
+    for (const name of names) expect(mod[name], `${specifier} → ${name}`).toBeDefined();
+  });
+
+  it('no entry exposes the loop internals', async () => {
+    const internals = ['classify', 'decide', 'HostGate', 'LeaseLostError', 'backoffDelayMs', 'fingerprintOf'];
+    for (const specifier of Object.keys(RUNTIME_NAMES)) {
+      const mod = (await import(/* @vite-ignore */ specifier)) as Record<string, unknown>;
+      expect(
+        internals.filter((name) => name in mod),
+        specifier,
+      ).toEqual([]);
+    }
+  });
+
+  it('LockTimeoutError (oncely/node) is an OncelyError with a stable code and says what to do', async () => {
+    const specifier = 'oncely/node';
+    // Through the built entry; typed from the source it is built from.
+    const node = (await import(/* @vite-ignore */ specifier)) as typeof import('../../src/node.js');
+    const error = new node.LockTimeoutError('/data/k1.claim', 30_000, 'pid 42 (host h)');
+    expect(error).toBeInstanceOf(node.OncelyError);
+    expect(node.isOncelyError(error)).toBe(true);
+    expect(node.hasErrorCode(error, 'lock_timeout')).toBe(true);
+    expect(error.name).toBe('LockTimeoutError');
+    expect(error.path).toBe('/data/k1.claim');
+    expect(error.message).toContain('held by pid 42 (host h)');
+    expect(error.message).toContain('lockTimeoutMs');
   });
 
   it('package.json is exported', async () => {

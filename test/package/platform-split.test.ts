@@ -56,6 +56,11 @@ describe('platform split', () => {
     expect(imports.every((i) => ['ky', 'uuid', 'zod/mini', 'canonicalize'].includes(i))).toBe(true);
   });
 
+  it('oncely/store (universal, for store authors) imports no node:* and no idb-keyval', async () => {
+    const imports = await externalImports('src/store.ts');
+    expect(imports.filter((i) => i.startsWith('node:') || i === 'idb-keyval')).toEqual([]);
+  });
+
   it('oncely/browser imports no node:*', async () => {
     const imports = await externalImports('src/browser.ts');
     expect(imports.filter((i) => i.startsWith('node:'))).toEqual([]);

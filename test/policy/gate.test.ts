@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { HostGate } from '../../src/policy/gate.js';
+import { HostGate, HostGates } from '../../src/policy/gate.js';
 
 const settings = { capacity: 3, ratio: 0.5, probeIntervalMs: 1_000, rampMs: 500 };
 const noJitter = () => 0;
 
 describe('host gate', () => {
-  it('lets retries through while tokens last, then closes', () => {
+  it('closed: lets retries through while tokens last, then opens', () => {
     const gate = new HostGate(settings);
+    expect(gate.mode).toBe('closed');
     for (let i = 0; i < 3; i++)
       expect(gate.admitRetry(`op${i}`, 0, noJitter)).toEqual({ kind: 'go', atMs: 0, probe: false });
     expect(gate.tokens).toBe(0);
     const probe = gate.admitRetry('op3', 0, noJitter);
-    expect(gate.mode).toBe('closed');
+    expect(gate.mode).toBe('open');
     expect(probe).toEqual({ kind: 'go', atMs: 0, probe: true });
     expect(gate.admitRetry('op4', 0, noJitter)).toEqual({ kind: 'hold', untilMs: 1_000 });
     expect(gate.heldCount).toBe(1);
@@ -27,7 +28,7 @@ describe('host gate', () => {
     expect(gate.tokens).toBe(3);
   });
 
-  it('one probe per interval while failing, never before Retry-After', () => {
+  it('open: one probe per interval, never before Retry-After', () => {
     const gate = new HostGate({ ...settings, capacity: 0 });
     gate.reportFailure(false, 0, 3_000, noJitter);
     expect(gate.admitRetry('a', 100, noJitter)).toEqual({ kind: 'hold', untilMs: 3_000 });
@@ -39,7 +40,7 @@ describe('host gate', () => {
     expect(gate.admitRetry('b', 4_050, noJitter)).toMatchObject({ kind: 'go', probe: true });
   });
 
-  it('a successful probe releases held operations spread over the ramp, and notifies them', () => {
+  it('a successful probe goes half-open: held operations are released spread over the ramp, and notified', () => {
     const gate = new HostGate({ ...settings, capacity: 1 });
     let notified = 0;
     gate.onChange(() => notified++);
@@ -48,30 +49,40 @@ describe('host gate', () => {
     for (let i = 0; i < 5; i++) gate.admitRetry(`held${i}`, 0, noJitter);
     expect(gate.heldCount).toBe(5);
     gate.reportSuccess(true, 1_000);
-    expect(gate.mode).toBe('ramping');
+    expect(gate.mode).toBe('half-open');
     expect(notified).toBe(1);
     const slots = Array.from({ length: 5 }, (_, i) => gate.admitRetry(`held${i}`, 1_000, noJitter));
     expect(slots.map((s) => (s.kind === 'go' ? s.atMs : -1))).toEqual([1_000, 1_100, 1_200, 1_300, 1_400]);
     expect(gate.heldCount).toBe(0);
-    // After the ramp the host is open with a full budget again.
+    // After the ramp the gate is closed (passing) with a full budget again.
     expect(gate.admitRetry('later', 1_600, noJitter)).toMatchObject({ kind: 'go', probe: false });
-    expect(gate.mode).toBe('open');
+    expect(gate.mode).toBe('closed');
   });
 
-  it('a failure during the ramp closes the gate again', () => {
+  it('a failure while half-open opens the gate again', () => {
     const gate = new HostGate({ ...settings, capacity: 0 });
     gate.admitRetry('probe', 0, noJitter);
     gate.admitRetry('held', 0, noJitter);
     gate.reportSuccess(true, 1_000);
     gate.reportFailure(false, 1_010, 2_000, noJitter);
-    expect(gate.mode).toBe('closed');
+    expect(gate.mode).toBe('open');
     expect(gate.admitRetry('held', 1_020, noJitter)).toEqual({ kind: 'hold', untilMs: 3_010 });
   });
 
-  it('any success while closed (e.g. a new first attempt) proves recovery', () => {
+  it('any success while open (e.g. a new first attempt) proves recovery: half-open', () => {
     const gate = new HostGate({ ...settings, capacity: 0 });
     gate.admitRetry('probe', 0, noJitter);
     gate.reportSuccess(false, 10);
-    expect(gate.mode).toBe('ramping');
+    expect(gate.mode).toBe('half-open');
+  });
+});
+
+describe('host gates', () => {
+  it('one gate per scope, created on first use and kept', () => {
+    const gates = new HostGates();
+    const a = gates.gate('api.example.test', settings);
+    expect(gates.gate('api.example.test', { ...settings, capacity: 99 })).toBe(a);
+    expect(a.settings.capacity).toBe(3);
+    expect(gates.gate('other.example.test', settings)).not.toBe(a);
   });
 });

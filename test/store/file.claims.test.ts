@@ -11,7 +11,8 @@ import { fileStore } from '../../src/node.js';
 import { takeClaim, UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { hostId } from '../../src/store/file/liveness.js';
-import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
+import { createFakeRuntime } from '../../src/testing.js';
 import {
   agedBy,
   beforeBoot,
@@ -121,7 +122,10 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     const claim = writeClaim(dir, 'k1', { host: hostId(), pid: process.ppid });
     const started = rt.monotonicNow();
-    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({
+      name: 'LockTimeoutError',
+      code: 'lock_timeout',
+    });
     // It waited out lockTimeoutMs (of its own clock), looking again and again, then gave up.
     expect(rt.monotonicNow() - started).toBeGreaterThanOrEqual(150);
     expect(rt.sleeps.length).toBeGreaterThan(3);
@@ -145,14 +149,17 @@ describe('fileStore: crash leftovers and claims', () => {
     expect(await rt.run(store.update('missing', () => undefined))).toBeUndefined();
     expect(rt.sleeps).toEqual([]);
     // A change still needs the claim, and so does an updater that throws on the unlocked read.
-    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({
+      name: 'LockTimeoutError',
+      code: 'lock_timeout',
+    });
     await expect(
       rt.run(
         store.update('k1', () => {
           throw new Error('decided under the claim');
         }),
       ),
-    ).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    ).rejects.toMatchObject({ name: 'LockTimeoutError', code: 'lock_timeout' });
     expect(rt.sleeps.length).toBeGreaterThan(0);
   });
 
@@ -190,7 +197,10 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     const claim = writeClaim(dir, 'k1', { host: 'ffffffff', pid: 1 });
     const started = rt.monotonicNow();
-    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({
+      name: 'LockTimeoutError',
+      code: 'lock_timeout',
+    });
     // It watched for the whole lockTimeoutMs (four times staleLockMs) and never broke the claim.
     expect(rt.monotonicNow() - started).toBeGreaterThanOrEqual(1_200);
     expect(touches).toBeGreaterThan(10);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { afterEach, describe, it } from 'vitest';
 import { type FileStore, fileStore } from '../../src/node.js';
-import { storeContract } from '../../src/testing.js';
+import { storeContract } from '../../src/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(removeTempDirs);

@@ -8,7 +8,8 @@ import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
-import { createFakeRuntime, sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
+import { createFakeRuntime } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {
@@ -183,7 +184,7 @@ describe('fileStore journal', () => {
     const claim = join(journalOf(dir), 'recovery.pending');
     fs.writeFileSync(claim, `${JSON.stringify({ host: hostId(), pid: process.ppid, token: 'abcdef123456' })}\n`);
     const store = fileStore({ dir, lockTimeoutMs: 100 });
-    await expect(store.get('k1')).rejects.toMatchObject({ code: 'ELOCKTIMEOUT' });
+    await expect(store.get('k1')).rejects.toMatchObject({ name: 'LockTimeoutError', code: 'lock_timeout' });
     fs.rmSync(claim);
     expect((await store.get('k1'))?.key).toBe('k1');
     expect(fs.existsSync(segment)).toBe(false);

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileStore } from '../../src/node.js';
 import { fileNameFor, legacyFileNameFor, parseFileName } from '../../src/store/file/names.js';
-import { sampleRecord, seededRandom } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
+import { seededRandom } from '../../src/testing.js';
 import { agedBy, removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(removeTempDirs);

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fileStore, type QuarantineEntry } from '../../src/node.js';
-import { sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
 import { agedBy, claimPathOf, removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker } from '../helpers/file-worker.js';
 

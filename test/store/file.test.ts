@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fileStore } from '../../src/node.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
-import { sampleRecord } from '../../src/testing.js';
+import { sampleRecord } from '../../src/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker } from '../helpers/file-worker.js';
 

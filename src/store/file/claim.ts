@@ -10,6 +10,7 @@
  * temp name runs in the background while the claim is in use.
  */
 import * as fs from 'node:fs';
+import { OncelyError } from '../../errors.js';
 import type { Runtime } from '../../runtime.js';
 import {
   breakClaim,
@@ -41,9 +42,22 @@ export interface ClaimOptions {
 
 const MAX_POLL_MS = 16;
 
-export class LockTimeoutError extends Error {
+/**
+ * The file store waited `lockTimeoutMs` for another live process that holds
+ * the same record and gave up. Nothing was written; the call can be repeated.
+ */
+export class LockTimeoutError extends OncelyError {
   override name = 'LockTimeoutError';
-  readonly code = 'ELOCKTIMEOUT';
+  /** The claim file waited for. */
+  readonly path: string;
+  constructor(path: string, timeoutMs: number, holder: string) {
+    super(
+      'lock_timeout',
+      `Timed out after ${timeoutMs} ms waiting for ${path}, held by ${holder}; nothing was written. ` +
+        'A hold normally lasts one write: check what that process is doing, then try again, or raise `lockTimeoutMs`.',
+    );
+    this.path = path;
+  }
 }
 
 function step(name: Parameters<NonNullable<typeof writeSteps.hook>>[0]): void {
@@ -190,7 +204,7 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
       if (now >= deadline) {
         const who =
           holder.info === undefined ? 'an unknown holder' : `pid ${holder.info.pid} (host ${holder.info.host})`;
-        throw new LockTimeoutError(`Timed out after ${options.timeoutMs} ms waiting for ${path}, held by ${who}`);
+        throw new LockTimeoutError(path, options.timeoutMs, who);
       }
       const pollMs = Math.min(MAX_POLL_MS, 2 ** Math.min(round, 4));
       await runtime.sleep(pollMs * (0.5 + runtime.random()));

@@ -32,7 +32,7 @@ export interface FileStoreOptions {
   /**
    * How long an update waits for another (live) process holding the same
    * record before it rejects with a `LockTimeoutError` (`code`
-   * `'ELOCKTIMEOUT'`). A hold lasts one write: milliseconds.
+   * `'lock_timeout'`). A hold lasts one write: milliseconds.
    * @default 30_000
    */
   lockTimeoutMs?: number;

@@ -1,20 +1,20 @@
+/**
+ * The reference server itself: a real `node:http` server on 127.0.0.1 that
+ * reads each request, decides what to do with it in one tick (outage,
+ * scripted fault, authorization, the key table's check-and-set), runs the
+ * business effect once, and answers, or loses the answer, as scripted.
+ */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { FAKE_REQUEST_HEADER } from '../fake-runtime.js';
 import { createHold, FaultQueue, HoldQueue, type RequestIdentity } from './faults.js';
-import { type DecodedBody, decodeBody, fingerprintRequest } from './fingerprint.js';
+import { decodeBody, fingerprintRequest } from './fingerprint.js';
+import { type Decision, KeyTable } from './keys.js';
 import { LedgerRecorder } from './ledger.js';
-import {
-  corsHeaders,
-  injectedResponse,
-  jsonResponse,
-  type Profile,
-  preflightResponse,
-  rejection,
-  type WireResponse,
-  withHeader,
-  withRetryAfter,
-} from './responses.js';
+import { type Exchange, headerValue, readKey } from './request.js';
+import { corsHeaders, jsonResponse, preflightResponse, rejection, type WireResponse } from './responses.js';
+import { resolveSettings, type Settings } from './settings.js';
+import { triage } from './triage.js';
 import type {
   Fault,
   FaultMatch,
@@ -22,96 +22,9 @@ import type {
   LedgerOutcome,
   Outage,
   ReferenceRequest,
-  ReferenceResponse,
   ReferenceServer,
   ReferenceServerOptions,
-  ServerRuntime,
 } from './types.js';
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** Per-key state. `response` is set once the effect has committed. */
-interface KeyRecord {
-  state: 'in_progress' | 'completed';
-  fingerprint: string;
-  createdAt: number;
-  response?: WireResponse;
-}
-
-interface Settings {
-  keyHeader: string;
-  profile: Profile;
-  keyRetentionMs: number;
-  now: () => number;
-  requireKey: boolean;
-  authorize: ((authorization: string | undefined) => boolean) | undefined;
-  handle: (req: ReferenceRequest) => ReferenceResponse | Promise<ReferenceResponse>;
-  runtime: ServerRuntime | undefined;
-}
-
-/** Everything known about one request once its body has been read. */
-interface Exchange extends RequestIdentity {
-  req: IncomingMessage;
-  res: ServerResponse;
-  body: DecodedBody;
-  fingerprint: string;
-  fault: Fault | undefined;
-  /** The `reset()` generation the request arrived in; stale ones stay out of the ledger. */
-  generation: number;
-}
-
-/** What to do with a request, decided synchronously so the key claim is atomic. */
-type Decision =
-  | { kind: 'respond'; outcome: LedgerOutcome; response: WireResponse }
-  | { kind: 'destroy' }
-  | { kind: 'effect'; outcome: 'effect' | 'expired_new'; claim: KeyRecord | undefined };
-
-/** Default business effect: echo the JSON body under a fresh id, like a create endpoint. */
-function defaultHandle(req: ReferenceRequest): ReferenceResponse {
-  const fields = isPlainObject(req.body) ? req.body : {};
-  return { status: 201, body: { id: `res_${req.effectNumber}`, ...fields } };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function resolveSettings(options: ReferenceServerOptions): Settings {
-  return {
-    keyHeader: options.keyHeader ?? 'Idempotency-Key',
-    profile: options.profile ?? 'ietf',
-    keyRetentionMs: options.keyRetentionMs ?? DAY_MS,
-    now: options.now ?? options.runtime?.now ?? Date.now,
-    runtime: options.runtime,
-    requireKey: options.requireKey ?? true,
-    authorize: options.authorize,
-    handle: options.handle ?? defaultHandle,
-  };
-}
-
-function headerValue(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name.toLowerCase()];
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-
-/**
- * The IETF draft sends the key as a structured-field string (`"abc"`) while
- * Stripe-style clients send it bare; both name the same key.
- */
-function readKey(req: IncomingMessage, keyHeader: string): string | undefined {
-  const raw = headerValue(req, keyHeader)?.trim();
-  if (raw === undefined) return undefined;
-  const unquoted = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
-  return unquoted === '' ? undefined : unquoted;
-}
-
-function isSafeMethod(method: string): boolean {
-  return method === 'GET' || method === 'HEAD';
-}
-
-function needsKey(method: string): boolean {
-  return method === 'POST' || method === 'PATCH';
-}
 
 class ReferenceServerImpl implements ReferenceServer {
   readonly ledger = new LedgerRecorder();
@@ -122,7 +35,7 @@ class ReferenceServerImpl implements ReferenceServer {
   readonly #server: Server;
   readonly #sockets = new Set<Socket>();
   readonly #timers = new Set<NodeJS.Timeout>();
-  readonly #keys = new Map<string, KeyRecord>();
+  readonly #keys: KeyTable;
   readonly #faults = new FaultQueue();
   readonly #holds = new HoldQueue();
   #waiters: { n: number; resolve: () => void }[] = [];
@@ -133,6 +46,7 @@ class ReferenceServerImpl implements ReferenceServer {
 
   constructor(settings: Settings) {
     this.#settings = settings;
+    this.#keys = new KeyTable(settings);
     this.#server = createServer((req, res) => this.#onRequest(req, res));
     this.#server.on('connection', (socket) => this.#track(socket));
   }
@@ -228,7 +142,7 @@ class ReferenceServerImpl implements ReferenceServer {
     const body = decodeBody(raw, headerValue(req, 'content-type'));
     const fingerprint = fingerprintRequest(identity.method, identity.path, body);
     const exchange: Exchange = { ...identity, req, res, body, fingerprint, fault: undefined, generation };
-    const decision = this.#decide(exchange);
+    const decision = triage(exchange, this.#activeOutage(), this.#faults, this.#keys, this.#settings);
     this.#countSeen();
     // A handler header the socket rejects must not crash the test process; the client sees a reset.
     this.#execute(exchange, decision).catch(() => req.socket.destroy());
@@ -245,60 +159,6 @@ class ReferenceServerImpl implements ReferenceServer {
     const outage = this.#outage;
     if (outage?.until !== undefined && this.#settings.now() >= outage.until) this.#outage = undefined;
     return this.#outage;
-  }
-
-  #decide(exchange: Exchange): Decision {
-    const { profile, authorize } = this.#settings;
-    const outage = this.#activeOutage();
-    if (outage !== undefined) {
-      const response = withRetryAfter(injectedResponse(profile, outage.status, undefined), outage.retryAfter);
-      return { kind: 'respond', outcome: 'outage', response };
-    }
-    exchange.fault = this.#faults.take(exchange);
-    const fault = exchange.fault;
-    if (fault?.kind === 'reset-before-commit') return { kind: 'destroy' };
-    if (fault?.kind === 'status') {
-      const injected = withRetryAfter(injectedResponse(profile, fault.status, fault.body), fault.retryAfter);
-      const response = { ...injected, headers: { ...injected.headers, ...fault.headers } };
-      return { kind: 'respond', outcome: 'fault', response };
-    }
-    if (authorize !== undefined && !authorize(headerValue(exchange.req, 'authorization'))) {
-      return { kind: 'respond', outcome: 'unauthorized', response: rejection(profile, 'unauthorized') };
-    }
-    if (isSafeMethod(exchange.method)) {
-      return { kind: 'respond', outcome: 'read', response: jsonResponse(200, { ok: true }) };
-    }
-    if (exchange.key === undefined) {
-      if (this.#settings.requireKey && needsKey(exchange.method)) {
-        return { kind: 'respond', outcome: 'missing_key', response: rejection(profile, 'missing_key') };
-      }
-      return { kind: 'effect', outcome: 'effect', claim: undefined };
-    }
-    return this.#decideKeyed(exchange.key, exchange.fingerprint);
-  }
-
-  /** Check-and-set on the key map with no await in between. */
-  #decideKeyed(key: string, fingerprint: string): Decision {
-    const { profile, keyRetentionMs, now } = this.#settings;
-    let record = this.#keys.get(key);
-    const expired = record !== undefined && now() - record.createdAt >= keyRetentionMs;
-    if (expired) {
-      this.#keys.delete(key);
-      record = undefined;
-    }
-    if (record === undefined) {
-      const claim: KeyRecord = { state: 'in_progress', fingerprint, createdAt: now() };
-      this.#keys.set(key, claim);
-      return { kind: 'effect', outcome: expired ? 'expired_new' : 'effect', claim };
-    }
-    if (record.fingerprint !== fingerprint) {
-      return { kind: 'respond', outcome: 'mismatch', response: rejection(profile, 'mismatch') };
-    }
-    if (record.state === 'in_progress' || record.response === undefined) {
-      return { kind: 'respond', outcome: 'in_progress', response: rejection(profile, 'in_progress') };
-    }
-    const response = withHeader(record.response, 'Idempotent-Replayed', 'true');
-    return { kind: 'respond', outcome: 'replay', response };
   }
 
   async #execute(exchange: Exchange, decision: Decision): Promise<void> {
@@ -334,16 +194,10 @@ class ReferenceServerImpl implements ReferenceServer {
       effectNumber: this.#effectNumber,
     };
     const response = await this.#invokeHandler(request);
-    const { claim } = decision;
-    const current = exchange.key !== undefined && this.#keys.get(exchange.key) === claim;
+    this.#keys.settle(exchange.key, decision.claim, response);
     if (response.status >= 500) {
-      if (current && exchange.key !== undefined) this.#keys.delete(exchange.key);
       this.#record(exchange, 'failed', response.status);
       return response;
-    }
-    if (claim !== undefined && current) {
-      claim.state = 'completed';
-      claim.response = response;
     }
     if (exchange.generation === this.#generation) this.ledger.countEffect(exchange.key);
     this.#record(exchange, decision.outcome, response.status);

@@ -1,0 +1,68 @@
+/**
+ * `clear()`: removing a user's queued operations (on logout, say) without
+ * racing the loop. A live record is first settled as `aborted`, atomically
+ * and fenced, so no loop can start an attempt on it; only then is it
+ * deleted. A record whose attempt is on the wire cannot be settled from
+ * here: it is left to settle normally and reported as `inFlight`.
+ */
+import { InvalidOptionsError } from '../errors.js';
+import { mayHaveTakenEffect, stopWith } from '../flow/decide.js';
+import { abandon } from '../flow/transitions.js';
+import { isTerminal, type OperationRecord } from '../model.js';
+import type { OperationStore } from '../store/store.js';
+
+export interface ClearOptions {
+  /** Whose operations. @default the current `user()`; every operation when no `user` is configured */
+  userId?: string;
+  /** Also remove their finished operations (kept for replay and diagnostics otherwise). @default false */
+  finished?: boolean;
+}
+
+export interface ClearResult {
+  /** Keys removed. */
+  removed: string[];
+  /** Of those, operations an earlier attempt may already have carried out (reconcile them if it matters). */
+  mayHaveTakenEffect: string[];
+  /** Keys left because an attempt is on the wire right now; they settle normally. */
+  inFlight: string[];
+}
+
+export interface ClearContext {
+  store: OperationStore;
+  now: () => number;
+  /** Whether the client has a `user` option (then whose operations must be known). */
+  perUser: boolean;
+  currentUser: () => string | undefined;
+}
+
+export async function clearOperations(context: ClearContext, options: ClearOptions = {}): Promise<ClearResult> {
+  const { store } = context;
+  const target = options.userId ?? context.currentUser();
+  if (context.perUser && target === undefined) {
+    throw new InvalidOptionsError('userId', 'no current user: pass clear({ userId }) to say whose operations');
+  }
+  const mine = (record: OperationRecord): boolean => target === undefined || record.meta?.userId === target;
+  const result: ClearResult = { removed: [], mayHaveTakenEffect: [], inFlight: [] };
+  for (const record of await store.list()) {
+    if (!mine(record)) continue;
+    if (isTerminal(record.state)) {
+      if (options.finished !== true) continue;
+      await store.delete(record.key);
+    } else {
+      const now = context.now();
+      const settled = await store.update(record.key, (current) => {
+        if (current === undefined) return current;
+        return abandon(current, stopWith(current, 'aborted', 'Removed by clear()'), now);
+      });
+      if (settled === undefined) continue;
+      if (!isTerminal(settled.state)) {
+        result.inFlight.push(record.key);
+        continue;
+      }
+      await store.delete(record.key);
+    }
+    result.removed.push(record.key);
+    if (mayHaveTakenEffect(record)) result.mayHaveTakenEffect.push(record.key);
+  }
+  return result;
+}

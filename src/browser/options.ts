@@ -1,0 +1,123 @@
+/**
+ * The browser client's options, and their validation: an invalid option
+ * fails at construction naming the field, before anything is opened.
+ */
+import type { ClientOptions } from '../client.js';
+import { InvalidOptionsError } from '../errors.js';
+import type { OperationStore } from '../store/store.js';
+import type { BrowserEnv } from './env.js';
+import type { WipeReport } from './persistence.js';
+
+export interface BrowserClientOptions extends Omit<ClientOptions, 'store' | 'connectivity' | 'dispatch'> {
+  /**
+   * Where operations are written ahead. Every tab of the app must use the
+   * browser client on the same store (a plain core client on it would not
+   * take part in the drainer election). Wipe detection covers the default
+   * store only.
+   * @default indexedDbStore({ name: database })
+   */
+  store?: OperationStore;
+  /**
+   * The IndexedDB database (and the name of the drainer lock and tab
+   * channel). Give each app its own.
+   * @default 'oncely'
+   */
+  database?: string;
+  /**
+   * The signed-in user. New operations are stamped with `meta.userId`; only
+   * the current user's operations are sent (so one user's queue is never
+   * sent with another's credentials); `clear()` removes theirs.
+   * @example { user: () => session.userId }
+   */
+  user?: () => string | undefined;
+  /**
+   * Ask the browser to keep this origin's storage under pressure
+   * (`navigator.storage.persist()`), once at start. The answer is in
+   * `status().storage.persisted` and the `storage:persisted` event.
+   * @default false
+   */
+  persist?: boolean;
+  /** Called when the database is found wiped (also the `store:wiped` event). */
+  onStoreWiped?: (report: WipeReport) => void;
+  /** Operations the drainer sends at once, across scopes. @default 4 */
+  concurrency?: number;
+  /**
+   * How often the drainer looks for due work besides its triggers (start-up,
+   * `online`, the page becoming visible, new work from another tab).
+   * @default 5_000
+   */
+  drainIntervalMs?: number;
+  /** How often a tab waiting on the drainer re-reads an operation besides announcements. @default 1_000 */
+  settlePollMs?: number;
+  /** After an attempt could not reach the network, try again this much later even without an `online` event. @default 10_000 */
+  recheckMs?: number;
+  /**
+   * Elect one drainer among tabs with the Web Locks API when available.
+   * `false`: every tab drains, and per-record leases alone keep one sender per operation.
+   * @default true
+   */
+  locks?: boolean;
+  /** Browser globals to use instead of the real ones (tests). */
+  env?: BrowserEnv;
+}
+
+/** The browser client's timings and limits, validated, with their defaults; and what is left for the core client. */
+export interface BrowserSettings {
+  concurrency: number;
+  drainIntervalMs: number;
+  settlePollMs: number;
+  recheckMs: number;
+  database: string;
+  /** The options the core client takes as they are. */
+  core: Omit<BrowserClientOptions, BrowserOnlyOption>;
+}
+
+type BrowserOnlyOption =
+  | 'store'
+  | 'database'
+  | 'user'
+  | 'persist'
+  | 'onStoreWiped'
+  | 'concurrency'
+  | 'drainIntervalMs'
+  | 'settlePollMs'
+  | 'recheckMs'
+  | 'locks'
+  | 'env';
+
+function positive(options: BrowserClientOptions, name: keyof BrowserClientOptions, fallback: number): number {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidOptionsError(name, 'must be a positive number');
+  }
+  return value;
+}
+
+/** Throws `InvalidOptionsError` naming the first invalid browser option (the core validates its own). */
+export function browserSettings(options: BrowserClientOptions): BrowserSettings {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
+  const concurrency = positive(options, 'concurrency', 4);
+  if (!Number.isInteger(concurrency)) throw new InvalidOptionsError('concurrency', 'must be an integer');
+  const drainIntervalMs = positive(options, 'drainIntervalMs', 5_000);
+  const settlePollMs = positive(options, 'settlePollMs', 1_000);
+  const recheckMs = positive(options, 'recheckMs', 10_000);
+  if (options.user !== undefined && typeof options.user !== 'function') {
+    throw new InvalidOptionsError('user', 'must be a function');
+  }
+  const {
+    store: _store,
+    database,
+    user: _user,
+    persist: _persist,
+    onStoreWiped: _onStoreWiped,
+    concurrency: _c,
+    drainIntervalMs: _d,
+    settlePollMs: _s,
+    recheckMs: _r,
+    locks: _locks,
+    env: _env,
+    ...core
+  } = options;
+  return { concurrency, drainIntervalMs, settlePollMs, recheckMs, database: database ?? 'oncely', core };
+}

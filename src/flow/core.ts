@@ -1,0 +1,18 @@
+/**
+ * The parts of one client, built once by `createClient` and shared by the
+ * calls that need more than one of them (`send`, `enqueue`, `resume`).
+ */
+import type { Admission } from './admission.js';
+import type { Engine } from './engine.js';
+import type { Loops } from './loops.js';
+import type { Remediation } from './remediation.js';
+
+export interface ClientCore {
+  /** Store, runtime, owner, transport, rules, gates, events and hooks: what the loop works with. */
+  readonly engine: Engine;
+  readonly admission: Admission;
+  readonly loops: Loops;
+  readonly remediation: Remediation;
+  /** Operations `resume()` drives at once. */
+  readonly concurrency: number;
+}

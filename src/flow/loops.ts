@@ -1,0 +1,89 @@
+/**
+ * Which loops a client runs: at most one per key (a second `send` of the
+ * same key, a `resume()` pass and a `retry` join the loop already running
+ * instead of starting a rival one), and the operations of one scope one
+ * after another, each behind the one admitted before it.
+ */
+import { isTerminal, type OperationRecord } from '../model.js';
+import type { Engine } from './engine.js';
+import { runOperation } from './run.js';
+
+/** Who runs a loop once it is its scope's turn (the client option `dispatch`). */
+export type Dispatch = (
+  key: string,
+  run: (signal?: AbortSignal) => Promise<OperationRecord>,
+  signal?: AbortSignal,
+) => Promise<OperationRecord>;
+
+export class Loops {
+  readonly #engine: Engine;
+  readonly #dispatch: Dispatch | undefined;
+  /** The loop of each key, while it runs. */
+  readonly #running = new Map<string, Promise<OperationRecord>>();
+  /** The last loop of each scope: the next one of that scope starts when it ends. */
+  readonly #scopeTails = new Map<string, Promise<unknown>>();
+
+  constructor(engine: Engine, dispatch: Dispatch | undefined) {
+    this.#engine = engine;
+    this.#dispatch = dispatch;
+  }
+
+  /**
+   * Runs the loop of `key`, or joins the one running. With `busy: 'skip'`
+   * the loop returns at once when another owner holds the record; `written`
+   * is a record this client has just written ahead (see `runOperation`).
+   */
+  drive(
+    key: string,
+    scope: string | undefined,
+    signal?: AbortSignal,
+    busy: 'wait' | 'skip' = 'wait',
+    written?: OperationRecord,
+  ): Promise<OperationRecord> {
+    const existing = this.#running.get(key);
+    if (existing !== undefined) return existing;
+    const previous = scope === undefined ? undefined : this.#scopeTails.get(scope);
+    const engine = this.#engine;
+    const dispatch = this.#dispatch;
+    const run = (async () => {
+      if (previous !== undefined) await previous.catch(() => undefined);
+      if (dispatch === undefined) return runOperation(engine, key, signal, busy, written);
+      return dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
+    })();
+    this.#running.set(key, run);
+    if (scope !== undefined) this.#scopeTails.set(scope, run);
+    const cleanup = (): void => {
+      if (this.#running.get(key) === run) this.#running.delete(key);
+      if (scope !== undefined && this.#scopeTails.get(scope) === run) this.#scopeTails.delete(scope);
+    };
+    run.then(cleanup, cleanup);
+    return run;
+  }
+
+  /**
+   * Drives until terminal. Joining a `resume()` pass that skips busy records
+   * can return early; then drive again, waiting for the other owner.
+   */
+  async driveToEnd(
+    key: string,
+    scope: string | undefined,
+    signal?: AbortSignal,
+    written?: OperationRecord,
+  ): Promise<OperationRecord> {
+    let record = await this.drive(key, scope, signal, 'wait', written);
+    while (!isTerminal(record.state) && !this.#engine.shutdown.stopped && signal?.aborted !== true) {
+      record = await this.drive(key, scope, signal);
+    }
+    return record;
+  }
+
+  /** A loop of `key` is running in this client. */
+  isRunning(key: string): boolean {
+    return this.#running.has(key);
+  }
+
+  /** Resolves once every loop running now has ended, however it ended. */
+  async ended(): Promise<void> {
+    await Promise.allSettled([...this.#running.values()]);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Turning a settled record into what a caller gets: a `SendResult` (the
+ * stored response, validated against the caller's schema), a typed error, or
+ * an `Outcome` that carries either and never rejects. Kept apart from the
+ * loop: the loop settles records, this reads them back out.
+ */
+import { type OncelyError, ResponseValidationError } from '../errors.js';
+import type { OperationRecord, OperationState } from '../model.js';
+import type { OperationStore } from '../store/store.js';
+import type { OncelyRequest } from './operation.js';
+import { bodyValue } from './result.js';
+import { failureError } from './settle-errors.js';
+
+/** A settled success. */
+export interface SendResult<T = unknown> {
+  key: string;
+  status: number;
+  headers: Record<string, string>;
+  /** The body: parsed JSON, text or bytes (validated when a schema was given). */
+  data: T;
+  /** The server said this answer replays an earlier one. */
+  replayed: boolean;
+  /** Answered from the local store, without network (the key had already succeeded). */
+  fromStore: boolean;
+  /** Number of attempts the operation took. */
+  attempts: number;
+}
+
+/** What `enqueue(...).settled` and `retry` resolve with, and what `resume` reports per operation. Never a rejection. */
+export interface Outcome<T = unknown> {
+  key: string;
+  state: OperationState;
+  ok: boolean;
+  result?: SendResult<T>;
+  error?: OncelyError | Error;
+  record: OperationRecord | undefined;
+}
+
+/** The caller's result for a settled `record`; rejects with a typed error unless it succeeded (and validates). */
+export async function resultOf<T>(
+  record: OperationRecord,
+  request: Pick<OncelyRequest<T>, 'responseSchema'>,
+  fromStore: boolean,
+): Promise<SendResult<T>> {
+  if (record.state !== 'succeeded' || record.result === undefined) throw failureError(record);
+  const result = record.result;
+  let data = bodyValue(result.body);
+  if (request.responseSchema !== undefined) {
+    const checked = await request.responseSchema['~standard'].validate(data);
+    if (checked.issues !== undefined) {
+      throw new ResponseValidationError(
+        record.key,
+        result.status,
+        data,
+        checked.issues.map((i) => i.message),
+        record.attempts,
+      );
+    }
+    data = checked.value;
+  }
+  return {
+    key: record.key,
+    status: result.status,
+    headers: result.headers,
+    data: data as T,
+    replayed: result.replayed,
+    fromStore,
+    attempts: record.attempts.length,
+  };
+}
+
+/** `resultOf`, or its error, as an `Outcome`. */
+export async function outcomeOf<T>(
+  record: OperationRecord,
+  request: Pick<OncelyRequest<T>, 'responseSchema'>,
+  fromStore: boolean,
+): Promise<Outcome<T>> {
+  try {
+    const result = await resultOf(record, request, fromStore);
+    return { key: record.key, state: record.state, ok: true, result, record };
+  } catch (error) {
+    return { key: record.key, state: record.state, ok: false, error: error as Error, record };
+  }
+}
+
+/**
+ * `work`, with a rejection (the loop failed, the store threw) turned into a
+ * failed outcome carrying the record as stored now, if it can be read: an
+ * outcome promise never rejects.
+ */
+export function guarded<T>(store: OperationStore, key: string, work: Promise<Outcome<T>>): Promise<Outcome<T>> {
+  return work.catch(async (error: unknown) => {
+    const record = await store.get(key).catch(() => undefined);
+    return { key, state: record?.state ?? 'pending', ok: false, error: error as Error, record };
+  });
+}
