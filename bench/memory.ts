@@ -13,7 +13,7 @@
  *   node --expose-gc --import tsx bench/memory.ts [--quick]
  */
 import ky from 'ky';
-import { createClient } from '../src/index.js';
+import { createClient } from '../src/node.js';
 import { startChildServer } from './lib/json-server.js';
 import { emit, quick } from './lib/section.js';
 import { fmtFixed, fmtInt, table } from './lib/stats.js';

@@ -21,7 +21,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ExponentialBackoff as CockatielBackoff, retry as cockatielRetry, handleAll } from 'cockatiel';
 import ky from 'ky';
 import pRetry from 'p-retry';
-import { createClient, type PolicyOptions } from '../src/index.js';
+import { createClient, type PolicyOptions } from '../src/node.js';
 import { createFakeRuntime, type ReferenceServer, seededRandom, startReferenceServer } from '../src/testing.js';
 import { emit, quick, roundsOption, type TargetCheck } from './lib/section.js';
 import { fmtFixed, fmtInt, fmtMs, median, table } from './lib/stats.js';

@@ -1,16 +1,15 @@
 /**
- * The composition root: options → ky instance (retry 0) → store + runtime →
+ * The composition root: options → transport (ky, retry 0) → store + runtime →
  * engine → the client's parts (admission, loops, remediation), and a client
  * object whose methods hand each call to the part that does it. Nothing
  * here decides or writes a record; see flow/.
  */
-import ky from 'ky';
 import type { ClientOptions, OncelyClient } from './client-api.js';
 import { validateClientOptions } from './client-api.js';
 import { isOncelyError } from './errors.js';
 import { Emitter } from './events.js';
 import { Admission } from './flow/admission.js';
-import { directFetch } from './flow/attempt.js';
+import { navigatorConnectivity } from './flow/connectivity.js';
 import type { ClientCore } from './flow/core.js';
 import type { Engine } from './flow/engine.js';
 import { LeaseWatch } from './flow/lease-watch.js';
@@ -22,6 +21,7 @@ import { resumePass } from './flow/resume-pass.js';
 import { enqueue, send } from './flow/send.js';
 import { Shutdown } from './flow/shutdown.js';
 import { parseBase, pathWithinBase, resolveUrl } from './flow/target.js';
+import { defaultTransport } from './flow/transport.js';
 import { EndpointTable, validatePolicy } from './options.js';
 import { HostGates } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
@@ -45,7 +45,7 @@ export type { ResumeSummary } from './flow/resume.js';
  *
  * @example
  * const client = createClient({ baseUrl: 'https://api.example.com', endpoints: { 'POST /payments': { profile: 'stripe' } } });
- * const payment = await client.send({ url: '/payments', json: { amount: 4800, currency: 'EUR' } });
+ * const payment = await client.send({ method: 'POST', url: '/payments', json: { amount: 4800, currency: 'EUR' } });
  */
 export function createClient(options: ClientOptions = {}): OncelyClient {
   validateClientOptions(options);
@@ -98,14 +98,7 @@ function engineFor(options: ClientOptions): Engine {
     store: placedStore(trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime), runtime.now),
     runtime,
     owner: { id: options.owner ?? runtime.uuid(), leaseMs: options.leaseMs ?? 30_000 },
-    // ky's own retry and timeout are off (oncely has one loop and times attempts itself);
-    // `directFetch` keeps the body off ky's Request → fetch(Request) path (see flow/attempt.ts).
-    http: ky.create({
-      retry: 0,
-      timeout: false,
-      throwHttpErrors: false,
-      fetch: directFetch(() => options.fetch ?? globalThis.fetch),
-    }),
+    http: defaultTransport(() => options.fetch ?? globalThis.fetch),
     endpoints,
     hostGates: new HostGates(),
     events: new Emitter(),
@@ -114,7 +107,7 @@ function engineFor(options: ClientOptions): Engine {
     resultHeaders: options.resultHeaders ?? [],
     shutdown: new Shutdown(),
     pollMs: 1_000,
-    connectivity: options.connectivity,
+    connectivity: options.connectivity ?? navigatorConnectivity(),
     leases: new LeaseWatch(runtime),
   };
 }

@@ -21,6 +21,13 @@ export interface Runtime {
    * `signal` aborts first, and clears its timer so nothing is left pending.
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `fn` once, `ms` milliseconds from now, for housekeeping nothing
+   * waits on (a journal checkpoint, refreshing a held claim). Returns a
+   * cancel. Never keeps a Node.js process alive. A test runtime fires it
+   * when its virtual time passes, but never moves time for it.
+   */
+  schedule(ms: number, fn: () => void): () => void;
   /** A float in [0, 1). */
   random(): number;
   /** A random (v4) UUID. */
@@ -32,10 +39,16 @@ export interface Runtime {
    * outstanding, so a timer can never overtake a write or a socket.
    */
   track<T>(work: Promise<T>): Promise<T>;
+  /**
+   * SHA-256 of `text` (as UTF-8), in lower-case hex: request fingerprints.
+   * WebCrypto by default; `oncely/node` gives its clients Node's synchronous
+   * hash, which costs a fraction of `crypto.subtle.digest` there.
+   */
+  sha256Hex(text: string): Promise<string>;
 }
 
 /**
- * The real runtime: `Date.now`, `setTimeout`, `Math.random`, `crypto.randomUUID`.
+ * The real runtime: `Date.now`, `setTimeout`, `Math.random`, `crypto.randomUUID`, WebCrypto.
  *
  * @internal Callers override single parts (`ClientOptions.runtime` is partial).
  */
@@ -43,11 +56,23 @@ export const systemRuntime: Runtime = {
   now: () => Date.now(),
   monotonicNow: () => performance.now(),
   sleep: sleepWithTimers,
+  schedule(ms, fn) {
+    const timer: unknown = setTimeout(fn, Math.max(0, ms));
+    // Node's timers keep the process alive unless unref'd; browsers' are plain numbers.
+    (timer as { unref?: () => void }).unref?.();
+    return () => clearTimeout(timer as ReturnType<typeof setTimeout>);
+  },
   random: () => Math.random(),
   // randomUUID needs a secure context in browsers; uuid's v4 covers the rest.
   uuid: () => globalThis.crypto?.randomUUID?.() ?? uuidv4(),
   track: (work) => work,
+  sha256Hex: webCryptoSha256Hex,
 };
+
+async function webCryptoSha256Hex(text: string): Promise<string> {
+  const digest = await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (x) => x.toString(16).padStart(2, '0')).join('');
+}
 
 function sleepWithTimers(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise<void>((resolve, reject) => {

@@ -55,7 +55,7 @@ import { watchedFetch } from './watched-fetch.js';
  *   onUnauthorized: () => session.refresh(),
  *   persist: true,
  * });
- * const { settled } = await payments.enqueue({ url: '/payments', json: { amount: 4800 }, scope: 'cart-9' });
+ * const { settled } = await payments.enqueue({ method: 'POST', url: '/payments', json: { amount: 4800 }, scope: 'cart-9' });
  */
 export function createBrowserClient(options: BrowserClientOptions = {}): BrowserClient {
   const settings = browserSettings(options);

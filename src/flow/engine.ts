@@ -3,7 +3,6 @@
  * transport, the rules, the gates, the events and the hooks. Built once per
  * client (client.ts) and passed to every stage of the flow.
  */
-import type { KyInstance } from 'ky';
 import type { Emitter } from '../events.js';
 import type { EndpointTable } from '../options.js';
 import type { HostGates } from '../policy/gate.js';
@@ -12,6 +11,7 @@ import type { LeaseWatch } from './lease-watch.js';
 import type { PlacedStore } from './placement.js';
 import type { Shutdown } from './shutdown.js';
 import type { Owner } from './transitions.js';
+import type { Transport } from './transport.js';
 
 /** Context passed to the `headers` and `onUnauthorized` callbacks. */
 export interface AttemptContext {
@@ -28,7 +28,7 @@ export interface Engine {
   store: PlacedStore;
   runtime: Runtime;
   owner: Owner;
-  http: KyInstance;
+  http: Transport;
   endpoints: EndpointTable;
   /** The outage gate of each host (policy/gate.ts). */
   hostGates: HostGates;

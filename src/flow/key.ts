@@ -9,6 +9,7 @@ import canonicalize from 'canonicalize';
 import { v5 as uuidv5 } from 'uuid';
 import { InvalidRequestError } from '../errors.js';
 import type { StoredBody } from '../model.js';
+import { type Runtime, systemRuntime } from '../runtime.js';
 
 /** Characters allowed in a caller-given key: safe in headers, URLs and file names. */
 const KEY_PATTERN = /^[A-Za-z0-9_\-.:]+$/;
@@ -109,46 +110,22 @@ function uuidV8(bytes: Uint8Array): string {
  * are compared as values, so reordered keys and whitespace do not change the
  * fingerprint; other bodies are compared byte for byte.
  *
+ * @param sha256Hex the hash to use; clients pass their runtime's
+ *   (`oncely/node` gives Node's synchronous one).
+ * @default WebCrypto (`systemRuntime.sha256Hex`)
+ * @example
+ * const fingerprint = await fingerprintOf('POST', 'https://api.example.com/payments', { encoding: 'json', text: '{"a":1}' });
  * @internal Takes the stored body form; callers read the fingerprint on records and events.
  */
-export async function fingerprintOf(method: string, url: string, body: StoredBody | undefined): Promise<string> {
+export async function fingerprintOf(
+  method: string,
+  url: string,
+  body: StoredBody | undefined,
+  sha256Hex: Runtime['sha256Hex'] = systemRuntime.sha256Hex,
+): Promise<string> {
   const text = canonicalize({ method: method.toUpperCase(), url, body: fingerprintBody(body) });
   if (text === undefined) throw new InvalidRequestError('body', 'cannot be serialised');
-  const node = nodeCrypto();
-  if (node !== undefined) {
-    // One-shot `hash` (Node >= 20.12) skips building a Hash object: ~2× faster for a short text.
-    return node.hash?.('sha256', text, 'hex') ?? node.createHash('sha256').update(text, 'utf8').digest('hex');
-  }
-  const digest = await globalThis.crypto.subtle.digest('SHA-256', utf8(text));
-  return Array.from(new Uint8Array(digest), (x) => x.toString(16).padStart(2, '0')).join('');
-}
-
-interface NodeHashing {
-  createHash(algorithm: 'sha256'): { update(data: string, encoding: 'utf8'): { digest(encoding: 'hex'): string } };
-  /** Hashes a string as UTF-8. */
-  hash?(algorithm: 'sha256', data: string, encoding: 'hex'): string;
-}
-
-let nodeHashing: NodeHashing | null | undefined;
-
-/**
- * Node's own hashing, where the runtime offers it without an import
- * (`process.getBuiltinModule`, Node >= 20.16): the same SHA-256, computed
- * synchronously, where `crypto.subtle.digest` costs ~70 µs of CPU per call
- * on Node 20 (see BENCHMARKS.md). Browsers and older runtimes use WebCrypto.
- * No `node:*` import, so the universal entry stays universal.
- */
-function nodeCrypto(): NodeHashing | undefined {
-  if (nodeHashing === undefined) {
-    const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-    try {
-      const mod = proc?.getBuiltinModule?.('node:crypto') as Partial<NodeHashing> | undefined;
-      nodeHashing = typeof mod?.createHash === 'function' ? (mod as NodeHashing) : null;
-    } catch {
-      nodeHashing = null;
-    }
-  }
-  return nodeHashing ?? undefined;
+  return sha256Hex(text);
 }
 
 function fingerprintBody(body: StoredBody | undefined): unknown {

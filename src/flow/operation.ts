@@ -157,7 +157,11 @@ export async function prepareOperation(
   assertValidKey(key, policy.profile.maxKeyLength);
   const request: StoredRequest = { method, url: url.href, headers };
   if (body !== undefined) request.body = body;
-  const prepared: PreparedOperation = { key, request, fingerprint: await fingerprintOf(method, url.href, body) };
+  const prepared: PreparedOperation = {
+    key,
+    request,
+    fingerprint: await fingerprintOf(method, url.href, body, runtime.sha256Hex),
+  };
   if (meta !== undefined) prepared.meta = meta;
   return prepared;
 }

@@ -206,6 +206,7 @@ async function drive(
                 timeoutMs,
                 signal,
                 maxResponseBytes: policy.maxResponseBytes,
+                connectivity: engine.connectivity,
               }),
             )
           : credentialsFailed(credentials.error);

@@ -15,7 +15,7 @@
  * reference server of `oncely/testing` does this when given the runtime,
  * for requests sent through this runtime's `fetch`.
  */
-import type { Runtime } from '../runtime.js';
+import { type Runtime, systemRuntime } from '../runtime.js';
 
 export interface FakeRuntimeOptions {
   /** Start of virtual time (epoch ms). @default 1_767_225_600_000 (2026-01-01) */
@@ -51,7 +51,7 @@ export interface FakeRuntime extends Runtime {
   readonly inFlight: number;
   /** Tracked work outstanding now (store operations, attempts), minus parked requests. */
   readonly busy: number;
-  /** Sleeps waiting now. */
+  /** Sleeps waiting now (not counting `schedule`d housekeeping). */
   readonly pendingTimers: number;
   /** Every sleep requested so far, in ms, in order (for assertions on delays). */
   readonly sleeps: readonly number[];
@@ -77,6 +77,8 @@ interface Timer {
   at: number;
   seq: number;
   resolve: () => void;
+  /** A `schedule`d callback: fires when time passes it, but `run` never moves time for it. */
+  background?: true;
 }
 
 /** A seeded random sequence in [0, 1) (Mulberry32: tiny, fast, good enough for jitter in tests). */
@@ -185,11 +187,31 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
         reject(signal?.reason);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      // Kept sorted by (at, seq): insert after every timer due at or before it.
-      let index = timers.length;
-      while (index > 0 && (timers[index - 1] as Timer).at > timer.at) index--;
-      timers.splice(index, 0, timer);
+      enqueue(timer);
     });
+  }
+
+  /** Inserts `timer`, keeping the queue sorted by (at, seq): after every timer due at or before it. */
+  function enqueue(timer: Timer): void {
+    let index = timers.length;
+    while (index > 0 && (timers[index - 1] as Timer).at > timer.at) index--;
+    timers.splice(index, 0, timer);
+  }
+
+  /**
+   * Housekeeping (a checkpoint, a claim refresh) rides along with virtual
+   * time: `advance` fires it, `run` fires it on its way to the next sleep,
+   * but nothing waits for it, so `run` never jumps ahead just for it (an
+   * interval re-arming itself would otherwise run virtual time away while
+   * real I/O is in flight).
+   */
+  function schedule(ms: number, fn: () => void): () => void {
+    const timer: Timer = { at: now + Math.max(0, ms), seq: seq++, resolve: fn, background: true };
+    enqueue(timer);
+    return () => {
+      const index = timers.indexOf(timer);
+      if (index >= 0) timers.splice(index, 1);
+    };
   }
 
   /** Lets promise chains and callbacks of finished real I/O run. */
@@ -247,9 +269,11 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
       wallOffset += ms;
     },
     sleep,
+    schedule,
     random,
     uuid,
     track,
+    sha256Hex: systemRuntime.sha256Hex,
     fetch,
     park,
     get inFlight() {
@@ -259,7 +283,7 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
       return busy();
     },
     get pendingTimers() {
-      return timers.length;
+      return timers.filter((timer) => timer.background !== true).length;
     },
     sleeps,
     advance: (ms) => advanceTo(now + ms),
@@ -301,7 +325,7 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
         const before = activity;
         await settle();
         if (done || busy() > 0 || activity !== before) continue;
-        const next = timers[0];
+        const next = timers.find((timer) => timer.background !== true);
         if (next === undefined) {
           // Idle with nothing scheduled: something untracked is running (a
           // callback of the test's own); give it real time.
@@ -310,6 +334,7 @@ export function createFakeRuntime(options: FakeRuntimeOptions = {}): FakeRuntime
           continue;
         }
         if (next.at > limit) throw new Error(`fake runtime: virtual time would pass the ${maxVirtualMs} ms limit`);
+        // Housekeeping due first fires first, one per turn, each followed by a settle like any timer.
         fireNext();
       }
       return promise;

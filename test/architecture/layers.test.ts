@@ -27,7 +27,7 @@ function layerOf(path: string): Layer | undefined {
   if (path.startsWith('flow/')) return 'flow';
   if (path === 'client.ts' || path === 'client-api.ts') return 'client';
   if (/^(index|browser|node|testing|store|postgres)\.ts$/.test(path)) return 'platform';
-  if (/^(browser|cli|testing|store)\//.test(path)) return 'platform';
+  if (/^(browser|cli|node|testing|store)\//.test(path)) return 'platform';
   return undefined;
 }
 

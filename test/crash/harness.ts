@@ -27,7 +27,7 @@ import * as fs from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
 import type { WriteStep } from '../../src/store/file/durable.js';
-import { HOST_ID } from '../../src/store/file/liveness.js';
+import { hostId } from '../../src/store/file/liveness.js';
 import type { Hold, ReferenceServer } from '../../src/testing.js';
 import { spawnWorker, waitForLine } from '../helpers/file-worker.js';
 import {
@@ -182,7 +182,7 @@ function plantTornTemp(lane: Lane, pid: number, cycle: number, report: CrashRepo
   const half = fs.readFileSync(join(lane.dir, name), 'utf8').slice(0, 150);
   try {
     if (cycle % 2 === 0) {
-      fs.writeFileSync(path, `${half}\n${JSON.stringify({ host: HOST_ID, pid, token: 'torn00000000' })}\n`, {
+      fs.writeFileSync(path, `${half}\n${JSON.stringify({ host: hostId(), pid, token: 'torn00000000' })}\n`, {
         flag: 'wx',
       });
     } else {

@@ -1,13 +1,24 @@
 /**
  * The transport path of one attempt: ky resolves the request, but the body
- * and the abort signal go straight to `fetch(url, init)` (see flow/attempt.ts
+ * and the abort signal go straight to `fetch(url, init)` (see flow/transport.ts
  * and BENCHMARKS.md). If a ky upgrade stopped forwarding the side option to
  * its `fetch`, requests would leave without their body: these tests say so.
  */
-import ky, { type KyInstance } from 'ky';
-import { describe, expect, it } from 'vitest';
-import { directFetch, performAttempt } from '../../src/flow/attempt.js';
+import type { KyInstance } from 'ky';
+import { describe, expect, it, vi } from 'vitest';
+import { performAttempt } from '../../src/flow/attempt.js';
+import type { Connectivity } from '../../src/flow/engine.js';
+import {
+  defaultTransport,
+  directFetch,
+  kyTransport,
+  type Transport,
+  type TransportContext,
+  type TransportRequest,
+  type TransportResult,
+} from '../../src/flow/transport.js';
 import { systemRuntime } from '../../src/runtime.js';
+import { createFakeRuntime } from '../../src/testing/fake-runtime.js';
 
 interface Seen {
   input: unknown;
@@ -20,7 +31,7 @@ function recordingKy(answer: () => Response) {
     seen.push({ input, init });
     return answer();
   };
-  const http = ky.create({ retry: 0, timeout: false, throwHttpErrors: false, fetch: directFetch(() => fetch) });
+  const http = defaultTransport(() => fetch);
   return { http, seen };
 }
 
@@ -83,7 +94,7 @@ describe('performAttempt transport', () => {
         init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
         caller.abort(new Error('stop'));
       });
-    const http = ky.create({ retry: 0, timeout: false, throwHttpErrors: false, fetch: directFetch(() => fetch) });
+    const http = defaultTransport(() => fetch);
     const output = await performAttempt(http, systemRuntime, {
       request: {
         method: 'POST',
@@ -171,7 +182,7 @@ describe('performAttempt: a request that cannot be built was never sent', () => 
     const throwing = (() => {
       throw new TypeError('Request cannot be constructed');
     }) as unknown as KyInstance;
-    const output = await performAttempt(throwing, systemRuntime, post());
+    const output = await performAttempt(kyTransport(throwing), systemRuntime, post());
     expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'not' });
   });
 });
@@ -210,5 +221,115 @@ describe('performAttempt: bodies are read up to maxResponseBytes', () => {
     const output = await performAttempt(http, systemRuntime, post({ maxResponseBytes: 4_096 }));
     expect(output.bytes).toHaveLength(4_096);
     expect(output.observation).not.toHaveProperty('bodyTruncatedAtBytes');
+  });
+});
+
+/** An answer as a transport that never touches the network would give it. */
+const answer = (status: number, body = ''): TransportResult => ({
+  observation: { kind: 'response', status, header: () => null, text: body },
+  headers: { 'x-seen': 'yes' },
+  bytes: new TextEncoder().encode(body),
+});
+
+describe('performAttempt over a custom Transport (no network)', () => {
+  it('a plain function receives the merged request and a live signal, and its answer is the output', async () => {
+    const calls: Array<{ request: TransportRequest; context: TransportContext }> = [];
+    const transport: Transport = async (request, context) => {
+      calls.push({ request, context });
+      expect(context.signal.aborted).toBe(false);
+      return answer(201, '{"id":1}');
+    };
+    const output = await performAttempt(
+      transport,
+      systemRuntime,
+      post({ extraHeaders: { 'idempotency-key': 'k9' }, maxResponseBytes: 64 }),
+    );
+    expect(output.observation).toMatchObject({ kind: 'response', status: 201 });
+    expect(output.headers).toEqual({ 'x-seen': 'yes' });
+    expect(new TextDecoder().decode(output.bytes)).toBe('{"id":1}');
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.request).toEqual({
+      method: 'POST',
+      url: 'https://api.example.com/p',
+      headers: { 'idempotency-key': 'k9' },
+      body: { encoding: 'text', text: 'hi' },
+    });
+    expect(calls[0]?.context).toMatchObject({ timeoutMs: 5_000, maxResponseBytes: 64 });
+  });
+
+  it('a transport that never answers is cut off by the attempt timeout, on the injected clock', async () => {
+    const rt = createFakeRuntime();
+    let sawAbort = false;
+    const hanging: Transport = (_request, context) =>
+      new Promise((_resolve, reject) => {
+        context.signal.addEventListener('abort', () => {
+          sawAbort = true;
+          reject(context.signal.reason);
+        });
+      });
+    const started = rt.monotonicNow();
+    const output = await rt.run(performAttempt(hanging, rt, post({ timeoutMs: 2_000 })));
+    expect(output.observation).toEqual({ kind: 'timeout', afterMs: 2_000 });
+    expect(sawAbort).toBe(true);
+    expect(rt.monotonicNow() - started).toBe(2_000);
+  });
+
+  it('a rejection is judged by its code: a refused connection was not sent, a reset may have been', async () => {
+    const failing =
+      (code: string): Transport =>
+      async () => {
+        throw Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) });
+      };
+    const refused = await performAttempt(failing('ECONNREFUSED'), systemRuntime, post());
+    expect(refused.observation).toMatchObject({ kind: 'transport_error', sent: 'not', code: 'ECONNREFUSED' });
+    const reset = await performAttempt(failing('ECONNRESET'), systemRuntime, post());
+    expect(reset.observation).toMatchObject({ kind: 'transport_error', sent: 'maybe', code: 'ECONNRESET' });
+  });
+
+  it('a 2xx body the transport cut at the limit is not kept; an error body is', async () => {
+    const cut =
+      (status: number): Transport =>
+      async () => {
+        const result = answer(status, 'abc');
+        if (result.observation.kind === 'response') result.observation.bodyTruncatedAtBytes = 3;
+        return result;
+      };
+    expect((await performAttempt(cut(200), systemRuntime, post())).bytes).toBeUndefined();
+    expect((await performAttempt(cut(503), systemRuntime, post())).bytes).toHaveLength(3);
+  });
+});
+
+describe('performAttempt: offline comes only from the injected Connectivity', () => {
+  const connectivity = (online: boolean): Connectivity => ({ online: () => online, onOnline: () => () => undefined });
+
+  it('offline before sending: the transport is never called, and nothing was sent', async () => {
+    let calls = 0;
+    const transport: Transport = async () => {
+      calls++;
+      throw new Error('unreachable');
+    };
+    const output = await performAttempt(transport, systemRuntime, post({ connectivity: connectivity(false) }));
+    expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'not', code: 'OFFLINE' });
+    expect(calls).toBe(0);
+  });
+
+  it('offline by the time a request failed proves nothing: it may have been sent', async () => {
+    let online = true;
+    const flaky: Connectivity = { online: () => online, onOnline: () => () => undefined };
+    let calls = 0;
+    const dropping: Transport = async () => {
+      calls++;
+      online = false; // the link went down mid-request: the server may already have it
+      throw new TypeError('fetch failed');
+    };
+    const output = await performAttempt(dropping, systemRuntime, post({ connectivity: flaky }));
+    expect(calls).toBe(1);
+    expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'maybe' });
+  });
+
+  it('navigator.onLine is not read by the attempt', async () => {
+    vi.stubGlobal('navigator', { onLine: false });
+    const output = await performAttempt(async () => answer(200), systemRuntime, post());
+    expect(output.observation).toMatchObject({ kind: 'response', status: 200 });
   });
 });

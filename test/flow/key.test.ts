@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../src/errors.js';
 import { assertValidKey, deriveKey, fingerprintOf } from '../../src/flow/key.js';
+import { nodeSha256Hex } from '../../src/node/sha256.js';
+import { createClient as createNodeClient } from '../../src/node.js';
+import { systemRuntime } from '../../src/runtime.js';
 
 const identity = { namespace: 'checkout.pay', version: 1, fields: { tenant: 't_1', cart: 'c_9', orderVersion: 3 } };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-([0-9a-f])[0-9a-f]{3}-([0-9a-f])[0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -82,5 +85,49 @@ describe('key validation', () => {
     expect(() => assertValidKey('new\nline', 255)).toThrow(InvalidRequestError);
     expect(() => assertValidKey('x'.repeat(256), 255)).toThrow(/1..255/);
     expect(() => assertValidKey('', 255)).toThrow(InvalidRequestError);
+  });
+});
+
+describe('fingerprintOf: the hash is injected', () => {
+  const body = { encoding: 'json', text: '{"amount":4800,"note":"café ☕"}' } as const;
+
+  it("Node's SHA-256 (oncely/node) and WebCrypto's (universal) give the same fingerprint", async () => {
+    const url = 'https://api.example.com/payments/é?q=ü';
+    const universal = await fingerprintOf('POST', url, body);
+    expect(await fingerprintOf('POST', url, body, nodeSha256Hex)).toBe(universal);
+    expect(await fingerprintOf('POST', url, body, systemRuntime.sha256Hex)).toBe(universal);
+    for (const text of ['', 'abc', 'ü'.repeat(1_000), '\u{1F600}']) {
+      expect(await nodeSha256Hex(text)).toBe(await systemRuntime.sha256Hex(text));
+    }
+    // A known answer, so both cannot be wrong together: SHA-256("abc").
+    expect(await nodeSha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  it('the given hash is the one used: its answer is the fingerprint', async () => {
+    const seen: string[] = [];
+    const fake = async (text: string): Promise<string> => {
+      seen.push(text);
+      return 'f'.repeat(64);
+    };
+    expect(await fingerprintOf('post', 'https://a.test/x', undefined, fake)).toBe('f'.repeat(64));
+    expect(seen).toEqual(['{"body":null,"method":"POST","url":"https://a.test/x"}']);
+  });
+
+  it("a client's runtime hash fingerprints its operations (the node entry keeps one the app gives)", async () => {
+    const hashed: string[] = [];
+    const client = createNodeClient({
+      baseUrl: 'https://api.example.com',
+      fetch: async () => new Response(null, { status: 204 }),
+      runtime: {
+        sha256Hex: async (text) => {
+          hashed.push(text);
+          return 'e'.repeat(64);
+        },
+      },
+    });
+    const queued = await client.enqueue({ method: 'POST', url: '/x', key: 'k-hash', json: { a: 1 } });
+    expect((await client.get(queued.key))?.fingerprint).toBe('e'.repeat(64));
+    expect(hashed).toHaveLength(1);
+    await client.close();
   });
 });

@@ -2,10 +2,20 @@
  * The universal entry must run in browsers and any JS runtime: its import
  * graph may never reach `node:*` built-ins or `idb-keyval`. Bundling with
  * esbuild (everything external except our own files) lists every import.
+ *
+ * The compiler enforces the same split on types: browser files compile
+ * with the DOM library and no Node types (tsconfig.browser.json), Node
+ * files with Node types and no DOM (tsconfig.node.json), the universal core
+ * with neither Node types nor any platform file (tsconfig.core.json). The
+ * core is also compiled as part of both others, so it must type-check in a
+ * world without DOM and in one without Node.
  */
+import * as fs from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { describe, expect, it } from 'vitest';
+import ts from 'typescript';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -58,5 +68,100 @@ describe('platform split', () => {
 
   it('the check itself sees node imports where they are (testing entry)', async () => {
     expect(await externalImports('src/testing.ts')).toContain('node:http');
+  });
+});
+
+type Platform = 'core' | 'browser' | 'node';
+const PLATFORMS: readonly Platform[] = ['core', 'browser', 'node'];
+
+function parsed(platform: Platform): ts.ParsedCommandLine {
+  const path = join(root, `tsconfig.${platform}.json`);
+  const config = ts.readConfigFile(path, ts.sys.readFile);
+  if (config.error !== undefined) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
+  return ts.parseJsonConfigFileContent(config.config, ts.sys, root, undefined, path);
+}
+
+function sourceFiles(dir: string): string[] {
+  return fs
+    .readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => join(dir, name).split('\\').join('/'));
+}
+
+// Inside the repository, so `types: ['node']` resolves from node_modules as it does for src/.
+const cache = join(root, 'node_modules', '.cache');
+fs.mkdirSync(cache, { recursive: true });
+const scratch = fs.mkdtempSync(join(cache, 'platform-split-'));
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+const PROBES = {
+  nodeOnly: 'export const pid: number = process.pid;\nexport const b = Buffer.from("x");\n',
+  domOnly: 'export const title: string = document.title;\nexport const w = window.innerWidth;\n',
+  universal: 'export const r = new Request("https://a.test/", { signal: AbortSignal.timeout(1) });\n',
+};
+type Probe = keyof typeof PROBES;
+
+/** The compiler's errors for each probe under `platform`'s options (one program per platform: each costs seconds). */
+function errorsUnder(platform: Platform): Record<Probe, string> {
+  const files = Object.entries(PROBES).map(([probe, code]) => {
+    const file = join(scratch, `${platform}-${probe}.ts`);
+    fs.writeFileSync(file, code);
+    return [probe as Probe, file] as const;
+  });
+  const program = ts.createProgram(
+    files.map(([, file]) => file),
+    parsed(platform).options,
+  );
+  const errors = {} as Record<Probe, string>;
+  for (const [probe, file] of files) {
+    const source = program.getSourceFile(file);
+    const diagnostics = source === undefined ? [] : ts.getPreEmitDiagnostics(program, source);
+    errors[probe] = diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')).join('\n');
+  }
+  return errors;
+}
+
+describe('platform split: the compiler', () => {
+  it('every file in src/ belongs to exactly one of the core, browser and node configs', () => {
+    const owners = new Map<string, Platform[]>();
+    for (const platform of PLATFORMS) {
+      for (const file of parsed(platform).fileNames) {
+        const name = relative(root, file).split('\\').join('/');
+        owners.set(name, [...(owners.get(name) ?? []), platform]);
+      }
+    }
+    const files = sourceFiles('src');
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.filter((file) => owners.get(file)?.length !== 1)).toEqual([]);
+    expect(owners.get('src/browser/client.ts')).toEqual(['browser']);
+    expect(owners.get('src/store/indexeddb.ts')).toEqual(['browser']);
+    expect(owners.get('src/store/file/store.ts')).toEqual(['node']);
+    expect(owners.get('src/cli/main.ts')).toEqual(['node']);
+    expect(owners.get('src/flow/run.ts')).toEqual(['core']);
+  });
+
+  it('browser and core code see no Node types; node code sees no DOM', () => {
+    const core = errorsUnder('core');
+    const browser = errorsUnder('browser');
+    const node = errorsUnder('node');
+    expect(core.nodeOnly).toMatch(/Cannot find name 'process'/);
+    expect(browser.nodeOnly).toMatch(/Cannot find name 'process'/);
+    expect(node.domOnly).toMatch(/Cannot find name 'document'/);
+    expect([node.nodeOnly, browser.domOnly, core.universal, browser.universal, node.universal]).toEqual([
+      '',
+      '',
+      '',
+      '',
+      '',
+    ]);
+  }, 60_000);
+
+  it('npm run typecheck checks every config, tests included', () => {
+    const script = (
+      JSON.parse(fs.readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+    ).scripts.typecheck;
+    for (const config of ['tsconfig.core.json', 'tsconfig.browser.json', 'tsconfig.node.json', 'tsconfig.json']) {
+      expect(script).toContain(`-p ${config}`);
+    }
   });
 });

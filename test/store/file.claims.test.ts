@@ -8,9 +8,9 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fileStore } from '../../src/node.js';
-import { UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
+import { takeClaim, UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { HOST_ID } from '../../src/store/file/liveness.js';
+import { hostId } from '../../src/store/file/liveness.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
 import {
@@ -32,6 +32,32 @@ afterEach(() => {
 const bump = (r: ReturnType<typeof sampleRecord> | undefined) =>
   r === undefined ? undefined : { ...r, epoch: r.epoch + 1 };
 
+describe('claims on the runtime given', () => {
+  it("a held claim is refreshed every third of staleLockMs of the runtime's time, and no more once released", async () => {
+    const dir = tempDir();
+    const rt = createFakeRuntime();
+    const path = join(dir, 'k.json.pending');
+    // Every 100 s: a real timer could never fire within this test.
+    const claim = await takeClaim(path, { staleMs: 300_000, timeoutMs: 5_000, runtime: rt });
+    const old = new Date(Date.now() - 3_600_000);
+    // An hour old: still about that (untouched), or about now (touched).
+    const touched = (): boolean => fs.statSync(path).mtimeMs > old.getTime() + 3_000_000;
+    fs.utimesSync(path, old, old);
+    await rt.advance(99_999);
+    expect(touched()).toBe(false);
+    await rt.advance(1);
+    await vi.waitUntil(touched, { timeout: 5_000 });
+    fs.utimesSync(path, old, old);
+    await rt.advance(100_000);
+    await vi.waitUntil(touched, { timeout: 5_000 });
+    await claim.release();
+    fs.writeFileSync(path, 'someone else');
+    fs.utimesSync(path, old, old);
+    await rt.advance(1_000_000);
+    expect(touched()).toBe(false);
+  });
+});
+
 describe('fileStore: crash leftovers and claims', () => {
   it('never reads a claim (temp) file as a record, and removes those of dead writers', async () => {
     const dir = tempDir();
@@ -39,13 +65,18 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     const half = JSON.stringify(sampleRecord('k2')).slice(0, 200);
     // Killed mid-update: half a record and the dead writer's line.
-    const dead = writeClaim(dir, 'k2', { host: HOST_ID, pid: deadPid() }, `${half}\n`);
+    const dead = writeClaim(dir, 'k2', { host: hostId(), pid: deadPid() }, `${half}\n`);
     // A power cut mid-write: torn bytes, no holder line, from before the boot.
     const torn = claimPathOf(dir, 'k3');
     fs.writeFileSync(torn, half);
     beforeBoot(torn);
     // A live writer's complete next version: not ours to touch, and not a record yet.
-    const live = writeClaim(dir, 'k4', { host: HOST_ID, pid: process.ppid }, `${JSON.stringify(sampleRecord('k4'))}\n`);
+    const live = writeClaim(
+      dir,
+      'k4',
+      { host: hostId(), pid: process.ppid },
+      `${JSON.stringify(sampleRecord('k4'))}\n`,
+    );
     // Killed between creating a claim and writing its holder line, a while ago.
     const empty = claimPathOf(dir, 'k5');
     fs.writeFileSync(empty, '');
@@ -74,7 +105,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const store = fileStore({ dir, runtime: rt });
     await store.put(sampleRecord('k1'));
     await store.put(sampleRecord('k2'));
-    const dead = writeClaim(dir, 'k1', { host: HOST_ID, pid: deadPid() });
+    const dead = writeClaim(dir, 'k1', { host: hostId(), pid: deadPid() });
     const old = writeClaim(dir, 'k2', { host: 'ffffffff', pid: 1 });
     beforeBoot(old);
     expect((await rt.run(store.update('k1', bump)))?.epoch).toBe(1);
@@ -89,7 +120,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const rt = createFakeRuntime();
     const store = fileStore({ dir, lockTimeoutMs: 150, runtime: rt });
     await store.put(sampleRecord('k1'));
-    const claim = writeClaim(dir, 'k1', { host: HOST_ID, pid: process.ppid });
+    const claim = writeClaim(dir, 'k1', { host: hostId(), pid: process.ppid });
     const started = rt.monotonicNow();
     await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({
       name: 'LockTimeoutError',
@@ -113,7 +144,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const rt = createFakeRuntime();
     const store = fileStore({ dir, lockTimeoutMs: 150, runtime: rt });
     await store.put(sampleRecord('k1', { epoch: 3 }));
-    writeClaim(dir, 'k1', { host: HOST_ID, pid: process.ppid });
+    writeClaim(dir, 'k1', { host: hostId(), pid: process.ppid });
     expect((await rt.run(store.update('k1', (current) => current)))?.epoch).toBe(3);
     expect(await rt.run(store.update('missing', () => undefined))).toBeUndefined();
     expect(rt.sleeps).toEqual([]);
@@ -139,7 +170,7 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     await store.put(sampleRecord('k2'));
     writeClaim(dir, 'k1', { host: 'ffffffff', pid: 1 }); // another host
-    writeClaim(dir, 'k2', { host: HOST_ID, pid: process.ppid }); // a live pid (perhaps recycled) that never refreshes
+    writeClaim(dir, 'k2', { host: hostId(), pid: process.ppid }); // a live pid (perhaps recycled) that never refreshes
     for (const key of ['k1', 'k2']) {
       const started = rt.monotonicNow();
       expect((await rt.run(store.update(key, bump)))?.epoch).toBe(1);
@@ -220,7 +251,7 @@ describe('fileStore: crash leftovers and claims', () => {
         seen.push([step, fs.existsSync(claim) ? fs.readFileSync(claim, 'utf8') : undefined]);
     };
     await store.update('k1', bump);
-    const holder = `${JSON.stringify({ host: HOST_ID, pid: process.pid })}`.slice(0, -1);
+    const holder = `${JSON.stringify({ host: hostId(), pid: process.pid })}`.slice(0, -1);
     expect(seen.map(([step, text]) => [step, text?.startsWith(holder) ?? 'absent'])).toEqual([
       ['claim-opened', 'absent'],
       ['claim-written', 'absent'],
@@ -238,7 +269,7 @@ describe('fileStore: crash leftovers and claims', () => {
     // Killed before writing the holder line, a while ago; killed after it (a dead pid); just now (maybe alive).
     fs.writeFileSync(temp('000000000001'), '');
     agedBy(temp('000000000001'), UNREADABLE_CLAIM_GRACE_MS + 500);
-    fs.writeFileSync(temp('000000000002'), `${JSON.stringify({ host: HOST_ID, pid: deadPid(), token: 'x' })}\n`);
+    fs.writeFileSync(temp('000000000002'), `${JSON.stringify({ host: hostId(), pid: deadPid(), token: 'x' })}\n`);
     fs.writeFileSync(temp('000000000003'), '');
     expect((await store.list()).map((r) => r.key)).toEqual(['k1']);
     expect(['1', '2', '3'].map((n) => fs.existsSync(temp(`00000000000${n}`)))).toEqual([false, false, true]);
@@ -251,7 +282,10 @@ describe('fileStore: crash leftovers and claims', () => {
     await fileStore({ dir }).put(sampleRecord('k1'));
     const journal = (name: string) => join(dir, 'journal', name);
     // A dead holder's recovery claim, a half-created one, a takeover that died half-way.
-    fs.writeFileSync(journal('recovery.pending'), `${JSON.stringify({ host: HOST_ID, pid: deadPid(), token: 'x' })}\n`);
+    fs.writeFileSync(
+      journal('recovery.pending'),
+      `${JSON.stringify({ host: hostId(), pid: deadPid(), token: 'x' })}\n`,
+    );
     fs.writeFileSync(journal('recovery.pending.new-000000000001'), '');
     fs.writeFileSync(journal('recovery.pending.broken-000000000002'), '{}');
     for (const name of ['recovery.pending.new-000000000001', 'recovery.pending.broken-000000000002']) {
@@ -267,7 +301,7 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     const [line, writer, rest] = fs.readFileSync(store.pathOf('k1'), 'utf8').split('\n');
     expect(JSON.parse(line ?? '')).toEqual(sampleRecord('k1'));
-    expect(JSON.parse(writer ?? '')).toMatchObject({ host: HOST_ID, pid: process.pid });
+    expect(JSON.parse(writer ?? '')).toMatchObject({ host: hostId(), pid: process.pid });
     expect(rest).toBe('');
   });
 });

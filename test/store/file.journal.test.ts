@@ -2,13 +2,14 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { uptime } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { HOST_ID } from '../../src/store/file/liveness.js';
+import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
+import { createFakeRuntime } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {
@@ -44,7 +45,7 @@ async function journalLeftBy(
   fs.copyFileSync(join(journalOf(dir), segment), aside);
   await afterwards?.(store);
   await store.close();
-  const copy = join(journalOf(dir), `${HOST_ID}-${pid}-0123456789ab.0.log`);
+  const copy = join(journalOf(dir), `${hostId()}-${pid}-0123456789ab.0.log`);
   fs.renameSync(aside, copy);
   return copy;
 }
@@ -56,6 +57,27 @@ function fromBeforeBoot(path: string): void {
 }
 
 describe('fileStore journal', () => {
+  it("an idle handle checkpoints on its runtime's timers: 30 s, then 35 s of the runtime's time, no wall-clock wait", async () => {
+    const dir = tempDir();
+    const rt = createFakeRuntime();
+    const store = fileStore({ dir, runtime: rt });
+    await store.put(sampleRecord('k1'));
+    expect(segmentsIn(dir)).toHaveLength(1);
+    // Housekeeping never counts as a sleep the engine waits for.
+    expect(rt.pendingTimers).toBe(0);
+    await rt.advance(30_000 + 34_999);
+    expect(fileStoreStats(store).checkpoints).toBe(0);
+    expect(segmentsIn(dir)).toHaveLength(1);
+    await rt.advance(1);
+    await vi.waitUntil(() => fileStoreStats(store).checkpoints === 1, { timeout: 5_000 });
+    expect(segmentsIn(dir)).toEqual([]);
+    // The next write opens a new segment, on the same timers.
+    await store.put(sampleRecord('k2'));
+    expect(segmentsIn(dir)).toHaveLength(1);
+    await store.close();
+    expect(fileStoreStats(store).checkpoints).toBe(2);
+  });
+
   it('makes a write durable in the journal before the record is renamed into place', async () => {
     const dir = tempDir();
     const store = fileStore({ dir });
@@ -157,10 +179,10 @@ describe('fileStore journal', () => {
   it('a recovery that fails (another process holds it too long) is tried again by the next call', async () => {
     const dir = tempDir();
     await fileStore({ dir }).put(sampleRecord('k1'));
-    const segment = join(journalOf(dir), `${HOST_ID}-${deadPid()}-0123456789ab.0.log`);
+    const segment = join(journalOf(dir), `${hostId()}-${deadPid()}-0123456789ab.0.log`);
     fs.writeFileSync(segment, '', { mode: 0o600 });
     const claim = join(journalOf(dir), 'recovery.pending');
-    fs.writeFileSync(claim, `${JSON.stringify({ host: HOST_ID, pid: process.ppid, token: 'abcdef123456' })}\n`);
+    fs.writeFileSync(claim, `${JSON.stringify({ host: hostId(), pid: process.ppid, token: 'abcdef123456' })}\n`);
     const store = fileStore({ dir, lockTimeoutMs: 100 });
     await expect(store.get('k1')).rejects.toMatchObject({ name: 'LockTimeoutError', code: 'lock_timeout' });
     fs.rmSync(claim);

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import { isErrno, readRegular } from './io.js';
-import { BOOTED_AT, HOST_ID, pidAlive, randomToken } from './liveness.js';
+import { bootedAtMs, fileClockNow, hostId, pidAlive, randomToken } from './liveness.js';
 import { BROKEN_CLAIM_INFIX } from './names.js';
 
 export interface HolderInfo {
@@ -65,10 +65,10 @@ function holderOf(raw: string): HolderInfo | undefined {
  * process breaks it on its first look, however short its life).
  */
 export function staleAtOnce(holder: Holder): boolean {
-  if (holder.mtimeMs < BOOTED_AT) return true;
+  if (holder.mtimeMs < bootedAtMs()) return true;
   const { info } = holder;
-  if (info === undefined) return Date.now() - holder.mtimeMs >= UNREADABLE_CLAIM_GRACE_MS;
-  if (info.host !== HOST_ID) return false;
+  if (info === undefined) return fileClockNow() - holder.mtimeMs >= UNREADABLE_CLAIM_GRACE_MS;
+  if (info.host !== hostId()) return false;
   if (info.pid === process.pid) return !heldTokens.has(info.token);
   return !pidAlive(info.pid);
 }
@@ -128,7 +128,7 @@ export function sweepNewClaim(path: string): void {
   try {
     const holder = inspect(path);
     if (holder === undefined) return;
-    const old = Date.now() - holder.mtimeMs >= UNREADABLE_CLAIM_GRACE_MS;
+    const old = fileClockNow() - holder.mtimeMs >= UNREADABLE_CLAIM_GRACE_MS;
     if (old || staleAtOnce(holder)) fs.rmSync(path, { force: true, recursive: true });
   } catch {
     // Already gone.
@@ -145,7 +145,7 @@ export function sweepNewClaim(path: string): void {
  */
 export function sweepBroken(path: string): void {
   try {
-    if (Date.now() - fs.lstatSync(path).mtimeMs >= UNREADABLE_CLAIM_GRACE_MS) {
+    if (fileClockNow() - fs.lstatSync(path).mtimeMs >= UNREADABLE_CLAIM_GRACE_MS) {
       fs.rmSync(path, { force: true, recursive: true });
     }
   } catch {

@@ -22,7 +22,7 @@ import {
 } from './claim-files.js';
 import { writeSteps } from './durable.js';
 import { isErrno, linkFile, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
-import { HOST_ID, randomToken } from './liveness.js';
+import { fileClockNow, hostId, randomToken } from './liveness.js';
 import { NEW_CLAIM_INFIX } from './names.js';
 
 export { sweepBroken, sweepClaim, sweepNewClaim, UNREADABLE_CLAIM_GRACE_MS } from './claim-files.js';
@@ -37,7 +37,7 @@ export interface ClaimOptions {
    * claim, when we give up, the pause between looks. (A claim file's own
    * age is judged by the file system's clock, which wrote its times.)
    */
-  runtime: Pick<Runtime, 'monotonicNow' | 'sleep' | 'random'>;
+  runtime: Pick<Runtime, 'monotonicNow' | 'sleep' | 'random' | 'schedule'>;
 }
 
 const MAX_POLL_MS = 16;
@@ -71,21 +71,34 @@ export class Claim {
   readonly #ino: number;
   readonly #token: string;
   readonly #holder: HolderInfo;
-  readonly #refresh: NodeJS.Timeout;
+  readonly #schedule: Runtime['schedule'];
+  readonly #refreshEveryMs: number;
+  /** Cancels the next refresh. */
+  #cancelRefresh: () => void;
   /** The removal of the temp name the claim was created under (claim.md), awaited by `release`. */
   readonly #tempRemoved: Promise<void>;
   #done = false;
   #released = false;
 
-  constructor(created: Created, holder: HolderInfo, staleMs: number) {
+  constructor(created: Created, holder: HolderInfo, staleMs: number, schedule: Runtime['schedule']) {
     this.#path = created.path;
     this.#fd = created.fd;
     this.#ino = created.ino;
     this.#tempRemoved = created.tempRemoved;
     this.#token = holder.token;
     this.#holder = holder;
-    this.#refresh = setInterval(() => this.#touch(), Math.max(1, Math.floor(staleMs / 3)));
-    this.#refresh.unref();
+    this.#schedule = schedule;
+    this.#refreshEveryMs = Math.max(1, Math.floor(staleMs / 3));
+    this.#cancelRefresh = this.#scheduleRefresh();
+  }
+
+  /** Touches the claim every third of `staleMs` while held, so no one takes it for abandoned. */
+  #scheduleRefresh(): () => void {
+    return this.#schedule(this.#refreshEveryMs, () => {
+      if (this.#released) return;
+      this.#touch();
+      this.#cancelRefresh = this.#scheduleRefresh();
+    });
   }
 
   /**
@@ -127,7 +140,7 @@ export class Claim {
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
-    clearInterval(this.#refresh);
+    this.#cancelRefresh();
     try {
       if (!this.#done) {
         this.#done = true;
@@ -147,7 +160,7 @@ export class Claim {
   }
 
   #touch(): void {
-    const now = new Date();
+    const now = new Date(fileClockNow());
     fs.futimes(this.#fd, now, now, () => undefined);
   }
 }
@@ -155,7 +168,7 @@ export class Claim {
 /** Takes the claim at `path` (`<record>.pending`), waiting for a live holder and taking over a dead one. */
 export async function takeClaim(path: string, options: ClaimOptions): Promise<Claim> {
   const token = randomToken();
-  const self: HolderInfo = { host: HOST_ID, pid: process.pid, token };
+  const self: HolderInfo = { host: hostId(), pid: process.pid, token };
   const holderLine = `${JSON.stringify(self)}\n`;
   const { runtime } = options;
   const deadline = runtime.monotonicNow() + options.timeoutMs;
@@ -165,7 +178,7 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   try {
     for (let round = 0; ; round++) {
       const created = await tryCreate(path, holderLine, token);
-      if (created !== undefined) return new Claim(created, self, options.staleMs);
+      if (created !== undefined) return new Claim(created, self, options.staleMs, runtime.schedule);
       const holder = inspect(path);
       if (holder === undefined) continue; // released meanwhile: try again at once
       if (staleAtOnce(holder)) {

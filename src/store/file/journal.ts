@@ -26,9 +26,10 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import type { Runtime } from '../../runtime.js';
 import type { DirSync } from './durable.js';
 import { closeFile, fsyncFile, isErrno, openFile, openForReading, unlinkFile } from './io.js';
-import { HOST_ID, randomToken } from './liveness.js';
+import { hostId, randomToken } from './liveness.js';
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
 const SEGMENT_MAX_AGE_MS = 30_000;
@@ -84,8 +85,11 @@ interface Waiter {
 interface Segment {
   path: string;
   fd: number;
-  openedAt: number;
+  /** When it was opened, on the runtime's monotonic clock. */
+  openedAtMs: number;
   bytes: number;
+  /** Cancels the retirement of this segment when it stays idle (set once opened). */
+  cancelIdleRetire: () => void;
   /** Record files written through this segment: what its checkpoint fsyncs. */
   names: Set<string>;
   /** A flush failed: nothing more is written to it (a failed fsync cannot be retried on the same file). */
@@ -105,6 +109,7 @@ export interface JournalStats {
 export class Journal {
   readonly #dir: DirSync;
   readonly #records: DirSync;
+  readonly #runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>;
   readonly #token = randomToken();
   #sequence = 0;
   #segment: Segment | undefined;
@@ -113,16 +118,18 @@ export class Journal {
   #flushing: Promise<void> | undefined;
   readonly #checkpoints = new Set<Promise<void>>();
   /** Retired segments waiting for their checkpoint: starting one now (at close) cancels its timer. */
-  readonly #waiting = new Map<Segment, NodeJS.Timeout>();
+  readonly #waiting = new Map<Segment, () => void>();
   readonly stats: JournalStats = { lines: 0, flushes: 0, checkpoints: 0 };
 
   /**
    * @param dir the journal directory (created by the store)
    * @param records the record directory, fsynced by checkpoints
+   * @param runtime the clock of segment ages and the timers of checkpoints
    */
-  constructor(dir: DirSync, records: DirSync) {
+  constructor(dir: DirSync, records: DirSync, runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>) {
     this.#dir = dir;
     this.#records = records;
+    this.#runtime = runtime;
     liveTokens.add(this.#token);
   }
 
@@ -167,7 +174,7 @@ export class Journal {
     if (
       segment !== undefined &&
       !segment.broken &&
-      Date.now() - segment.openedAt < SEGMENT_MAX_AGE_MS &&
+      this.#runtime.monotonicNow() - segment.openedAtMs < SEGMENT_MAX_AGE_MS &&
       segment.bytes < SEGMENT_MAX_BYTES
     ) {
       return segment;
@@ -180,7 +187,7 @@ export class Journal {
   }
 
   async #open(): Promise<Segment> {
-    const name = `${HOST_ID}-${process.pid}-${this.#token}.${this.#sequence++}${SEGMENT_SUFFIX}`;
+    const name = `${hostId()}-${process.pid}-${this.#token}.${this.#sequence++}${SEGMENT_SUFFIX}`;
     const path = join(this.#dir.path, name);
     const fd = await openFile(path, 'ax', 0o600);
     try {
@@ -192,25 +199,35 @@ export class Journal {
       await unlinkFile(path).catch(() => undefined);
       throw error;
     }
-    const segment: Segment = { path, fd, openedAt: Date.now(), bytes: 0, names: new Set(), broken: false };
+    const segment: Segment = {
+      path,
+      fd,
+      openedAtMs: this.#runtime.monotonicNow(),
+      bytes: 0,
+      names: new Set(),
+      broken: false,
+      cancelIdleRetire: () => undefined,
+    };
     this.#segment = segment;
     // An idle handle still checkpoints: its record files become durable on their own and the segment goes.
-    setTimeout(() => {
+    segment.cancelIdleRetire = this.#runtime.schedule(SEGMENT_MAX_AGE_MS, () => {
       if (this.#segment === segment && this.#flushing === undefined) this.#retire(segment);
-    }, SEGMENT_MAX_AGE_MS).unref();
+    });
     return segment;
   }
 
   /** Stops writing to `segment`; it is checkpointed in the background, `CHECKPOINT_DELAY_MS` later. */
   #retire(segment: Segment): void {
     if (this.#segment === segment) this.#segment = undefined;
-    const timer = setTimeout(() => this.#checkpoint(segment), CHECKPOINT_DELAY_MS);
-    timer.unref();
-    this.#waiting.set(segment, timer);
+    segment.cancelIdleRetire();
+    this.#waiting.set(
+      segment,
+      this.#runtime.schedule(CHECKPOINT_DELAY_MS, () => this.#checkpoint(segment)),
+    );
   }
 
   #checkpoint(segment: Segment): void {
-    clearTimeout(this.#waiting.get(segment));
+    this.#waiting.get(segment)?.();
     this.#waiting.delete(segment);
     const done = checkpoint(segment.path, segment.names, this.#records, segment.fd).then(
       () => {

@@ -6,16 +6,42 @@
  */
 import { createHash } from 'node:crypto';
 import { hostname, uptime } from 'node:os';
+import { systemRuntime } from '../../runtime.js';
 
-/** A short, file-name-safe id of this host (processes in other containers see another one). */
-export const HOST_ID = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+let hostIdMemo: string | undefined;
 
-/** When this machine booted (ms since epoch, ±1 s): files older than that belong to no living process. */
-export const BOOTED_AT = Date.now() - uptime() * 1_000 - 1_000;
+/**
+ * A short, file-name-safe id of this host (processes in other containers
+ * see another one). Computed on first use: importing the module does no work.
+ */
+export function hostId(): string {
+  hostIdMemo ??= createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+  return hostIdMemo;
+}
+
+/**
+ * The clock that stamps file times (mtime): the operating system's wall
+ * clock. A file's age is judged by this clock and never by an injected
+ * runtime's, which may be virtual (a test's) and would misjudge every file.
+ */
+export function fileClockNow(): number {
+  return systemRuntime.now();
+}
+
+let bootedAtMemo: number | undefined;
+
+/**
+ * When this machine booted (ms since epoch on the file clock, ±1 s): files
+ * older than that belong to no living process. Computed on first use.
+ */
+export function bootedAtMs(): number {
+  bootedAtMemo ??= fileClockNow() - uptime() * 1_000 - 1_000;
+  return bootedAtMemo;
+}
 
 /**
  * True unless the process certainly does not exist. Only meaningful for a
- * pid of this host (`HOST_ID`); `EPERM` means it exists under another user.
+ * pid of this host (`hostId()`); `EPERM` means it exists under another user.
  */
 export function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;

@@ -19,10 +19,14 @@ export interface FileStoreOptions {
   /** Clock for quarantine timestamps. @default runtime.now */
   now?: () => number;
   /**
-   * Clock and timers of the store's own waits (for another process's claim
-   * on a record). Tests pass a fake runtime (`createFakeRuntime()` from
-   * `oncely/testing`) to count those waits instead of timing them.
+   * Clock and timers of the store: its waits for another process's claim on
+   * a record, record revisions, journal segment ages and checkpoints, claim
+   * refreshes. Tests pass a fake runtime (`createFakeRuntime()` from
+   * `oncely/testing`) to count those waits instead of timing them. (The
+   * age of a file is judged by the clock that stamps file times, the
+   * system's, whatever the runtime.)
    * @default the system's
+   * @example fileStore({ dir, runtime: createFakeRuntime() })
    */
   runtime?: Partial<Runtime>;
   /**
@@ -78,6 +82,8 @@ export function fileStoreStats(store: FileStore): FileStoreStats {
 export interface ResolvedFileStoreOptions {
   dir: string;
   now: () => number;
+  /** Clock (revisions, segment ages, listing intervals) and timers (checkpoints, claim refreshes). */
+  runtime: Runtime;
   claimOptions: ClaimOptions;
 }
 
@@ -102,6 +108,7 @@ export function resolveFileStoreOptions(options: FileStoreOptions): ResolvedFile
   return {
     dir: resolve(options.dir ?? '.oncely'),
     now: options.now ?? runtime.now,
+    runtime,
     claimOptions: {
       timeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs, 30_000),
       staleMs: positive('staleLockMs', options.staleLockMs, 10_000),

@@ -34,6 +34,8 @@ export interface RecordFilesContext {
   journal: Journal;
   queue: KeyedQueue;
   claimOptions: ClaimOptions;
+  /** Wall clock of revisions (`nextRev`): keeps them growing across restarts. */
+  now: () => number;
   /** Tracks work so the handle's `close()` waits for it. */
   track<T>(work: Promise<T>): Promise<T>;
 }
@@ -166,7 +168,7 @@ export class RecordFiles {
   commit(name: string, recordText: string, currentText: string | undefined, claim: Claim): Promise<boolean> {
     this.commits++;
     const { dir, journal } = this.#c;
-    const rev = nextRev(currentText === undefined ? 0 : revOf(currentText), Date.now());
+    const rev = nextRev(currentText === undefined ? 0 : revOf(currentText), this.#c.now());
     const text = claim.fileText(recordText, rev);
     return claim.commit(join(dir, name), text, () => journal.append({ n: name, r: rev, t: text }));
   }

@@ -24,7 +24,7 @@ import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } 
 import type { DirSync } from './durable.js';
 import { isErrno, readRegular } from './io.js';
 import { checkpoint, isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
-import { BOOTED_AT, HOST_ID, pidAlive } from './liveness.js';
+import { bootedAtMs, hostId, pidAlive } from './liveness.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 
 const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)\.(\d+)\.log$/;
@@ -117,10 +117,10 @@ function deadSegments(journalDir: string): DeadSegment[] {
     } catch {
       continue; // settled by someone else meanwhile
     }
-    const previousBoot = mtimeMs < BOOTED_AT;
+    const previousBoot = mtimeMs < bootedAtMs();
     const pid = Number(pidText);
     const gone =
-      previousBoot || (host === HOST_ID && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
+      previousBoot || (host === hostId() && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
     if (gone) dead.push({ path, mtimeMs, previousBoot });
   }
   return dead;

@@ -78,14 +78,15 @@ interface Opened {
  * await client.resume(); // finish what a previous run left in flight
  */
 export function fileStore(options: FileStoreOptions = {}): FileStore {
-  const { dir, now, claimOptions } = resolveFileStoreOptions(options);
+  const { dir, now, runtime, claimOptions } = resolveFileStoreOptions(options);
   const quarantinePath = join(dir, QUARANTINE_DIR);
   const journalDir = join(dir, JOURNAL_DIR);
   const pending = new Set<Promise<unknown>>();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
   let opened: Opened | undefined;
   let closed = false;
-  let settledAt = 0;
+  /** When dead writers' journals were last settled (runtime's monotonic clock); `undefined`: never. */
+  let settledAtMs: number | undefined;
 
   /** Creates the directories on first use (synchronously: once per store). */
   function open(): Opened {
@@ -97,9 +98,9 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     const records = new DirSync(dir);
     const quarantineDir = new DirSync(quarantinePath);
     const quarantine = new Quarantine(records, quarantineDir, now, listeners);
-    const journal = new Journal(new DirSync(journalDir), records);
+    const journal = new Journal(new DirSync(journalDir), records, runtime);
     const queue = queueFor(fs.realpathSync(dir));
-    const files = new RecordFiles({ dir, records, quarantine, journal, queue, claimOptions, track });
+    const files = new RecordFiles({ dir, records, quarantine, journal, queue, claimOptions, now: runtime.now, track });
     opened = { records, quarantineDir, quarantine, journal, queue, files, recovered: undefined };
     return opened;
   }
@@ -130,7 +131,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
 
   /** Settles the journals of writers that are gone (recovery.ts). */
   async function settle(): Promise<void> {
-    settledAt = Date.now();
+    settledAtMs = runtime.monotonicNow();
     const { records, files } = open();
     await settleDeadJournals({ journalDir, records, claimOptions, restore: files.restore });
   }
@@ -151,7 +152,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     filter: RecordFilter | undefined,
     pick: (record: OperationRecord) => T,
   ): Promise<T[]> {
-    if (Date.now() - settledAt >= SETTLE_EVERY_MS) await settle();
+    if (settledAtMs === undefined || runtime.monotonicNow() - settledAtMs >= SETTLE_EVERY_MS) await settle();
     const context = { dir, recheck: files.recheck, adopt: files.adopt };
     return scanRecords(context, filter, pick);
   }
@@ -218,7 +219,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
           if (text === undefined) return undefined;
           files.commits++;
           // The removal is journaled first, so a replay after a power cut does not bring the record back.
-          await journal.append({ n: name, r: nextRev(revOf(text), Date.now()), d: 1 });
+          await journal.append({ n: name, r: nextRev(revOf(text), runtime.now()), d: 1 });
           await unlinkFile(join(dir, name)).catch((error: unknown) => {
             if (!isErrno(error, 'ENOENT')) throw error;
           });

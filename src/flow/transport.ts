@@ -1,0 +1,210 @@
+/**
+ * The transport seam: one function that sends one request and says what
+ * came back. The attempt (flow/attempt.ts) owns everything around it (the
+ * timeout, the caller's signal, header checks, whether a failure may have
+ * been sent); a transport only moves bytes. The default is ky (`kyTransport`).
+ *
+ * Contract of a `Transport`:
+ * - it resolves with what it observed: an answer (`kind: 'response'`, with
+ *   the raw headers and at most `maxResponseBytes` of body), a redirect it
+ *   did not follow, or a request it could not even build (`transport_error`
+ *   with `sent: 'not'`, nothing left);
+ * - it rejects when the exchange failed in flight (a reset, a refused
+ *   connection, `signal` aborting): the attempt then decides, from the
+ *   error's `code`, its own timer, the caller's signal and `Connectivity`,
+ *   whether the request may have been applied;
+ * - it never follows a redirect: the key and body would go wherever the
+ *   server points, and an error on a later hop would hide that the first
+ *   one may have been applied.
+ *
+ * Performance of the ky transport (see BENCHMARKS.md): ky builds a
+ * `Request` and hands it to `fetch(request, init)`. On Node (undici) that
+ * path builds a second `Request` from the first, pipes the body through a
+ * `TransformStream` (the spec's "proxy" of a used body) and follows the
+ * abort signal twice: 200–350 µs of CPU per request, the larger part of
+ * ky's cost over bare `fetch`. So the body and the abort signal travel
+ * beside ky's request (`DIRECT_OPTION`, which ky forwards to its `fetch`
+ * untouched) and `directFetch` calls `fetch(url, init)` with ky's URL,
+ * method and headers. ky still resolves the request; oncely sets no ky
+ * hooks that could want the body.
+ */
+import ky, { type KyInstance, type Options } from 'ky';
+import type { StoredBody } from '../model.js';
+import { base64ToBytes } from './bytes.js';
+import type { Observation } from './classify.js';
+import { readCapped } from './read-body.js';
+
+/** One request, as the attempt sends it: stored fields plus this attempt's headers, already checked. */
+export interface TransportRequest {
+  method: string;
+  url: string;
+  /** Every header of this attempt (stored ones, the key header, credentials). */
+  headers: Record<string, string>;
+  /** The stored body; `undefined` for none. */
+  body: StoredBody | undefined;
+}
+
+export interface TransportContext {
+  /** Aborts when the attempt times out or the caller gives up: stop and reject. */
+  signal: AbortSignal;
+  /** The attempt's timeout, for information: the attempt enforces it through `signal`. */
+  timeoutMs: number;
+  /** Read at most this many body bytes; mark the observation `bodyTruncatedAtBytes` when there was more. */
+  maxResponseBytes: number;
+}
+
+/** What came back, with everything needed to store a replayable result. */
+export interface TransportResult {
+  observation: Observation;
+  /** Response headers (lower-case names) when there was an answer. */
+  headers: Record<string, string>;
+  /** Raw body bytes of the answer, when there was one. */
+  bytes: Uint8Array | undefined;
+}
+
+/**
+ * Sends one request. See the contract at the top of this module.
+ *
+ * @example
+ * // A transport for tests: no network at all.
+ * const transport: Transport = async () => ({
+ *   observation: { kind: 'response', status: 201, header: () => null, text: '' },
+ *   headers: {},
+ *   bytes: new Uint8Array(),
+ * });
+ */
+export type Transport = (request: TransportRequest, context: TransportContext) => Promise<TransportResult>;
+
+/** A result with no answer (nothing was received). */
+export function noAnswer(observation: Observation): TransportResult {
+  return { observation, headers: {}, bytes: undefined };
+}
+
+/** Nothing could leave: `fetch` (or ky) refused to build the request. */
+export function unsendable(message: string): Observation {
+  return { kind: 'transport_error', sent: 'not', code: 'INVALID_REQUEST', message: `request not built: ${message}` };
+}
+
+/** `error.message` with its chain of causes. */
+export function describe(error: Error): string {
+  const cause = error.cause instanceof Error ? `: ${describe(error.cause)}` : '';
+  return `${error.message}${cause}`;
+}
+
+/**
+ * The default transport: ky with its own retry and timeout off (oncely has
+ * exactly one retry loop and times attempts itself), over `fetch`.
+ *
+ * @param fetch the fetch to call, looked up per request (as ky does) so a
+ *   replaced `globalThis.fetch` is honoured.
+ */
+export function defaultTransport(fetch: () => typeof globalThis.fetch): Transport {
+  return kyTransport(ky.create({ retry: 0, timeout: false, throwHttpErrors: false, fetch: directFetch(fetch) }));
+}
+
+/** A transport over a ky instance built with `directFetch` (see `defaultTransport`). */
+export function kyTransport(http: KyInstance): Transport {
+  return async (request, context) => {
+    const options: Options & { [DIRECT_OPTION]?: DirectBody } = {
+      method: request.method,
+      headers: request.headers,
+      redirect: 'manual',
+      [DIRECT_OPTION]: { body: bodyInit(request.body) ?? null, signal: context.signal },
+    };
+    let pending: Promise<Response>;
+    try {
+      pending = http(request.url, options);
+    } catch (error) {
+      // ky builds its `Request` synchronously: a refusal there is before any byte left.
+      return noAnswer(unsendable(error instanceof Error ? describe(error) : String(error)));
+    }
+    const response = await pending;
+    const redirect = redirectOf(response);
+    if (redirect !== undefined) {
+      response.body?.cancel().catch(() => undefined);
+      return noAnswer(redirect);
+    }
+    const { bytes, truncated } = await readCapped(response, context.maxResponseBytes);
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const observation: Observation = {
+      kind: 'response',
+      status: response.status,
+      header: (name) => response.headers.get(name),
+      // Only body rules of non-2xx answers read it: decoded on demand, not on every attempt.
+      get text() {
+        return utf8.decode(bytes);
+      },
+    };
+    if (truncated) observation.bodyTruncatedAtBytes = context.maxResponseBytes;
+    return { observation, headers, bytes };
+  };
+}
+
+/**
+ * A redirect, as the platform shows it: Node (undici) gives the 3xx itself,
+ * a browser an `opaqueredirect` (status 0, no headers). A `fetch` that
+ * followed anyway (one passed in that ignores `redirect`) says so by
+ * `redirected`.
+ */
+function redirectOf(response: Response): Observation | undefined {
+  if (response.type === 'opaqueredirect') return { kind: 'redirect', status: undefined, location: undefined };
+  if (response.redirected) return { kind: 'redirect', status: undefined, location: response.url, followed: true };
+  if (response.status < 300 || response.status >= 400) return undefined;
+  return { kind: 'redirect', status: response.status, location: response.headers.get('location') ?? undefined };
+}
+
+/** Stateless between calls (no `stream` option): one instance serves every attempt. */
+const utf8 = new TextDecoder();
+
+/** The name of the ky option that carries the body and signal past ky's `Request` (ky forwards unknown options to `fetch`). */
+export const DIRECT_OPTION = 'oncelyDirect';
+
+/** A `fetch` body, named the way both DOM and Node's type libraries know it. */
+type FetchBody = NonNullable<RequestInit['body']>;
+
+interface DirectBody {
+  body: FetchBody | null;
+  signal: AbortSignal;
+}
+
+/**
+ * The `fetch` oncely gives ky: when ky passes its `Request` along with the
+ * direct body, sends `fetch(url, init)` instead of `fetch(request)`, which
+ * on Node re-creates the request and streams the body through a
+ * `TransformStream`. Anything else goes to `fetch` as ky gave it.
+ *
+ * @param base the fetch to call, looked up per request (as ky does) so a
+ *   replaced `globalThis.fetch` is honoured.
+ */
+export function directFetch(base: () => typeof globalThis.fetch): typeof globalThis.fetch {
+  return (input, init) => {
+    const direct = (init as { [DIRECT_OPTION]?: DirectBody } | undefined)?.[DIRECT_OPTION];
+    if (direct === undefined || !(input instanceof Request)) return base()(input, init);
+    // ky's other options for fetch (usually none), then the request's own.
+    // Copied key by key: rest-destructuring and spreading in new keys cost
+    // microseconds per request on Node 20.
+    const sent: RequestInit & Record<string, unknown> = {};
+    for (const key in init) if (key !== DIRECT_OPTION) sent[key] = (init as Record<string, unknown>)[key];
+    sent.method = input.method;
+    sent.headers = input.headers;
+    sent.body = direct.body;
+    sent.signal = direct.signal;
+    // Whatever ky or the caller passed: a keyed request never follows a redirect.
+    sent.redirect = 'manual';
+    return base()(input.url, sent);
+  };
+}
+
+function bodyInit(body: StoredBody | undefined): FetchBody | undefined {
+  if (body === undefined) return undefined;
+  switch (body.encoding) {
+    case 'json':
+    case 'text':
+      return body.text;
+    case 'base64':
+      return base64ToBytes(body.data);
+  }
+}
