@@ -4,15 +4,15 @@
  * are checked here, before anything is built: a bad value fails at once,
  * naming the field.
  */
-import * as z from 'zod/mini';
 import { InvalidOptionsError } from './errors.js';
 import type { Listener, OncelyEventName } from './events.js';
 import type { OncelyRequest } from './flow/operation.js';
 import type { ResumeSummary } from './flow/resume.js';
 import type { AttemptContext, Connectivity } from './flow/run.js';
 import type { Outcome, SendResult } from './flow/settle.js';
-import { describeIssue, type OperationRecord } from './model.js';
+import type { OperationRecord } from './model.js';
 import { checkClientOptionKeys, type PolicyOptions, type ResolvedPolicy } from './options.js';
+import { list, num, optional, shape, str, url } from './policy/check.js';
 import type { Runtime } from './runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
 
@@ -194,14 +194,15 @@ export interface OncelyClient {
   close(): Promise<void>;
 }
 
-export const clientOptionsSchema = z.object({
-  baseUrl: z.optional(z.url()),
-  leaseMs: z.optional(z.number().check(z.minimum(1))),
-  concurrency: z.optional(z.number().check(z.int(), z.minimum(1))),
-  sweepIntervalMs: z.optional(z.number().check(z.minimum(1), z.maximum(2 ** 31 - 1))),
-  owner: z.optional(z.string().check(z.minLength(1))),
-  deniedHeaders: z.optional(z.array(z.string())),
-  resultHeaders: z.optional(z.array(z.string())),
+/** The client's own option values (policy options are checked by `validatePolicy`). */
+const clientOptionChecks = shape({
+  baseUrl: optional(url),
+  leaseMs: optional(num({ min: 1 })),
+  concurrency: optional(num({ int: true, min: 1 })),
+  sweepIntervalMs: optional(num({ min: 1, max: 2 ** 31 - 1 })),
+  owner: optional(str({ nonEmpty: true })),
+  deniedHeaders: optional(list(str())),
+  resultHeaders: optional(list(str())),
 });
 
 /** Every option `createClient` accepts: a key missing here fails to compile when an option is added. */
@@ -227,10 +228,9 @@ const CLIENT_OPTION_KEYS: Record<keyof ClientOptions, true> = {
 export function validateClientOptions(options: ClientOptions): void {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
   checkClientOptionKeys(options, Object.keys(CLIENT_OPTION_KEYS));
-  const parsed = clientOptionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const [field, ...rest] = (issue === undefined ? 'options: invalid' : describeIssue(issue)).split(': ');
+  const problem = clientOptionChecks(options, '');
+  if (problem !== undefined) {
+    const [field, ...rest] = problem.split(': ');
     throw new InvalidOptionsError(field ?? 'options', rest.join(': '));
   }
   for (const name of ['headers', 'onUnauthorized', 'fetch', 'dispatch'] as const) {

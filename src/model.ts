@@ -7,7 +7,6 @@
  */
 
 export { CREDENTIAL_HEADERS, HEADER_NAME, STORED_HEADERS } from './model/headers.js';
-export { describeIssue } from './model/issues.js';
 export type { ParseResult } from './model/parse.js';
 export { parseRecord } from './model/parse.js';
 export type {

@@ -19,7 +19,7 @@ import {
 } from './policy/request-policy.js';
 
 export { checkClientOptionKeys, checkOptionKeys } from './policy/option-keys.js';
-export { POLICY_KEYS, policySchema, validatePolicy } from './policy/policy-schema.js';
+export { POLICY_KEYS, validatePolicy } from './policy/policy-schema.js';
 
 /** Retry policy of one endpoint (or the default). All fields optional. */
 export interface PolicyOptions extends RequestPolicyOptions {

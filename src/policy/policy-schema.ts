@@ -4,72 +4,84 @@
  * ky/retry-library name, or the closest one for a typo), then values, each
  * refusal naming the field and what it accepts.
  */
-import * as z from 'zod/mini';
 import { InvalidOptionsError } from '../errors.js';
-import { ATTEMPT_CLASSES, describeIssue } from '../model.js';
+import { ATTEMPT_CLASSES } from '../model.js';
 import type { PolicyOptions } from '../options.js';
+import { bool, type Check, dict, either, fn, isObject, list, num, oneOf, optional, shape, str } from './check.js';
 import { checkOptionKeys, POLICY_OPTION_HINTS } from './option-keys.js';
-import { checkRequestPolicy, requestPolicyShape } from './request-policy.js';
+import { checkRequestPolicy, requestPolicyChecks } from './request-policy.js';
 
-const posInt = () => z.number().check(z.int(), z.minimum(1));
-const nonNegMs = () => z.number().check(z.minimum(0), z.maximum(2 ** 31 - 1));
-const positiveMs = () => z.number().check(z.minimum(1), z.maximum(2 ** 31 - 1));
-const statusMap = z.record(
-  z.string().check(z.regex(/^[1-5]\d\d$/, { error: 'must be an HTTP status code from 100 to 599' })),
-  z.enum(ATTEMPT_CLASSES),
+const MAX_MS = 2 ** 31 - 1;
+const posInt = () => num({ int: true, min: 1 });
+const nonNegMs = () => num({ min: 0, max: MAX_MS });
+const positiveMs = () => num({ min: 1, max: MAX_MS });
+const statusMap = dict(
+  str({ pattern: /^[1-5]\d\d$/, mustBe: 'must be an HTTP status code from 100 to 599' }),
+  oneOf(ATTEMPT_CLASSES),
 );
 
-const profileShape = z.looseObject({
-  name: z.string(),
-  keyHeader: z.string().check(z.regex(/^[A-Za-z0-9-]+$/, { error: 'must be a header name (letters, digits, -)' })),
+/** A profile object: its own fields are checked, others it may carry are left alone. */
+const profileShape = shape({
+  name: str(),
+  keyHeader: str({ pattern: /^[A-Za-z0-9-]+$/, mustBe: 'must be a header name (letters, digits, -)' }),
   maxKeyLength: posInt(),
   keyRetentionMs: positiveMs(),
   statuses: statusMap,
-  notApplied: z.array(z.number()),
-  bodyRules: z.array(z.unknown()),
-  headerRules: z.array(z.unknown()),
-  errorFormat: z.optional(z.enum(['stripe', 'problem-details'])),
-  errorOf: z.optional(z.custom<unknown>((v) => typeof v === 'function', { error: 'must be a function' })),
+  notApplied: list(num()),
+  bodyRules: list(() => undefined),
+  headerRules: list(() => undefined),
+  errorFormat: optional(oneOf(['stripe', 'problem-details'])),
+  errorOf: optional(fn),
 });
 
 const backoffShape = {
-  baseDelayMs: z.optional(nonNegMs()),
-  maxDelayMs: z.optional(nonNegMs()),
-  multiplier: z.optional(z.number().check(z.minimum(1), z.maximum(100))),
-  jitter: z.optional(z.enum(['full', 'equal', 'decorrelated', 'none'])),
+  baseDelayMs: optional(nonNegMs()),
+  maxDelayMs: optional(nonNegMs()),
+  multiplier: optional(num({ min: 1, max: 100 })),
+  jitter: optional(oneOf(['full', 'equal', 'decorrelated', 'none'])),
 };
 
 const retryAfterShape = {
-  honor: z.optional(z.boolean()),
-  maxRetryAfterMs: z.optional(nonNegMs()),
-  jitterMs: z.optional(nonNegMs()),
+  honor: optional(bool),
+  maxRetryAfterMs: optional(nonNegMs()),
+  jitterMs: optional(nonNegMs()),
 };
 
 const budgetShape = {
-  capacity: z.optional(z.number().check(z.minimum(0))),
-  ratio: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
-  probeIntervalMs: z.optional(positiveMs()),
-  rampMs: z.optional(nonNegMs()),
-  per: z.optional(z.enum(['host', 'endpoint'])),
+  capacity: optional(num({ min: 0 })),
+  ratio: optional(num({ min: 0, max: 1 })),
+  probeIntervalMs: optional(positiveMs()),
+  rampMs: optional(nonNegMs()),
+  per: optional(oneOf(['host', 'endpoint'])),
 };
 
-const policyShape = {
-  maxAttempts: z.optional(posInt()),
-  attemptTimeoutMs: z.optional(positiveMs()),
-  deadlineMs: z.optional(positiveMs()),
-  keyRetentionMs: z.optional(positiveMs()),
-  retainMs: z.optional(nonNegMs()),
-  backoff: z.optional(z.strictObject(backoffShape)),
-  retryAfter: z.optional(z.strictObject(retryAfterShape)),
-  budget: z.optional(z.union([z.literal(false), z.strictObject(budgetShape)])),
-  profile: z.optional(z.union([z.enum(['ietf', 'stripe']), profileShape])),
-  classify: z.optional(statusMap),
-  otherStatus: z.optional(z.enum(ATTEMPT_CLASSES)),
-  sendKey: z.optional(z.boolean()),
-  ...requestPolicyShape,
+const policyShape: Record<string, Check> = {
+  maxAttempts: optional(posInt()),
+  attemptTimeoutMs: optional(positiveMs()),
+  deadlineMs: optional(positiveMs()),
+  keyRetentionMs: optional(positiveMs()),
+  retainMs: optional(nonNegMs()),
+  backoff: optional(shape(backoffShape)),
+  retryAfter: optional(shape(retryAfterShape)),
+  budget: optional(
+    either([
+      { accepts: (v) => v === false, check: () => undefined, say: 'false' },
+      { accepts: isObject, check: shape(budgetShape), say: 'an object' },
+    ]),
+  ),
+  profile: optional(
+    either([
+      { accepts: (v) => v === 'ietf' || v === 'stripe', check: () => undefined, say: '"ietf" or "stripe"' },
+      { accepts: isObject, check: profileShape, say: 'an object' },
+    ]),
+  ),
+  classify: optional(statusMap),
+  otherStatus: optional(oneOf(ATTEMPT_CLASSES)),
+  sendKey: optional(bool),
+  ...requestPolicyChecks,
 };
 
-export const policySchema = z.strictObject(policyShape);
+const policyCheck = shape(policyShape);
 
 /** The accepted names of a policy and of its nested objects. */
 export const POLICY_KEYS = {
@@ -89,11 +101,9 @@ export function validatePolicy(input: unknown, prefix: string): PolicyOptions {
   for (const name of ['backoff', 'retryAfter', 'budget'] as const) {
     checkOptionKeys(nested[name], POLICY_KEYS[name], `${prefix}.${name}`);
   }
-  const parsed = policySchema.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const text = issue === undefined ? '(root): is not a valid policy' : describeIssue(issue);
-    const [field, ...rest] = text.split(': ');
+  const problem = policyCheck(input, '');
+  if (problem !== undefined) {
+    const [field, ...rest] = problem.split(': ');
     const path = field === '(root)' ? prefix : `${prefix}.${field}`;
     throw new InvalidOptionsError(path, rest.join(': '));
   }

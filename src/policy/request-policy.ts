@@ -3,9 +3,9 @@
  * and how much of an answer is read. Part of `PolicyOptions` (options.ts),
  * kept here beside the request validation that applies them.
  */
-import * as z from 'zod/mini';
 import { InvalidOptionsError } from '../errors.js';
 import { CREDENTIAL_HEADERS, HEADER_NAME } from '../model.js';
+import { bool, list, num, optional, str } from './check.js';
 import type { ProviderProfile } from './profiles.js';
 
 export interface RequestPolicyOptions {
@@ -64,12 +64,12 @@ export interface RequestPolicy {
 /** 1 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
 
-/** The zod fields of `RequestPolicyOptions`, for the policy schema. */
-export const requestPolicyShape = {
-  storeHeaders: z.optional(z.array(z.string().check(z.regex(HEADER_NAME)))),
-  storeQuery: z.optional(z.array(z.string().check(z.minLength(1)))),
-  maxResponseBytes: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(2 ** 31 - 1))),
-  persist: z.optional(z.boolean()),
+/** The checks of `RequestPolicyOptions`' fields, for the policy's checks. */
+export const requestPolicyChecks = {
+  storeHeaders: optional(list(str({ pattern: HEADER_NAME, mustBe: 'must be a header name' }))),
+  storeQuery: optional(list(str({ nonEmpty: true }))),
+  maxResponseBytes: optional(num({ int: true, min: 1, max: 2 ** 31 - 1 })),
+  persist: optional(bool),
 };
 
 /** What the schema cannot say: credentials are never stored, whatever a policy lists. */

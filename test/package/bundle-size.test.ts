@@ -26,8 +26,10 @@ const CEILING_GZIP_BYTES: Record<string, number> = {
   // hooks under the deadline, probe release, bounded attempt history, write order, stored policy,
   // lease watch, typed failures. Correctness first; the bundle work (lazy zod, short messages)
   // brings both down.
-  oncely: 40 * 1024,
-  'oncely/browser': 46 * 1024,
+  // Lowered when zod left the run-time path (records and options are checked by plain code): 39.2 → 36.3 KB and
+  // 46.0 → 43.1 KB, with issue 14's surface added in between.
+  oncely: 37 * 1024,
+  'oncely/browser': 44 * 1024,
 };
 
 describe('browser bundle size', () => {

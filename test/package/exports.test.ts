@@ -53,6 +53,7 @@ describe('package exports', () => {
     'NotFoundError',
     'OncelyError',
     'OperationError',
+    'ResponseParseError',
     'ResponseValidationError',
     'createClient',
     'defineProfile',
