@@ -2,7 +2,8 @@
  * Plain-text rendering of operations for the CLI: one line per operation in
  * lists, and an attempt timeline for `show`.
  */
-import type { OperationRecord, QuarantineEntry } from '../index.js';
+import type { OperationRecord, ProviderProfile, QuarantineEntry } from '../index.js';
+import { errorResponseOf, providerErrorOf } from '../policy/provider-errors.js';
 
 export function formatTime(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
@@ -64,7 +65,28 @@ export function timeline(record: OperationRecord): string {
     lines.push('', `result      ${record.result.status}${record.result.replayed ? ' (replayed by the server)' : ''}`);
   }
   if (record.failure !== undefined) {
-    lines.push('', `why         ${record.failure.message}`, `next step   ${record.failure.remediation}`);
+    lines.push('', `why         ${record.failure.message}`);
+    const answer = record.failure.response;
+    if (answer !== undefined) {
+      const response = errorResponseOf(answer);
+      const body = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
+      lines.push(`answer      ${response.status}${answer.truncated === true ? ' (body cut at maxResponseBytes)' : ''}`);
+      if (body !== undefined) lines.push(`            ${body.length > 400 ? `${body.slice(0, 400)}…` : body}`);
+      const profile = record.policySnapshot?.profile;
+      const provider =
+        typeof profile === 'object' && profile !== null
+          ? providerErrorOf(profile as ProviderProfile, response)
+          : undefined;
+      if (provider !== undefined) {
+        const { profile: by, ...fields } = provider;
+        lines.push(
+          `provider    ${by}: ${Object.entries(fields)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`,
+        );
+      }
+    }
+    lines.push(`next step   ${record.failure.remediation}`);
   }
   return lines.join('\n');
 }
