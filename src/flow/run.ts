@@ -14,6 +14,7 @@ import type { OperationRecord, StoredAnswer } from '../model.js';
 import { parseServerHintMs } from '../policy/retry-after.js';
 import { performAttempt } from './attempt.js';
 import { type AttemptEnd, attemptNumber } from './attempt-history.js';
+import { policyOfClaimed } from './claimed-policy.js';
 import { classify } from './classify.js';
 import { decide, type Stop, stopWith } from './decide.js';
 import type { AttemptContext, Engine } from './engine.js';
@@ -28,7 +29,6 @@ import {
   settlesByReplay,
   storedResult,
 } from './outcome.js';
-import { policyOfRecord } from './policy-snapshot.js';
 import {
   assertFenced,
   claim,
@@ -113,7 +113,7 @@ async function drive(
   const { runtime, events, owner } = engine;
   const key = claimed.key;
   const epoch = claimed.epoch;
-  const policy = policyOfRecord(engine.endpoints, claimed);
+  const policy = await policyOfClaimed(engine, claimed);
   const gate = gateFor(engine, policy, claimed.request.url);
   const base = { key, operation: `${claimed.request.method} ${claimed.request.url}`, fingerprint: claimed.fingerprint };
   const write = (fn: (r: OperationRecord) => OperationRecord) =>

@@ -405,3 +405,30 @@ describe('nothing escapes untyped', () => {
     expect(error.history.every((a) => a.sent === 'not')).toBe(true);
   });
 });
+
+describe('a claim is given back when its policy cannot be known', () => {
+  it('a record naming a rule this client lacks (no stored policy): the error names the rule, the lease is released', async () => {
+    const h = await harness();
+    const { key } = await h.client.enqueue({ method: 'POST', url: '/payments', key: 'old-1', json: {} });
+    await h.rt.run(h.client.close());
+    // A record written before policies were stored with it, under a rule this client does not have.
+    const stored = (await h.store.get(key))!;
+    const sent = h.server.ledger.requestsFor(key).length;
+    const { policySnapshot: _s, lease: _l, ...older } = stored;
+    await h.store.put({ ...older, policy: 'POST /legacy', state: 'pending' });
+    const other = h.another({ owner: 'worker-b' });
+    const summary = await h.rt.run(other.resume());
+    expect(summary).toMatchObject({ driven: 1, unfinished: 1, failed: 0 });
+    const error = await h.rt
+      .run(other.send({ method: 'POST', url: '/payments', key, json: {} }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OperationError);
+    expect((error as OperationError).message).toContain('"POST /legacy", which this client does not have');
+    const after = (await h.store.get(key))!;
+    // It had its chance: this client claimed it (the epoch moved) and gave the lease back at once.
+    expect(after.epoch).toBeGreaterThan(stored.epoch);
+    expect(after.lease).toBeUndefined();
+    expect(after.state).toBe('pending');
+    expect(h.server.ledger.requestsFor(key)).toHaveLength(sent);
+  });
+});
