@@ -1,0 +1,108 @@
+/**
+ * Real PostgreSQL for the tests: a throwaway cluster (examples/fleet/cluster.ts:
+ * temp directory, initdb, pg_ctl on a free port, run as the `postgres` user
+ * when the tests run as root) started once per test file.
+ *
+ * Missing server binaries fail the suite under CI (`CI` set: it must not pass
+ * by skipping; `.ci/run` installs Debian's postgresql) and skip it with a
+ * printed reason elsewhere.
+ */
+import pg from 'pg';
+import { findPostgresBin, type PostgresCluster, startCluster } from '../../examples/fleet/cluster.js';
+import { type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/postgres.js';
+
+export type { PostgresCluster } from '../../examples/fleet/cluster.js';
+
+function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
+  const value = env.CI?.trim().toLowerCase();
+  return value !== undefined && value !== '' && value !== 'false' && value !== '0';
+}
+
+/** The server binaries' directory for `suite`, or undefined (skip) outside CI when there are none. */
+export function postgresForSuite(suite: string): string | undefined {
+  const bin = findPostgresBin();
+  if (bin !== undefined) return bin;
+  const reason =
+    'PostgreSQL server binaries (initdb, pg_ctl, postgres) not found on PATH or in /usr/lib/postgresql/<version>/bin; ' +
+    'install them (Debian: apt-get install postgresql)';
+  if (isCi()) throw new Error(`${suite}: ${reason}`);
+  console.warn(`SKIPPED ${suite}: ${reason}`);
+  return undefined;
+}
+
+/** A cluster plus a pool on it, and fresh tables for each store a test asks for. */
+export interface TestDatabase {
+  cluster: PostgresCluster;
+  url: string;
+  pool: pg.Pool;
+  /** A store on a table no other test uses (closed by `close`). */
+  store(options?: Omit<PostgresStoreOptions, 'pool' | 'connectionString'>): PostgresStore;
+  /** A second handle on the same table as `store`, over its own pool (as another process would have). */
+  reopen(store: PostgresStore): PostgresStore;
+  /** Overwrites the stored document of `key`, behind the store's back (non-JSON text is stored as a JSON string). */
+  corrupt(store: PostgresStore, key: string, text: string): Promise<void>;
+  /** The table a store of `store()` uses. */
+  tableOf(store: PostgresStore): string;
+  close(): Promise<void>;
+}
+
+let tables = 0;
+
+export async function startTestDatabase(bin: string): Promise<TestDatabase> {
+  const cluster = await startCluster(bin);
+  const url = cluster.url;
+  const pool = new pg.Pool({ connectionString: url, max: 20 });
+  const opened: PostgresStore[] = [];
+  const extraPools: pg.Pool[] = [];
+  const tableOf = new Map<PostgresStore, { table: string; options: Omit<PostgresStoreOptions, 'pool'> }>();
+  const db: TestDatabase = {
+    cluster,
+    url,
+    pool,
+    store(options = {}) {
+      const table = options.table ?? `t${process.pid}_${++tables}`;
+      const store = postgresStore({ ...options, pool, table });
+      opened.push(store);
+      tableOf.set(store, { table, options: { ...options, table } });
+      return store;
+    },
+    reopen(store) {
+      const known = tableOf.get(store);
+      if (known === undefined) throw new Error('reopen: not a store of this test database');
+      const other = new pg.Pool({ connectionString: url, max: 4 });
+      extraPools.push(other);
+      const again = postgresStore({ ...known.options, pool: other });
+      opened.push(again);
+      tableOf.set(again, known);
+      return again;
+    },
+    async corrupt(store, key, text) {
+      const known = tableOf.get(store);
+      if (known === undefined) throw new Error('corrupt: not a store of this test database');
+      let json = text;
+      try {
+        JSON.parse(text);
+      } catch {
+        // jsonb holds only JSON: a torn or garbage document is kept as a JSON string of the text.
+        json = JSON.stringify(text);
+      }
+      const result = await pool.query(
+        `UPDATE "public"."${known.table}" SET record = $2::jsonb, rev = rev + 1 WHERE key = $1`,
+        [key, json],
+      );
+      if (result.rowCount !== 1) throw new Error(`corrupt: no row for ${key}`);
+    },
+    tableOf(store) {
+      const known = tableOf.get(store);
+      if (known === undefined) throw new Error('tableOf: not a store of this test database');
+      return known.table;
+    },
+    async close() {
+      for (const store of opened) await store.close();
+      for (const other of extraPools) await other.end();
+      await pool.end();
+      await cluster.stop();
+    },
+  };
+  return db;
+}
