@@ -34,7 +34,7 @@ import {
 } from './flow/operation.js';
 import { policyOfRecord, snapshotOf } from './flow/policy-snapshot.js';
 import { bodyValue } from './flow/result.js';
-import { countHeld, countOutcome, emptySummary, orderForResume, pool, summaries } from './flow/resume.js';
+import { countHeld, countOutcome, emptySummary, freeToDrive, orderForResume, pool, summaries } from './flow/resume.js';
 import { type Engine, runOperation } from './flow/run.js';
 import { discardRefusal, failureError, isHeldElsewhere, noop, suspendedError } from './flow/settle-errors.js';
 import { Shutdown } from './flow/shutdown.js';
@@ -112,24 +112,43 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     return lastSeq;
   };
   let lastSweepAt = Number.NEGATIVE_INFINITY;
-  const scopeTails = new Map<string, Promise<unknown>>();
+  const scopeTails = new Map<string, Promise<OperationRecord>>();
 
-  /** One loop per key in this client; later callers join it. Scoped operations queue behind their scope. */
+  /**
+   * One loop per key in this client; later callers join it. Scoped operations queue behind their scope.
+   * `held` is given by a `resume()` pass that skips busy records: the scopes in which it left an
+   * operation open (another owner holds it). The rest of such a scope must not start before that
+   * operation ends, and this process would not otherwise know: its own queue only orders what it drives.
+   */
   function drive(
     key: string,
     scope: string | undefined,
     signal?: AbortSignal,
     busy: 'wait' | 'skip' = 'wait',
     written?: OperationRecord,
+    held?: Set<string>,
   ): Promise<OperationRecord> {
     const existing = running.get(key);
     if (existing !== undefined) return existing;
     const previous = scope === undefined ? undefined : scopeTails.get(scope);
     const run = (async () => {
-      if (previous !== undefined) await previous.catch(() => undefined);
+      const before = previous === undefined ? undefined : await previous.catch(() => undefined);
+      const holdsBack = (record: OperationRecord | undefined): boolean =>
+        scope !== undefined && held !== undefined && record !== undefined && !isTerminal(record.state);
+      if (scope !== undefined && held !== undefined && (held.has(scope) || holdsBack(before))) {
+        held.add(scope);
+        const current = await store.get(key);
+        if (current === undefined) throw new NotFoundError(key);
+        return current;
+      }
       const dispatch = options.dispatch;
-      if (dispatch === undefined) return runOperation(engine, key, signal, busy, written);
-      return dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
+      const record =
+        dispatch === undefined
+          ? await runOperation(engine, key, signal, busy, written)
+          : await dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
+      // Marked before this run settles, so a later drive of the scope sees it once the queue has moved on.
+      if (holdsBack(record) && scope !== undefined) held?.add(scope);
+      return record;
     })();
     running.set(key, run);
     if (scope !== undefined) scopeTails.set(scope, run);
@@ -297,7 +316,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       const summary = emptySummary();
       const candidates = DriveList.from(
         orderForResume(
-          (await summaries(store, { state: ['pending', 'in_flight'] })).filter((r) => {
+          freeToDrive(await summaries(store, { state: ['pending', 'in_flight'] }), (r) => {
             const free =
               waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === engine.owner.id;
             if (!free && r.lease !== undefined) countHeld(summary, r.lease.until);
@@ -319,10 +338,11 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
       const skipped: ToDrive[] = [];
       // First pass: everything free. A record another owner claims meanwhile is
       // skipped, not waited on (several processes draining one store do not queue behind each other).
+      const held = new Set<string>();
       await pool(candidates, options.concurrency ?? 8, async (item) => {
         const outcome = await guarded(
           item.key,
-          drive(item.key, item.scope, undefined, 'skip').then((r) => outcomeOf(r, {}, false)),
+          drive(item.key, item.scope, undefined, 'skip', undefined, held).then((r) => outcomeOf(r, {}, false)),
         );
         if (!outcome.ok && !isTerminal(outcome.state) && waitForLeases && !shutdown.stopped) skipped.push(item);
         else if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, engine.owner.id, runtime.now())) {
