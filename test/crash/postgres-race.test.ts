@@ -42,7 +42,8 @@ describe.runIf(bin !== undefined)('four processes drain one PostgreSQL table', (
         if (body.scope !== undefined && body.index !== undefined) {
           const seen = scopes.get(body.scope) ?? { last: -1, busy: false };
           if (seen.busy) scopeProblems.push(`${body.scope}: effect ${body.index} while another was under way`);
-          if (body.index !== seen.last + 1) scopeProblems.push(`${body.scope}: effect ${body.index} after ${seen.last}`);
+          if (body.index !== seen.last + 1)
+            scopeProblems.push(`${body.scope}: effect ${body.index} after ${seen.last}`);
           seen.busy = true;
           scopes.set(body.scope, seen);
           // Widen the window in which a second sender of the scope would show.
