@@ -21,22 +21,33 @@ describe('package exports', () => {
     expect(pkg.type).toBe('module');
     expect(pkg.sideEffects).toBe(false);
     expect(pkg.engines.node).toBe('>=20');
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './browser', './node', './package.json', './testing']);
+    expect(Object.keys(pkg.exports).sort()).toEqual([
+      '.',
+      './browser',
+      './node',
+      './package.json',
+      './postgres',
+      './testing',
+    ]);
   });
 
-  it.each(['.', './browser', './node', './testing'])('%s points at built JS and types that exist', (subpath) => {
-    const target = pkg.exports[subpath];
-    expect(typeof target).toBe('object');
-    if (typeof target !== 'object') return;
-    expect(existsSync(`${root}${target.default}`)).toBe(true);
-    expect(existsSync(`${root}${target.types}`)).toBe(true);
-  });
+  it.each(['.', './browser', './node', './postgres', './testing'])(
+    '%s points at built JS and types that exist',
+    (subpath) => {
+      const target = pkg.exports[subpath];
+      expect(typeof target).toBe('object');
+      if (typeof target !== 'object') return;
+      expect(existsSync(`${root}${target.default}`)).toBe(true);
+      expect(existsSync(`${root}${target.types}`)).toBe(true);
+    },
+  );
 
   it.each([
     ['oncely', ['createClient', 'memoryStore', 'deriveKey', 'isOncelyError']],
     ['oncely/browser', ['createClient', 'indexedDbStore']],
     ['oncely/node', ['createClient', 'fileStore']],
     ['oncely/testing', ['createFakeRuntime', 'storeContract', 'startReferenceServer']],
+    ['oncely/postgres', ['postgresStore']],
   ])('import("%s") resolves by name and exposes its API', async (specifier, names) => {
     // Self-reference: Node resolves the package's own name through `exports`.
     const mod = (await import(/* @vite-ignore */ specifier)) as Record<string, unknown>;
