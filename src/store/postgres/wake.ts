@@ -31,10 +31,15 @@ export function wakeChannel(pool: Pool, channel: string, tenant: string): Wake {
     for (const fn of [...listeners]) fn();
   };
 
+  const onError = (error: Error): void => {
+    if (client !== undefined) drop(client, error);
+  };
+
+  /** Gives the connection back (destroyed: it may be broken) and listens again later if anyone still subscribes. */
   const drop = (held: PoolClient, error?: Error): void => {
     if (client !== held) return;
     client = undefined;
-    held.removeListener('notification', notify);
+    detach(held);
     held.release(error ?? true);
     if (!closed && listeners.size > 0) {
       retry = setTimeout(() => {
@@ -45,13 +50,19 @@ export function wakeChannel(pool: Pool, channel: string, tenant: string): Wake {
     }
   };
 
+  /** The pool hands this connection to others afterwards: none of our listeners may stay on it. */
+  function detach(held: PoolClient): void {
+    held.removeListener('notification', notify);
+    held.removeListener('error', onError);
+  }
+
   function listen(): Promise<void> {
     if (client !== undefined || closed) return Promise.resolve();
     connecting ??= (async () => {
       try {
         const held = await pool.connect();
         held.on('notification', notify);
-        held.on('error', (error) => drop(held, error));
+        held.on('error', onError);
         client = held;
         await held.query(`LISTEN "${channel}"`);
         // Work may have appeared while nobody listened: one wake-up covers it.
@@ -79,7 +90,7 @@ export function wakeChannel(pool: Pool, channel: string, tenant: string): Wake {
     const held = client;
     if (held === undefined) return;
     client = undefined;
-    held.removeListener('notification', notify);
+    detach(held);
     try {
       await held.query(`UNLISTEN "${channel}"`);
       held.release();
