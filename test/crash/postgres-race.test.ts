@@ -124,5 +124,5 @@ describe.runIf(bin !== undefined)('four processes drain one PostgreSQL table', (
     expect(records.every((r) => r.state === 'succeeded')).toBe(true);
     expect(await store.quarantined()).toEqual([]);
     await store.close();
-  }, 120_000);
+  }, 60_000 + OPERATIONS * 200);
 });

@@ -92,6 +92,15 @@ export function insertSql(n: TableNames): string {
     ON CONFLICT (tenant, key) DO NOTHING RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
 }
 
+/** `put`: creates or replaces, whatever is stored (no compare-and-set); same parameters as `insertSql`. */
+export function upsertSql(n: TableNames): string {
+  const params = WRITE_COLUMNS.map((c, i) => (c === 'record' ? `$${i + 3}::jsonb` : `$${i + 3}`));
+  const sets = WRITE_COLUMNS.map((c) => `${c} = excluded.${c}`);
+  return `INSERT INTO ${n.table} (tenant, key, ${WRITE_COLUMNS.join(', ')}) VALUES ($1, $2, ${params.join(', ')})
+    ON CONFLICT (tenant, key) DO UPDATE SET ${sets.join(', ')}, rev = ${n.table}.rev + 1, updated_at = now()
+    RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
+}
+
 /**
  * Compare-and-set `UPDATE`: `$1` tenant, `$2` key, `$3` the row version read,
  * `$4` the lease epoch read, then the column values. Zero rows when anyone

@@ -28,8 +28,8 @@ import {
   READ_COLUMNS,
   type StoredRow,
   updateSql,
+  upsertSql,
   validForWrite,
-  WRITE_COLUMNS,
 } from './rows.js';
 import { wakeChannel } from './wake.js';
 
@@ -75,7 +75,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     get: `SELECT ${READ_COLUMNS} FROM ${table} WHERE tenant = $1 AND key = $2`,
     insert: insertSql(names),
     update: updateSql(names),
-    put: `${insertSql(names).replace(/ON CONFLICT .*$/s, '')} ON CONFLICT (tenant, key) DO UPDATE SET ${WRITE_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}, rev = ${table}.rev + 1, updated_at = now() RETURNING rev::text AS rev, lease_epoch::text AS epoch`,
+    put: upsertSql(names),
     delete: `DELETE FROM ${table} WHERE tenant = $1 AND key = $2`,
     // Moves the row aside only if it is still the text we judged (rev): a concurrent repair is not quarantined.
     quarantine: `WITH moved AS (DELETE FROM ${table} WHERE tenant = $1 AND key = $2 AND rev = $3 RETURNING record::text AS raw)
