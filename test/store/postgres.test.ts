@@ -152,6 +152,33 @@ describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
     expect((await db.reopen(store).quarantined()).map((q) => q.id)).toEqual(['a']);
   });
 
+  it('listSummaries serves the columns, and reads whole (and judges) a row whose document disagrees with them', async () => {
+    const store = db.store();
+    const reports: string[] = [];
+    store.onQuarantine((entry) => reports.push(entry.id));
+    await store.put(sampleRecord('plain', { nextAttemptAt: 1, seq: 7, scope: 's', lease: { owner: 'o', until: 9 } }));
+    await store.put(sampleRecord('edited', { nextAttemptAt: 2 }));
+    await store.put(sampleRecord('broken', { nextAttemptAt: 3 }));
+    // Behind the store's back: a valid document that no longer matches its columns, and a corrupt one.
+    await db.corrupt(store, 'edited', JSON.stringify(sampleRecord('edited', { nextAttemptAt: 2, state: 'failed' })));
+    await db.corrupt(store, 'broken', JSON.stringify({ ...sampleRecord('broken', { nextAttemptAt: 3 }), epoch: 'x' }));
+    const summaries = await store.listSummaries?.({ limit: 2 });
+    expect(summaries).toEqual([
+      {
+        key: 'plain',
+        state: 'pending',
+        nextAttemptAt: 1,
+        createdAt: 1_000,
+        scope: 's',
+        seq: 7,
+        lease: { owner: 'o', until: 9 },
+      },
+      { key: 'edited', state: 'failed', nextAttemptAt: 2, createdAt: 1_000 },
+    ]);
+    expect(await store.listSummaries?.({})).toHaveLength(2);
+    expect(reports).toEqual(['broken']);
+  });
+
   it('a body holding U+0000 (jsonb cannot) is stored with U+FFFD instead of failing the write', async () => {
     const store = db.store();
     const record = sampleRecord('nul', {

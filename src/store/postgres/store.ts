@@ -31,6 +31,7 @@ import {
   upsertSql,
   validForWrite,
 } from './rows.js';
+import { listSummaries } from './summaries.js';
 import { wakeChannel } from './wake.js';
 
 export type { PostgresStoreOptions } from './options.js';
@@ -225,6 +226,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         // A corrupt row took a place under the limit: list again without it.
         if (!movedAside || filter?.limit === undefined) return records;
       }
+    },
+
+    async listSummaries(filter?: RecordFilter) {
+      await whenReady();
+      const source = {
+        table,
+        tenant,
+        query: async <T>(text: string, values: unknown[]) => (await pool.query(text, values)).rows as T[],
+        read: async (key: string) => (await read(key)).record,
+      };
+      return listSummaries(source, filter);
     },
 
     async quarantined() {
