@@ -63,66 +63,70 @@ describe.runIf(bin !== undefined)('four processes drain one PostgreSQL table', (
     disposePgWorkerBuild();
   });
 
-  it(`${OPERATIONS} operations: ${OPERATIONS} effects, never two requests of one key at once, scope order kept`, async () => {
-    const table = 'race';
-    const operations = Array.from({ length: OPERATIONS }, (_, i) => {
-      if (i >= SCOPES * PER_SCOPE) return { url: '/race/payments', json: { op: i } };
-      const scope = `cart-${i % SCOPES}`;
-      const index = Math.floor(i / SCOPES);
-      return { url: '/race/payments', json: { op: i, scope, index }, scope };
-    });
-    const keys = await enqueueOfflinePg(db.url, table, server.url, operations);
-    expect(new Set(keys).size).toBe(OPERATIONS);
-    expect(server.ledger.requests).toHaveLength(0);
+  it(
+    `${OPERATIONS} operations: ${OPERATIONS} effects, never two requests of one key at once, scope order kept`,
+    async () => {
+      const table = 'race';
+      const operations = Array.from({ length: OPERATIONS }, (_, i) => {
+        if (i >= SCOPES * PER_SCOPE) return { url: '/race/payments', json: { op: i } };
+        const scope = `cart-${i % SCOPES}`;
+        const index = Math.floor(i / SCOPES);
+        return { url: '/race/payments', json: { op: i, scope, index }, scope };
+      });
+      const keys = await enqueueOfflinePg(db.url, table, server.url, operations);
+      expect(new Set(keys).size).toBe(OPERATIONS);
+      expect(server.ledger.requests).toHaveLength(0);
 
-    const started = Date.now();
-    const workers = await Promise.all(
-      Array.from({ length: PROCESSES }, (_, i) =>
-        spawnPgWorker({
-          url: db.url,
-          table,
-          baseUrl: server.url,
-          path: '/race/payments',
-          enqueue: 0,
-          opPrefix: `p${i}`,
-          // No crash here: leases long enough that no live owner ever loses one.
-          leaseMs: 5_000,
-          attemptTimeoutMs: 5_000,
-          concurrency: 16,
-        }),
-      ),
-    );
-    const exits = await Promise.all(workers.map((w) => w.exited));
-    const drainMs = Date.now() - started;
-    expect(exits.map((e) => (e.code === 0 ? 0 : `${e.code}: ${e.stderr}`))).toEqual(exits.map(() => 0));
+      const started = Date.now();
+      const workers = await Promise.all(
+        Array.from({ length: PROCESSES }, (_, i) =>
+          spawnPgWorker({
+            url: db.url,
+            table,
+            baseUrl: server.url,
+            path: '/race/payments',
+            enqueue: 0,
+            opPrefix: `p${i}`,
+            // No crash here: leases long enough that no live owner ever loses one.
+            leaseMs: 5_000,
+            attemptTimeoutMs: 5_000,
+            concurrency: 16,
+          }),
+        ),
+      );
+      const exits = await Promise.all(workers.map((w) => w.exited));
+      const drainMs = Date.now() - started;
+      expect(exits.map((e) => (e.code === 0 ? 0 : `${e.code}: ${e.stderr}`))).toEqual(exits.map(() => 0));
 
-    const { ledger } = server;
-    console.log(
-      `postgres race figures: ${JSON.stringify({
-        operations: OPERATIONS,
-        processes: PROCESSES,
-        scoped: SCOPES * PER_SCOPE,
-        effects: ledger.totalEffects(),
-        requests: ledger.requests.length,
-        maxConcurrent: ledger.maxConcurrent(),
-        fenced: exits.flatMap((e) => e.lines.filter((l) => l.startsWith('fenced'))).length,
-        drainMs,
-      })}`,
-    );
-    expect(scopeProblems).toEqual([]);
-    expect(ledger.maxConcurrent()).toBe(1);
-    expect(ledger.totalEffects()).toBe(OPERATIONS);
-    for (const key of keys) expect(ledger.effectCount(key), key).toBe(1);
-    // Each operation was sent once: no process sent what another had done.
-    expect(ledger.requests).toHaveLength(OPERATIONS);
-    for (const [scope, seen] of scopes) expect(seen.last, scope).toBe(PER_SCOPE - 1);
-    expect(scopes.size).toBe(SCOPES);
+      const { ledger } = server;
+      console.log(
+        `postgres race figures: ${JSON.stringify({
+          operations: OPERATIONS,
+          processes: PROCESSES,
+          scoped: SCOPES * PER_SCOPE,
+          effects: ledger.totalEffects(),
+          requests: ledger.requests.length,
+          maxConcurrent: ledger.maxConcurrent(),
+          fenced: exits.flatMap((e) => e.lines.filter((l) => l.startsWith('fenced'))).length,
+          drainMs,
+        })}`,
+      );
+      expect(scopeProblems).toEqual([]);
+      expect(ledger.maxConcurrent()).toBe(1);
+      expect(ledger.totalEffects()).toBe(OPERATIONS);
+      for (const key of keys) expect(ledger.effectCount(key), key).toBe(1);
+      // Each operation was sent once: no process sent what another had done.
+      expect(ledger.requests).toHaveLength(OPERATIONS);
+      for (const [scope, seen] of scopes) expect(seen.last, scope).toBe(PER_SCOPE - 1);
+      expect(scopes.size).toBe(SCOPES);
 
-    const store = postgresStore({ connectionString: db.url, table });
-    const records = await store.list();
-    expect(records).toHaveLength(OPERATIONS);
-    expect(records.every((r) => r.state === 'succeeded')).toBe(true);
-    expect(await store.quarantined()).toEqual([]);
-    await store.close();
-  }, 60_000 + OPERATIONS * 200);
+      const store = postgresStore({ connectionString: db.url, table });
+      const records = await store.list();
+      expect(records).toHaveLength(OPERATIONS);
+      expect(records.every((r) => r.state === 'succeeded')).toBe(true);
+      expect(await store.quarantined()).toEqual([]);
+      await store.close();
+    },
+    60_000 + OPERATIONS * 200,
+  );
 });
