@@ -38,6 +38,8 @@ console.log(`PostgreSQL on 127.0.0.1:${cluster.port}, payment API on ${api.url}`
 // Migrate once, before the fleet starts (each worker would also do it, under an advisory lock).
 const admin = postgresStore({ connectionString: cluster.url, table: 'fleet_payments' });
 console.log(`schema migrations applied: ${(await admin.migrate()).join(', ') || 'none'}`);
+// Leases are written from each worker's clock: a fleet checks its hosts against the database's.
+console.log(`clock skew against the database: ${Math.round(await admin.clockSkewMs())} ms`);
 
 const started = Date.now();
 const share = Math.ceil(payments / WORKERS);

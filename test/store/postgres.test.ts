@@ -217,6 +217,12 @@ describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
     expect(wakes).toBe(baseline + 2);
   });
 
+  it('clockSkewMs measures this process against the database clock', async () => {
+    const store = db.store();
+    // Same host, same clock: off by no more than the round trip.
+    expect(Math.abs(await store.clockSkewMs())).toBeLessThan(250);
+  });
+
   it('close() of a store on its own connection string ends its pool', async () => {
     const store: PostgresStore = postgresStore({ connectionString: db.url, table: 'own_pool' });
     await store.put(sampleRecord('k'));

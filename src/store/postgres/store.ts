@@ -51,6 +51,14 @@ export interface PostgresStore extends OperationStore {
    * @example store.onWake(() => void client.resume())
    */
   onWake(fn: () => void): () => void;
+  /**
+   * How far this process's clock is ahead of the database's (negative:
+   * behind), in ms, measured over one round trip. Leases are written from
+   * each worker's clock, and a taker judges another's lease with a 1 s
+   * margin: check this at start-up and refuse to run far off.
+   * @example if (Math.abs(await store.clockSkewMs()) > 500) throw new Error('fix NTP on this host')
+   */
+  clockSkewMs(): Promise<number>;
   /** Ends the listening connection, and the pool when the store created it. */
   close(): Promise<void>;
 }
@@ -255,6 +263,16 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     migrate: () => migrate(pool, names),
 
     onWake: (fn) => wake.subscribe(fn),
+
+    async clockSkewMs() {
+      const sent = Date.now();
+      const { rows } = await pool.query<{ ms: number }>(
+        'SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS ms',
+      );
+      const received = Date.now();
+      // The database read its clock somewhere in the round trip: assume the middle.
+      return (sent + received) / 2 - (rows[0]?.ms ?? Number.NaN);
+    },
 
     async close() {
       await wake.close();
