@@ -4,6 +4,7 @@
  * instead of starting a rival one), and the operations of one scope one
  * after another, each behind the one admitted before it.
  */
+import { NotFoundError } from '../errors.js';
 import { isTerminal, type OperationRecord } from '../model.js';
 import type { Engine } from './engine.js';
 import { runOperation } from './run.js';
@@ -21,7 +22,7 @@ export class Loops {
   /** The loop of each key, while it runs. */
   readonly #running = new Map<string, Promise<OperationRecord>>();
   /** The last loop of each scope: the next one of that scope starts when it ends. */
-  readonly #scopeTails = new Map<string, Promise<unknown>>();
+  readonly #scopeTails = new Map<string, Promise<OperationRecord>>();
 
   constructor(engine: Engine, dispatch: Dispatch | undefined) {
     this.#engine = engine;
@@ -32,6 +33,11 @@ export class Loops {
    * Runs the loop of `key`, or joins the one running. With `busy: 'skip'`
    * the loop returns at once when another owner holds the record; `written`
    * is a record this client has just written ahead (see `runOperation`).
+   *
+   * `held` is given by a `resume()` pass that skips busy records: the scopes
+   * in which it left an operation open (another owner holds it). The rest of
+   * such a scope must not start before that operation ends, and this process
+   * would not otherwise know: its own queue orders only what it drives.
    */
   drive(
     key: string,
@@ -39,17 +45,31 @@ export class Loops {
     signal?: AbortSignal,
     busy: 'wait' | 'skip' = 'wait',
     written?: OperationRecord,
+    held?: Set<string>,
   ): Promise<OperationRecord> {
     const existing = this.#running.get(key);
     if (existing !== undefined) return existing;
     const previous = scope === undefined ? undefined : this.#scopeTails.get(scope);
     const engine = this.#engine;
     const dispatch = this.#dispatch;
+    const holdsBack = (record: OperationRecord | undefined): boolean =>
+      scope !== undefined && held !== undefined && record !== undefined && !isTerminal(record.state);
     const run = (async () => {
-      if (previous !== undefined) await previous.catch(() => undefined);
+      const before = previous === undefined ? undefined : await previous.catch(() => undefined);
+      if (scope !== undefined && held !== undefined && (held.has(scope) || holdsBack(before))) {
+        held.add(scope);
+        const current = await engine.store.get(key);
+        if (current === undefined) throw new NotFoundError(key);
+        return current;
+      }
       // A record in this process's memory is no other tab's or process's to send.
-      if (dispatch === undefined || engine.store.inMemory(key)) return runOperation(engine, key, signal, busy, written);
-      return dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
+      const record =
+        dispatch === undefined || engine.store.inMemory(key)
+          ? await runOperation(engine, key, signal, busy, written)
+          : await dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
+      // Marked before this run settles, so a later drive of the scope sees it once the queue has moved on.
+      if (holdsBack(record) && scope !== undefined) held?.add(scope);
+      return record;
     })();
     this.#running.set(key, run);
     if (scope !== undefined) this.#scopeTails.set(scope, run);

@@ -11,6 +11,7 @@ import {
   countHeld,
   countOutcome,
   emptySummary,
+  freeToDrive,
   orderForResume,
   pool,
   type ResumeSummary,
@@ -37,7 +38,8 @@ export async function resumePass(core: ClientCore, options: ResumePassOptions): 
   const summary = emptySummary();
   const candidates = DriveList.from(
     orderForResume(
-      (await summaries(store, { state: ['pending', 'in_flight'] })).filter((r) => {
+      // Free records only, and in each scope only those before one another owner holds (see freeToDrive).
+      freeToDrive(await summaries(store, { state: ['pending', 'in_flight'] }), (r) => {
         const free = waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === owner.id;
         if (!free && r.lease !== undefined) countHeld(summary, r.lease.until);
         return free;
@@ -55,19 +57,21 @@ export async function resumePass(core: ClientCore, options: ResumePassOptions): 
       callbackError ??= { error };
     }
   };
-  const driven = (item: ToDrive, busy: 'wait' | 'skip'): Promise<Outcome> =>
+  const driven = (item: ToDrive, busy: 'wait' | 'skip', held?: Set<string>): Promise<Outcome> =>
     guarded(
       store,
       item.key,
       loops
-        .drive(item.key, item.scope, undefined, busy)
+        .drive(item.key, item.scope, undefined, busy, undefined, held)
         .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
     );
   const skipped: ToDrive[] = [];
   // First pass: everything free. A record another owner claims meanwhile is
   // skipped, not waited on (several processes draining one store do not queue behind each other).
+  // Scopes in which this pass left an operation to another owner: the rest of such a scope waits for a later pass.
+  const held = new Set<string>();
   await pool(candidates, core.concurrency, async (item) => {
-    const outcome = await driven(item, 'skip');
+    const outcome = await driven(item, 'skip', held);
     if (!outcome.ok && !isTerminal(outcome.state) && waitForLeases && !shutdown.stopped) skipped.push(item);
     else if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id, runtime.now())) {
       countHeld(summary, outcome.record?.lease?.until ?? runtime.now());

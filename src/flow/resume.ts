@@ -89,6 +89,26 @@ export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' |
 }
 
 /**
+ * The records a pass may drive: those `isFree` accepts, minus every record
+ * queued behind one it refused in the same scope. Another owner (process,
+ * tab) holding an operation of a scope is sending it; the operations created
+ * after it in that scope must not start before it ends, and nothing in this
+ * process would hold them back (its own scope queue only orders what it
+ * drives itself).
+ */
+export function freeToDrive<T extends RecordSummary>(records: readonly T[], isFree: (record: T) => boolean): T[] {
+  const free: T[] = [];
+  /** Scope → creation order of its earliest record held elsewhere. */
+  const heldFrom = new Map<string, number>();
+  for (const r of records) {
+    if (isFree(r)) free.push(r);
+    else if (r.scope !== undefined) heldFrom.set(r.scope, Math.min(heldFrom.get(r.scope) ?? Infinity, writeOrder(r)));
+  }
+  if (heldFrom.size === 0) return free;
+  return free.filter((r) => r.scope === undefined || writeOrder(r) < (heldFrom.get(r.scope) ?? Infinity));
+}
+
+/**
  * Runs `work` over `items`, at most `limit` at once. Items are taken from
  * the iterator one at a time, as slots free up, so a list that turns items
  * into objects on demand (`DriveList`) never has them all at once.

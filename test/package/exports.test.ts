@@ -26,12 +26,13 @@ describe('package exports', () => {
       './browser',
       './node',
       './package.json',
+      './postgres',
       './store',
       './testing',
     ]);
   });
 
-  it.each(['.', './browser', './node', './store', './testing'])(
+  it.each(['.', './browser', './node', './postgres', './store', './testing'])(
     '%s points at built JS and types that exist',
     (subpath) => {
       const target = pkg.exports[subpath];
@@ -80,6 +81,7 @@ describe('package exports', () => {
       'summaryOf',
     ],
     'oncely/testing': ['createFakeRuntime', 'seededRandom', 'startReferenceServer'],
+    'oncely/postgres': ['MIGRATIONS', 'SCHEMA_VERSION', 'postgresStore'],
   };
 
   it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {

@@ -1,0 +1,129 @@
+/**
+ * The schema of the PostgreSQL store, as numbered migrations applied in
+ * order, once, under a transaction-scoped advisory lock: a fleet of workers
+ * starting at the same moment migrates once, the others wait and find the
+ * work done. Applied versions are rows of `<table>_migrations`.
+ *
+ * Times the engine decides (next attempt, deadline, lease end, retention)
+ * are stored as it wrote them, epoch milliseconds (`double precision`:
+ * exact for integers, and a fake test clock may use fractions);
+ * `created_at`/`updated_at` come from the database clock.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { TableNames } from './options.js';
+
+export interface Migration {
+  version: number;
+  description: string;
+  sql: (n: TableNames) => string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'operations, quarantine, due and scope indexes, wake-up trigger',
+    sql: (n) => `
+      CREATE TABLE ${n.table} (
+        tenant text NOT NULL DEFAULT '',
+        key text NOT NULL,
+        seq bigserial NOT NULL,
+        fingerprint text NOT NULL,
+        state text NOT NULL,
+        scope text,
+        write_order double precision NOT NULL,
+        next_attempt_at double precision NOT NULL,
+        deadline_at double precision NOT NULL,
+        retain_until double precision,
+        lease_owner text,
+        lease_epoch bigint NOT NULL DEFAULT 0,
+        lease_expires_at double precision,
+        rev bigint NOT NULL DEFAULT 1,
+        record jsonb NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant, key)
+      );
+      -- What a drain looks for: open, unleased, due first.
+      CREATE INDEX "${n.base}_due" ON ${n.table} (tenant, next_attempt_at, seq)
+        WHERE state IN ('pending', 'in_flight') AND lease_owner IS NULL;
+      -- Every open record (resume() also takes over expired leases), in list order.
+      CREATE INDEX "${n.base}_open" ON ${n.table} (tenant, next_attempt_at, write_order)
+        WHERE state IN ('pending', 'in_flight');
+      -- The head of each scope.
+      CREATE INDEX "${n.base}_scope" ON ${n.table} (tenant, scope, seq)
+        WHERE scope IS NOT NULL AND state IN ('pending', 'in_flight');
+      -- sweep(): finished records by retention.
+      CREATE INDEX "${n.base}_finished" ON ${n.table} (tenant, retain_until)
+        WHERE state NOT IN ('pending', 'in_flight');
+      CREATE TABLE ${n.quarantine} (
+        tenant text NOT NULL DEFAULT '',
+        id text NOT NULL,
+        problems jsonb NOT NULL,
+        at double precision NOT NULL,
+        raw text NOT NULL,
+        moved_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (tenant, id)
+      );
+      -- Wake-ups: work became available to any worker (enqueued unleased, or a lease released).
+      CREATE FUNCTION ${n.schema}."${n.base}_wake"() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        PERFORM pg_notify('${n.channel}', NEW.tenant);
+        RETURN NULL;
+      END
+      $fn$;
+      CREATE TRIGGER "${n.base}_wake" AFTER INSERT OR UPDATE OF lease_owner, state ON ${n.table}
+        FOR EACH ROW WHEN (NEW.lease_owner IS NULL AND NEW.state IN ('pending', 'in_flight'))
+        EXECUTE FUNCTION ${n.schema}."${n.base}_wake"();
+    `,
+  },
+];
+
+/** The newest schema version this code knows. */
+export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
+
+/**
+ * Applies the migrations not applied yet; resolves with the versions it
+ * applied (empty when the schema was current). Refuses a database migrated
+ * by a newer version of this code.
+ */
+export async function migrate(pool: Pool, names: TableNames): Promise<number[]> {
+  const client: PoolClient = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    // One lock per table, held until COMMIT: concurrent migrators queue here.
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`oncely:${names.table}`]);
+    // (Not for `public`: it exists, and a role without CREATE on the database could not run this.)
+    if (names.schema !== `"public"`) await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${names.migrations} (
+         version integer PRIMARY KEY,
+         description text NOT NULL,
+         applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${names.migrations}`);
+    const applied = new Set(rows.map((r) => r.version));
+    const newest = Math.max(0, ...applied);
+    if (newest > SCHEMA_VERSION) {
+      throw new Error(
+        `${names.table} is at schema version ${newest}, newer than this oncely knows (${SCHEMA_VERSION}): upgrade oncely`,
+      );
+    }
+    const done: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      await client.query(migration.sql(names));
+      await client.query(`INSERT INTO ${names.migrations} (version, description) VALUES ($1, $2)`, [
+        migration.version,
+        migration.description,
+      ]);
+      done.push(migration.version);
+    }
+    await client.query('COMMIT');
+    return done;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}

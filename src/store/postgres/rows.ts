@@ -1,0 +1,133 @@
+/**
+ * Rows ↔ records. The record document (`jsonb`) is the truth; the columns
+ * beside it are copies of the few fields queries filter and order on, written
+ * from the same validated record in the same statement, so they never
+ * disagree with it. Reads validate the document like every store does.
+ */
+import { CorruptRecordError } from '../../errors.js';
+import { type OperationRecord, type OperationState, parseRecord, writeOrder } from '../../model.js';
+import type { RecordFilter } from '../store.js';
+import type { TableNames } from './options.js';
+
+/** What a read selects: the row version (for compare-and-set) and the document as text (kept raw for forensics). */
+export const READ_COLUMNS = 'rev::text AS rev, lease_epoch::text AS epoch, record::text AS raw';
+
+export interface StoredRow {
+  /** Row version, bumped by every write: the compare-and-set token. */
+  rev: string;
+  /** The fencing token as the row holds it. */
+  epoch: string;
+  raw: string;
+}
+
+/** A stored document that is not a valid record of its key. */
+export type Checked = { ok: true; record: OperationRecord } | { ok: false; problems: string[] };
+
+export function checkRow(key: string, raw: string): Checked {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    return { ok: false, problems: [`not JSON: ${(error as Error).message}`] };
+  }
+  const parsed = parseRecord(value);
+  if (!parsed.ok) return parsed;
+  if (parsed.record.key !== key) return { ok: false, problems: [`stored under ${key} but names ${parsed.record.key}`] };
+  return parsed;
+}
+
+/** Validates a record before it is written: an invalid record is a bug, never data. */
+export function validForWrite(record: OperationRecord): OperationRecord {
+  const parsed = parseRecord(record);
+  if (!parsed.ok) throw new CorruptRecordError(record.key, `refusing to write: ${parsed.problems.join('; ')}`);
+  return parsed.record;
+}
+
+/** The column values of a record, in `WRITE_COLUMNS` order (the document last). */
+export function columnValues(record: OperationRecord): unknown[] {
+  return [
+    record.fingerprint,
+    record.state,
+    record.scope ?? null,
+    writeOrder(record),
+    record.nextAttemptAt,
+    record.deadlineAt,
+    record.retainUntil ?? null,
+    record.lease?.owner ?? null,
+    record.epoch,
+    record.lease?.until ?? null,
+    jsonText(record),
+  ];
+}
+
+export const WRITE_COLUMNS = [
+  'fingerprint',
+  'state',
+  'scope',
+  'write_order',
+  'next_attempt_at',
+  'deadline_at',
+  'retain_until',
+  'lease_owner',
+  'lease_epoch',
+  'lease_expires_at',
+  'record',
+] as const;
+
+/**
+ * The record as JSON text for a `jsonb` column. `jsonb` cannot hold the
+ * character U+0000 (PostgreSQL refuses the `\u0000` escape), which a stored
+ * response body may contain: it is written as U+FFFD instead of failing the
+ * write that settles a payment. Nothing else is changed.
+ */
+export function jsonText(record: OperationRecord): string {
+  const text = JSON.stringify(record);
+  return text.includes('\\u0000') ? text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : text;
+}
+
+/** `INSERT` of a new row; `$1` tenant, `$2` key, then the column values. Does nothing when the key exists. */
+export function insertSql(n: TableNames): string {
+  const params = WRITE_COLUMNS.map((c, i) => (c === 'record' ? `$${i + 3}::jsonb` : `$${i + 3}`));
+  return `INSERT INTO ${n.table} (tenant, key, ${WRITE_COLUMNS.join(', ')}) VALUES ($1, $2, ${params.join(', ')})
+    ON CONFLICT (tenant, key) DO NOTHING RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
+}
+
+/** `put`: creates or replaces, whatever is stored (no compare-and-set); same parameters as `insertSql`. */
+export function upsertSql(n: TableNames): string {
+  const params = WRITE_COLUMNS.map((c, i) => (c === 'record' ? `$${i + 3}::jsonb` : `$${i + 3}`));
+  const sets = WRITE_COLUMNS.map((c) => `${c} = excluded.${c}`);
+  return `INSERT INTO ${n.table} (tenant, key, ${WRITE_COLUMNS.join(', ')}) VALUES ($1, $2, ${params.join(', ')})
+    ON CONFLICT (tenant, key) DO UPDATE SET ${sets.join(', ')}, rev = ${n.table}.rev + 1, updated_at = now()
+    RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
+}
+
+/**
+ * Compare-and-set `UPDATE`: `$1` tenant, `$2` key, `$3` the row version read,
+ * `$4` the lease epoch read, then the column values. Zero rows when anyone
+ * wrote the row since it was read, a lease epoch bump (another owner's
+ * claim) included: the caller reads again and its updater decides afresh.
+ */
+export function updateSql(n: TableNames): string {
+  const sets = WRITE_COLUMNS.map((c, i) => `${c} = $${i + 5}${c === 'record' ? '::jsonb' : ''}`);
+  return `UPDATE ${n.table} SET ${sets.join(', ')}, rev = rev + 1, updated_at = now()
+    WHERE tenant = $1 AND key = $2 AND rev = $3 AND lease_epoch = $4 RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
+}
+
+/** `WHERE … ORDER BY … LIMIT` of `list(filter)`, in the order `applyFilter` sorts; `$1` is the tenant. */
+export function filterSql(filter: RecordFilter = {}): { where: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const conditions = ['tenant = $1'];
+  const param = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length + 1}`;
+  };
+  if (filter.state !== undefined) {
+    const states = ([] as OperationState[]).concat(filter.state);
+    conditions.push(`state = ANY(${param(states)}::text[])`);
+  }
+  if (filter.dueBy !== undefined) conditions.push(`next_attempt_at <= ${param(filter.dueBy)}`);
+  if (filter.scope !== undefined) conditions.push(`scope = ${param(filter.scope)}`);
+  let where = `WHERE ${conditions.join(' AND ')} ORDER BY next_attempt_at, write_order, key`;
+  if (filter.limit !== undefined) where += ` LIMIT ${param(filter.limit)}`;
+  return { where, values };
+}

@@ -1,0 +1,132 @@
+/**
+ * Four processes drain one PostgreSQL table holding operations written
+ * ahead while offline. The store's compare-and-set and the engine's leases
+ * must make exactly one process send each operation, never two at once,
+ * and operations of one scope must take effect in creation order, one at
+ * a time, although any process may send any of them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresStore } from '../../src/postgres.js';
+import { type ReferenceRequest, type ReferenceServer, startReferenceServer } from '../../src/testing.js';
+import {
+  disposePgWorkerBuild,
+  enqueueOfflinePg,
+  pgWorkerCommand,
+  postgresForSuite,
+  spawnPgWorker,
+  startTestDatabase,
+  type TestDatabase,
+} from '../helpers/postgres.js';
+
+const OPERATIONS = Number(process.env.ONCELY_PG_OPERATIONS ?? 300);
+const PROCESSES = 4;
+/** Scopes of 5 operations each, for a fifth of the operations. */
+const SCOPES = Math.floor(OPERATIONS / 25);
+const PER_SCOPE = 5;
+
+const bin = postgresForSuite('postgres race');
+
+describe.runIf(bin !== undefined)('four processes drain one PostgreSQL table', () => {
+  let db: TestDatabase;
+  let server: ReferenceServer;
+  /** Per scope: the index of the last effect, and whether one is under way. */
+  const scopes = new Map<string, { last: number; busy: boolean }>();
+  const scopeProblems: string[] = [];
+
+  beforeAll(async () => {
+    db = await startTestDatabase(bin as string);
+    server = await startReferenceServer({
+      // The business effect: checks scope order as it happens (a replay does not come here).
+      handle: async (req: ReferenceRequest) => {
+        const body = req.body as { scope?: string; index?: number };
+        if (body.scope !== undefined && body.index !== undefined) {
+          const seen = scopes.get(body.scope) ?? { last: -1, busy: false };
+          if (seen.busy) scopeProblems.push(`${body.scope}: effect ${body.index} while another was under way`);
+          if (body.index !== seen.last + 1)
+            scopeProblems.push(`${body.scope}: effect ${body.index} after ${seen.last}`);
+          seen.busy = true;
+          scopes.set(body.scope, seen);
+          // Widen the window in which a second sender of the scope would show.
+          await new Promise((resolve) => setTimeout(resolve, 2));
+          seen.busy = false;
+          seen.last = body.index;
+        }
+        return { status: 201, body: { id: `res_${req.effectNumber}` } };
+      },
+    });
+    await pgWorkerCommand();
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.close();
+    await db?.close();
+    disposePgWorkerBuild();
+  });
+
+  it(
+    `${OPERATIONS} operations: ${OPERATIONS} effects, never two requests of one key at once, scope order kept`,
+    async () => {
+      const table = 'race';
+      const operations = Array.from({ length: OPERATIONS }, (_, i) => {
+        if (i >= SCOPES * PER_SCOPE) return { url: '/race/payments', json: { op: i } };
+        const scope = `cart-${i % SCOPES}`;
+        const index = Math.floor(i / SCOPES);
+        return { url: '/race/payments', json: { op: i, scope, index }, scope };
+      });
+      const keys = await enqueueOfflinePg(db.url, table, server.url, operations);
+      expect(new Set(keys).size).toBe(OPERATIONS);
+      expect(server.ledger.requests).toHaveLength(0);
+
+      const started = Date.now();
+      const workers = await Promise.all(
+        Array.from({ length: PROCESSES }, (_, i) =>
+          spawnPgWorker({
+            url: db.url,
+            table,
+            baseUrl: server.url,
+            path: '/race/payments',
+            enqueue: 0,
+            opPrefix: `p${i}`,
+            // No crash here: leases long enough that no live owner ever loses one.
+            leaseMs: 5_000,
+            attemptTimeoutMs: 5_000,
+            concurrency: 16,
+          }),
+        ),
+      );
+      const exits = await Promise.all(workers.map((w) => w.exited));
+      const drainMs = Date.now() - started;
+      expect(exits.map((e) => (e.code === 0 ? 0 : `${e.code}: ${e.stderr}`))).toEqual(exits.map(() => 0));
+
+      const { ledger } = server;
+      console.log(
+        `postgres race figures: ${JSON.stringify({
+          operations: OPERATIONS,
+          processes: PROCESSES,
+          scoped: SCOPES * PER_SCOPE,
+          effects: ledger.totalEffects(),
+          requests: ledger.requests.length,
+          maxConcurrent: ledger.maxConcurrent(),
+          fenced: exits.flatMap((e) => e.lines.filter((l) => l.startsWith('fenced'))).length,
+          drainMs,
+        })}`,
+      );
+      expect(scopeProblems).toEqual([]);
+      expect(ledger.maxConcurrent()).toBe(1);
+      expect(ledger.totalEffects()).toBe(OPERATIONS);
+      for (const key of keys) expect(ledger.effectCount(key), key).toBe(1);
+      // Each operation was sent once: no process sent what another had done.
+      expect(ledger.requests).toHaveLength(OPERATIONS);
+      for (const [scope, seen] of scopes) expect(seen.last, scope).toBe(PER_SCOPE - 1);
+      expect(scopes.size).toBe(SCOPES);
+
+      const store = postgresStore({ connectionString: db.url, table });
+      const records = await store.list();
+      expect(records).toHaveLength(OPERATIONS);
+      expect(records.every((r) => r.state === 'succeeded')).toBe(true);
+      expect(await store.quarantined()).toEqual([]);
+      await store.close();
+    },
+    60_000 + OPERATIONS * 200,
+  );
+});

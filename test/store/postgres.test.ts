@@ -1,0 +1,232 @@
+/**
+ * What the PostgreSQL store does beyond the shared contract: option
+ * validation, versioned migrations under an advisory lock, tenants, the
+ * compare-and-set that fences a stale owner, quarantine under a limit,
+ * LISTEN/NOTIFY wake-ups, and documents jsonb cannot hold as they are.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidOptionsError, LeaseLostError } from '../../src/errors.js';
+import { assertFenced, claim } from '../../src/flow/transitions.js';
+import { MIGRATIONS, type PostgresStore, postgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
+import { sampleRecord } from '../../src/store/contract.js';
+import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+
+describe('postgresStore options', () => {
+  const pool = { connect: async () => undefined, query: async () => undefined } as never;
+  it.each([
+    [{}, 'pool'],
+    [{ pool, connectionString: 'postgres://x' }, 'pool'],
+    [{ pool: {} as never }, 'pool'],
+    [{ connectionString: '' }, 'connectionString'],
+    [{ pool, poolSize: 4 }, 'poolSize'],
+    [{ connectionString: 'postgres://x', poolSize: 0 }, 'poolSize'],
+    [{ pool, table: 'Operations' }, 'table'],
+    [{ pool, table: 'a;drop table x' }, 'table'],
+    [{ pool, schema: 'x'.repeat(41) }, 'schema'],
+    [{ pool, tenant: 7 as never }, 'tenant'],
+    [{ pool, migrate: 'yes' as never }, 'migrate'],
+  ])('%j is refused naming `%s`', (options, field) => {
+    expect(() => postgresStore(options)).toThrow(InvalidOptionsError);
+    try {
+      postgresStore(options);
+    } catch (error) {
+      expect((error as InvalidOptionsError).field).toBe(field);
+    }
+  });
+});
+
+const bin = postgresForSuite('postgresStore');
+
+describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await startTestDatabase(bin as string);
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  const versions = async (table: string) =>
+    (await db.pool.query<{ version: number }>(`SELECT version FROM "public"."${table}_migrations" ORDER BY version`))
+      .rows;
+
+  it('ten handles starting at once migrate once, under the advisory lock', async () => {
+    const stores = Array.from({ length: 10 }, () => db.store({ table: 'concurrent_start' }));
+    const applied = await Promise.all(stores.map((s) => s.migrate()));
+    expect(applied.filter((v) => v.length > 0)).toEqual([MIGRATIONS.map((m) => m.version)]);
+    expect(await versions('concurrent_start')).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
+    // And every handle works on the one schema.
+    await Promise.all(stores.map((s, i) => s.put(sampleRecord(`k${i}`))));
+    expect(await stores[0]?.list()).toHaveLength(10);
+  });
+
+  it('with migrate: false nothing is created until migrate() runs', async () => {
+    const store = db.store({ table: 'deployed', migrate: false });
+    await expect(store.get('k')).rejects.toThrow(/does not exist/);
+    expect(await store.migrate()).toEqual([SCHEMA_VERSION]);
+    expect(await store.migrate()).toEqual([]);
+    expect(await store.get('k')).toBeUndefined();
+  });
+
+  it('refuses a schema migrated by a newer oncely', async () => {
+    const store = db.store({ table: 'from_the_future' });
+    await store.migrate();
+    await db.pool.query(
+      `INSERT INTO "public"."from_the_future_migrations" (version, description) VALUES ($1, 'future')`,
+      [SCHEMA_VERSION + 1],
+    );
+    await expect(db.store({ table: 'from_the_future' }).get('k')).rejects.toThrow(/newer than this oncely knows/);
+  });
+
+  it('a schema of its own is created', async () => {
+    const store = db.store({ schema: 'payments_eu', table: 'ops' });
+    await store.put(sampleRecord('k1'));
+    const { rows } = await db.pool.query(`SELECT key FROM "payments_eu"."ops"`);
+    expect(rows).toEqual([{ key: 'k1' }]);
+  });
+
+  it('tenants share a table without seeing each other', async () => {
+    const a = db.store({ table: 'shared', tenant: 'a' });
+    const b = db.store({ table: 'shared', tenant: 'b' });
+    await a.put(sampleRecord('same-key', { meta: { tenant: 'a' } }));
+    await b.put(sampleRecord('same-key', { meta: { tenant: 'b' } }));
+    expect((await a.get('same-key'))?.meta).toEqual({ tenant: 'a' });
+    expect((await b.get('same-key'))?.meta).toEqual({ tenant: 'b' });
+    await a.delete('same-key');
+    expect(await a.list()).toEqual([]);
+    expect(await b.list()).toHaveLength(1);
+  });
+
+  it('a stale owner cannot write after another took over: its fenced update changes nothing', async () => {
+    const first = db.store({ table: 'fence' });
+    const second = db.reopen(first);
+    const owner = (id: string) => ({ id, leaseMs: 1_000 });
+    await first.put(sampleRecord('pay', { epoch: 0 }));
+    const mine = await first.update('pay', (c) => claim(c, 'pay', owner('A'), 10_000));
+    expect(mine?.epoch).toBe(1);
+    // A's lease ran out (its clock says 20 s later); B claims: the epoch moves on.
+    const theirs = await second.update('pay', (c) => claim(c, 'pay', owner('B'), 20_000));
+    expect(theirs).toMatchObject({ epoch: 2, lease: { owner: 'B' } });
+    // A still holds its cached row version: its compare-and-set is refused, it reads again, and the fence throws.
+    await expect(
+      first.update('pay', (c) => ({ ...assertFenced(c, 'pay', owner('A'), 1), state: 'in_flight' })),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect(await second.get('pay')).toEqual(theirs);
+    const row = await db.pool.query(`SELECT lease_epoch, lease_owner, state FROM "public"."${db.tableOf(first)}"`);
+    expect(row.rows).toEqual([{ lease_epoch: '2', lease_owner: 'B', state: 'pending' }]);
+  });
+
+  it('the columns a drain queries always match the stored record', async () => {
+    const store = db.store();
+    await store.put(sampleRecord('k', { scope: 's', nextAttemptAt: 5_000, lease: { owner: 'o', until: 9_000 } }));
+    await store.update('k', (c) => c && { ...c, state: 'succeeded', retainUntil: 7_000, lease: undefined });
+    const { rows } = await db.pool.query(
+      `SELECT state, scope, next_attempt_at, lease_owner, lease_expires_at, retain_until, lease_epoch FROM "public"."${db.tableOf(store)}"`,
+    );
+    expect(rows).toEqual([
+      {
+        state: 'succeeded',
+        scope: 's',
+        next_attempt_at: 5_000,
+        lease_owner: null,
+        lease_expires_at: null,
+        retain_until: 7_000,
+        lease_epoch: '0',
+      },
+    ]);
+  });
+
+  it('a corrupt row under a limit is quarantined and list still returns `limit` healthy records', async () => {
+    const store = db.store();
+    const reports: string[] = [];
+    store.onQuarantine((entry) => reports.push(entry.id));
+    await store.put(sampleRecord('a', { nextAttemptAt: 1 }));
+    await store.put(sampleRecord('b', { nextAttemptAt: 2 }));
+    await store.put(sampleRecord('c', { nextAttemptAt: 3 }));
+    await db.corrupt(store, 'a', JSON.stringify({ ...sampleRecord('a'), attempts: 'none' }));
+    expect((await store.list({ limit: 2 })).map((r) => r.key)).toEqual(['b', 'c']);
+    expect(reports).toEqual(['a']);
+    const [entry] = await store.quarantined();
+    expect(entry?.raw).toContain('"attempts": "none"');
+    // Another handle sees the quarantine, but only the handle that moved the row reported it.
+    expect((await db.reopen(store).quarantined()).map((q) => q.id)).toEqual(['a']);
+  });
+
+  it('listSummaries serves the columns, and reads whole (and judges) a row whose document disagrees with them', async () => {
+    const store = db.store();
+    const reports: string[] = [];
+    store.onQuarantine((entry) => reports.push(entry.id));
+    await store.put(sampleRecord('plain', { nextAttemptAt: 1, seq: 7, scope: 's', lease: { owner: 'o', until: 9 } }));
+    await store.put(sampleRecord('edited', { nextAttemptAt: 2 }));
+    await store.put(sampleRecord('broken', { nextAttemptAt: 3 }));
+    // Behind the store's back: a valid document that no longer matches its columns, and a corrupt one.
+    await db.corrupt(store, 'edited', JSON.stringify(sampleRecord('edited', { nextAttemptAt: 2, state: 'failed' })));
+    await db.corrupt(store, 'broken', JSON.stringify({ ...sampleRecord('broken', { nextAttemptAt: 3 }), epoch: 'x' }));
+    const summaries = await store.listSummaries?.({ limit: 2 });
+    expect(summaries).toEqual([
+      {
+        key: 'plain',
+        state: 'pending',
+        nextAttemptAt: 1,
+        createdAt: 1_000,
+        scope: 's',
+        seq: 7,
+        lease: { owner: 'o', until: 9 },
+      },
+      { key: 'edited', state: 'failed', nextAttemptAt: 2, createdAt: 1_000 },
+    ]);
+    expect(await store.listSummaries?.({})).toHaveLength(2);
+    expect(reports).toEqual(['broken']);
+  });
+
+  it('a body holding U+0000 (jsonb cannot) is stored with U+FFFD instead of failing the write', async () => {
+    const store = db.store();
+    const record = sampleRecord('nul', {
+      request: { ...sampleRecord('nul').request, body: { encoding: 'text', text: 'a\u0000b \\u0000 c' } },
+    });
+    await store.put(record);
+    const body = (await store.get('nul'))?.request.body;
+    expect(body).toEqual({ encoding: 'text', text: 'a\ufffdb \\u0000 c' });
+  });
+
+  it('LISTEN/NOTIFY wakes subscribers when work is enqueued unleased or a lease is released', async () => {
+    const store = db.store();
+    const other = db.reopen(store);
+    await store.migrate();
+    let wakes = 0;
+    let woken: () => void = () => undefined;
+    const unsubscribe = other.onWake(() => {
+      wakes++;
+      woken();
+    });
+    const next = () => new Promise<void>((resolve) => (woken = resolve));
+    await next(); // the wake-up every new listener gets, for work enqueued before it listened
+    const baseline = wakes;
+    let wake = next();
+    await store.put(sampleRecord('leased', { lease: { owner: 'o', until: 1 } }));
+    await store.put(sampleRecord('free'));
+    await wake;
+    expect(wakes).toBe(baseline + 1); // the leased one woke nobody
+    wake = next();
+    await store.update('leased', (c) => c && { ...c, lease: undefined });
+    await wake;
+    expect(wakes).toBe(baseline + 2);
+    unsubscribe();
+    await store.put(sampleRecord('after'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(wakes).toBe(baseline + 2);
+  });
+
+  it('clockSkewMs measures this process against the database clock', async () => {
+    const store = db.store();
+    // Same host, same clock: off by no more than the round trip.
+    expect(Math.abs(await store.clockSkewMs())).toBeLessThan(250);
+  });
+
+  it('close() of a store on its own connection string ends its pool', async () => {
+    const store: PostgresStore = postgresStore({ connectionString: db.url, table: 'own_pool' });
+    await store.put(sampleRecord('k'));
+    await store.close();
+    await expect(store.get('k')).rejects.toThrow();
+  });
+});
