@@ -89,6 +89,7 @@ async function run(config: PgWorkerConfig): Promise<void> {
     const op = `${config.opPrefix}-${i}`;
     const scope = config.scopes === undefined ? undefined : `${config.opPrefix}-s${i % config.scopes}`;
     const enqueued = await client.enqueue({
+      method: 'POST',
       url: config.path,
       json: { op, amount: 100 + i, scope, index: Math.floor(i / (config.scopes ?? 1)) },
       ...(scope === undefined ? {} : { scope }),

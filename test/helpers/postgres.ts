@@ -225,7 +225,9 @@ export async function enqueueOfflinePg(
   const keys: string[] = [];
   const batch = 50;
   for (let i = 0; i < operations.length; i += batch) {
-    const enqueued = await Promise.all(operations.slice(i, i + batch).map((op) => client.enqueue(op)));
+    const enqueued = await Promise.all(
+      operations.slice(i, i + batch).map((op) => client.enqueue({ method: 'POST', ...op })),
+    );
     keys.push(...enqueued.map((e) => e.key));
   }
   goOffline();
