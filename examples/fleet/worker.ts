@@ -34,7 +34,11 @@ client.on('attempt:started', () => {
 });
 const start = Number(first);
 for (let i = start; i < start + Number(count); i++) {
-  await client.enqueue({ method: 'POST', url: '/payments', json: { payment: i, amount: 100 + (i % 50), currency: 'EUR' } });
+  await client.enqueue({
+    method: 'POST',
+    url: '/payments',
+    json: { payment: i, amount: 100 + (i % 50), currency: 'EUR' },
+  });
 }
 console.log(`${name}: accepted ${count} payments`);
 
