@@ -118,3 +118,24 @@ export const openForReading = (path: string): Promise<number> => openFile(path, 
 export function isErrno(error: unknown, code: string): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === code;
 }
+
+/** Writes all of `bytes` at the end of `fd` (short writes continued). */
+export function appendAll(fd: number, bytes: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const next = (offset: number): void => {
+      if (offset >= bytes.length) {
+        resolve();
+        return;
+      }
+      fs.write(fd, bytes, offset, bytes.length - offset, null, (error, written) =>
+        error ? reject(error) : next(offset + written),
+      );
+    };
+    next(0);
+  });
+}
+
+/** `fdatasync`, as a promise. */
+export function datasync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}

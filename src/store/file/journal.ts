@@ -24,11 +24,11 @@
  * (`<host>-<pid>-<token>.<n>.log`), so another process can tell the journal
  * of a crashed writer from a live one's (recovery.ts).
  */
-import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Runtime } from '../../runtime.js';
+import { checkpoint } from './checkpoint.js';
 import type { DirSync } from './durable.js';
-import { closeFile, fsyncFile, isErrno, openFile, openForReading, unlinkFile } from './io.js';
+import { appendAll, closeFile, datasync, openFile, unlinkFile } from './io.js';
 import { hostId, randomToken } from './liveness.js';
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
@@ -42,8 +42,6 @@ const SEGMENT_MAX_BYTES = 32 * 1024 * 1024;
  * instead of competing with the writes in progress for the disk.
  */
 const CHECKPOINT_DELAY_MS = 35_000;
-/** Record fsyncs a checkpoint issues at once: leaves thread-pool room for the writes in progress. */
-const CHECKPOINT_PARALLEL = 1;
 
 export const SEGMENT_SUFFIX = '.log';
 
@@ -252,58 +250,4 @@ export class Journal {
     await this.#dir.close();
     liveTokens.delete(this.#token);
   }
-}
-
-/**
- * Makes every record file in `names` durable where it is now (fsync of each
- * file that still exists, then of the directory, which also makes renames
- * and removals durable), then deletes the segment at `path`. Also used by
- * recovery on the segments of crashed writers.
- */
-export async function checkpoint(path: string, names: Iterable<string>, records: DirSync, fd?: number): Promise<void> {
-  if (fd !== undefined) await closeFile(fd).catch(() => undefined);
-  const pending = [...names];
-  const worker = async (): Promise<void> => {
-    for (let name = pending.pop(); name !== undefined; name = pending.pop()) await syncFileAt(join(records.path, name));
-  };
-  await Promise.all(Array.from({ length: CHECKPOINT_PARALLEL }, worker));
-  await records.sync();
-  await unlinkFile(path).catch((error: unknown) => {
-    if (!isErrno(error, 'ENOENT')) throw error;
-  });
-}
-
-async function syncFileAt(path: string): Promise<void> {
-  let fd: number;
-  try {
-    // Without blocking: something else (a FIFO) may sit where the record was; it is not ours to sync.
-    fd = await openForReading(path);
-  } catch (error) {
-    if (isErrno(error, 'ENOENT') || isErrno(error, 'ENXIO')) return; // removed since: the directory fsync covers that
-    throw error;
-  }
-  try {
-    if (fs.fstatSync(fd).isFile()) await fsyncFile(fd);
-  } finally {
-    await closeFile(fd);
-  }
-}
-
-function appendAll(fd: number, bytes: Uint8Array): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const next = (offset: number): void => {
-      if (offset >= bytes.length) {
-        resolve();
-        return;
-      }
-      fs.write(fd, bytes, offset, bytes.length - offset, null, (error, written) =>
-        error ? reject(error) : next(offset + written),
-      );
-    };
-    next(0);
-  });
-}
-
-function datasync(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
 }

@@ -20,10 +20,11 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import { checkpoint } from './checkpoint.js';
 import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } from './claim.js';
 import type { DirSync } from './durable.js';
 import { isErrno, readRegular } from './io.js';
-import { checkpoint, isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
+import { isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
 import { bootedAtMs, hostId, pidAlive } from './liveness.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 
