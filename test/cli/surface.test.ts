@@ -4,12 +4,12 @@
  * cannot use. Runs the built binary against real temp directories and a real
  * reference server, as a user would.
  */
-import { execFile } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawnSync } from 'node:child_process';
+import { chmod, cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { snapshotOf } from '../../src/flow/policy-snapshot.js';
 import { createClient, type OperationRecord, type PolicyOptions } from '../../src/index.js';
 import { fileStore } from '../../src/node.js';
@@ -24,9 +24,17 @@ interface Run {
   stderr: string;
 }
 
-function oncely(args: string[], options: { uid?: number; gid?: number } = {}): Promise<Run> {
+interface Cli {
+  node: string;
+  bin: string;
+  uid?: number;
+  gid?: number;
+}
+
+function oncely(args: string[], cli: Cli = { node: process.execPath, bin }): Promise<Run> {
+  const { node, bin: script, ...ids } = cli;
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { timeout: 30_000, ...options }, (error, stdout, stderr) => {
+    execFile(node, [script, ...args], { timeout: 30_000, ...ids }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
     });
   });
@@ -126,7 +134,7 @@ describe('stores the CLI cannot use', () => {
   it('a read-only store: list works, writing commands say why they cannot', async () => {
     await put(sampleRecord('k1', { state: 'blocked' }));
     // Root writes through permission bits: run the CLI as nobody, so the store is read-only for real.
-    const asOther = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
+    const asOther = process.getuid?.() === 0 ? await cliForNobody() : { node: process.execPath, bin };
     await readOnlyForOthers(dir);
     const listed = await oncely(['list', '--dir', dir], asOther);
     expect(listed.code).toBe(0);
@@ -139,6 +147,49 @@ describe('stores the CLI cannot use', () => {
       expect(run.stderr).toContain(`${args[0]} writes to it; list and show work without writing`);
     }
   });
+});
+
+const NOBODY = 65534;
+
+/**
+ * The built CLI, runnable by `nobody` wherever this checkout lives (a clone
+ * under a private home or temp directory cannot be entered by other users):
+ * `dist`, the runtime dependencies and, if `nobody` cannot run it where it
+ * is, the node binary, copied into a world-readable directory.
+ */
+async function cliForNobody(): Promise<Cli> {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const box = await mkdtemp(join(tmpdir(), 'oncely-cli-nobody-'));
+  boxes.push(box);
+  await cp(join(root, 'dist'), join(box, 'dist'), { recursive: true });
+  await cp(join(root, 'package.json'), join(box, 'package.json'));
+  const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  for (const name of Object.keys(pkg.dependencies)) {
+    await cp(join(root, 'node_modules', name), join(box, 'node_modules', name), { recursive: true, dereference: true });
+  }
+  let node = process.execPath;
+  if (spawnSync(node, ['--version'], { uid: NOBODY, gid: NOBODY }).status !== 0) {
+    node = join(box, 'node');
+    await cp(process.execPath, node);
+  }
+  await openToAll(box);
+  return { node, bin: join(box, 'dist', 'cli', 'main.js'), uid: NOBODY, gid: NOBODY };
+}
+
+/** Readable (and directories enterable, binaries runnable) by every user. */
+async function openToAll(path: string): Promise<void> {
+  const info = await stat(path);
+  if (info.isDirectory()) {
+    await chmod(path, 0o755);
+    for (const entry of await readdir(path)) await openToAll(join(path, entry));
+  } else await chmod(path, info.mode & 0o111 ? 0o755 : 0o644);
+}
+
+const boxes: string[] = [];
+afterAll(async () => {
+  await Promise.all(boxes.map((box) => rm(box, { recursive: true, force: true })));
 });
 
 /** Everything readable by any user and writable by none (the store writes private files: 0600 / 0700). */
