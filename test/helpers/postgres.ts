@@ -64,6 +64,9 @@ export async function startTestDatabase(bin: string): Promise<TestDatabase> {
   const cluster = await startCluster(bin);
   const url = cluster.url;
   const pool = new pg.Pool({ connectionString: url, max: 20 });
+  // node-postgres reports an idle connection's death (the cluster stopping) on its pool: without a
+  // listener that is an uncaught exception. The tests' own pools ignore it; the store handles its own.
+  pool.on('error', () => undefined);
   const opened: PostgresStore[] = [];
   const extraPools: pg.Pool[] = [];
   const tableOf = new Map<PostgresStore, { table: string; options: Omit<PostgresStoreOptions, 'pool'> }>();
@@ -82,6 +85,7 @@ export async function startTestDatabase(bin: string): Promise<TestDatabase> {
       const known = tableOf.get(store);
       if (known === undefined) throw new Error('reopen: not a store of this test database');
       const other = new pg.Pool({ connectionString: url, max: 4 });
+      other.on('error', () => undefined);
       extraPools.push(other);
       const again = postgresStore({ ...known.options, pool: other });
       opened.push(again);
