@@ -206,7 +206,7 @@ const clientOptionChecks = shape({
 });
 
 /** Every option `createClient` accepts: a key missing here fails to compile when an option is added. */
-const CLIENT_OPTION_KEYS: Record<keyof ClientOptions, true> = {
+export const CLIENT_OPTION_KEYS: Readonly<Record<keyof ClientOptions, true>> = {
   baseUrl: true,
   store: true,
   runtime: true,

@@ -3,6 +3,7 @@
  * fails at construction naming the field, before anything is opened.
  */
 import type { ClientOptions } from '../client.js';
+import { CLIENT_OPTION_KEYS } from '../client-api.js';
 import { InvalidOptionsError } from '../errors.js';
 import { checkClientOptionKeys } from '../options.js';
 import type { OperationStore } from '../store/store.js';
@@ -95,26 +96,16 @@ function positive(options: BrowserClientOptions, name: keyof BrowserClientOption
   return value;
 }
 
+/** The core options the browser client passes on (it brings its own connectivity and dispatch). */
+const { connectivity: _connectivity, dispatch: _dispatch, ...CORE_KEYS } = CLIENT_OPTION_KEYS;
+
 /** Every option `createBrowserClient` accepts (a key missing here fails to compile when an option is added). */
 const BROWSER_OPTION_KEYS: Record<keyof BrowserClientOptions, true> = {
-  baseUrl: true,
-  runtime: true,
-  fetch: true,
-  headers: true,
-  onUnauthorized: true,
-  deniedHeaders: true,
-  resultHeaders: true,
-  policy: true,
-  endpoints: true,
-  owner: true,
-  leaseMs: true,
-  sweepIntervalMs: true,
-  store: true,
+  ...CORE_KEYS,
   database: true,
   user: true,
   persist: true,
   onStoreWiped: true,
-  concurrency: true,
   drainIntervalMs: true,
   settlePollMs: true,
   recheckMs: true,

@@ -527,5 +527,11 @@ describe('live view and options', () => {
     expect(() =>
       createBrowserClient({ user: 'alice' as unknown as () => string, store: memoryStore(), env: {} }),
     ).toThrow(/user/);
+    // Unknown names are refused with the name meant; the core's connectivity and dispatch are the browser client's own.
+    const bogus = (extra: Record<string, unknown>) => () =>
+      createBrowserClient({ store: memoryStore(), env: {}, ...extra } as Parameters<typeof createBrowserClient>[0]);
+    expect(bogus({ prefixUrl: 'https://a.test' })).toThrow(/`prefixUrl`: unknown option: use `baseUrl`/);
+    expect(bogus({ dispatch: () => undefined })).toThrow(/`dispatch`: unknown option/);
+    expect(bogus({ connectivity: {} })).toThrow(/`connectivity`: unknown option/);
   });
 });
