@@ -17,7 +17,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { Section } from '../bench/lib/section.js';
+import { GOALS, type Section, type Goal as TargetGoal } from '../bench/lib/section.js';
 import { table } from '../bench/lib/stats.js';
 
 export interface BenchResults {
@@ -26,6 +26,7 @@ export interface BenchResults {
   minutes: number;
   machine: {
     node: string;
+    v8?: string;
     undici: string;
     os: string;
     cpu: string;
@@ -52,11 +53,23 @@ export const BENCHMARKS_MARKERS: Markers = {
   end: '<!-- results:end -->',
 };
 
+/** One line per target of the performance work: met only when every check of it ran and was met. */
+export function goalRows(sections: readonly Section[]): string[][] {
+  const checks = sections.flatMap((s) => s.targets);
+  return (Object.keys(GOALS) as TargetGoal[]).map((goal) => {
+    const mine = checks.filter((t) => t.goal === goal);
+    const state = mine.length === 0 ? 'not run' : mine.every((t) => t.met) ? 'met' : 'MISSED';
+    return [state, GOALS[goal], mine.map((t) => `${t.met ? '✓' : '✗'} ${t.measured}`).join('; ')];
+  });
+}
+
 /** The full report of one run, as `npm run bench` prints it (BENCHMARKS.md, "Latest results"). */
 export function benchmarksReport(results: BenchResults): string {
   const host = results.machine;
-  const targetRows = results.sections.flatMap((s) =>
-    s.targets.map((t) => [t.met ? 'met' : 'MISSED', t.name, t.measured]),
+  const goalNumber = (t: { goal?: TargetGoal | undefined }): string =>
+    t.goal === undefined ? '' : GOALS[t.goal].slice(0, 1);
+  const checkRows = results.sections.flatMap((s) =>
+    s.targets.map((t) => [t.met ? 'met' : 'MISSED', goalNumber(t), t.name, t.measured]),
   );
   const machineLine = `Node ${host.node} (undici ${host.undici}), ${host.os}, ${host.cpu}, ${host.memoryGb} GB; load average ${host.loadAverageAtStart.join(' / ')} at start, ${host.loadAverageAtEnd.join(' / ')} at end.`;
   return [
@@ -66,7 +79,11 @@ export function benchmarksReport(results: BenchResults): string {
     '',
     '### Targets',
     '',
-    table(['', 'target', 'measured'], targetRows, ['left', 'left', 'left']),
+    table(['', 'target', 'checks (✓ met, ✗ missed)'], goalRows(results.sections), ['left', 'left', 'left']),
+    '',
+    'Every check (the number is the target it belongs to):',
+    '',
+    table(['', '#', 'check', 'measured'], checkRows, ['left', 'left', 'left', 'left']),
     ...results.sections.flatMap((s) => ['', `### ${s.title}`, '', s.text]),
   ].join('\n');
 }
@@ -253,23 +270,35 @@ export function render(
   ].map((d) => ({ ...d, stale: d.expected !== d.text }));
 }
 
-function main(): void {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const check = process.argv.includes('--check');
+/**
+ * Rewrites (or, with `check`, only compares) the generated blocks of README.md
+ * and BENCHMARKS.md from `bench/results.json`. Returns the documents that
+ * were stale. `npm run bench` calls it after a full run.
+ */
+export function refreshDocuments(root: string, check = false): string[] {
   const read = (file: string): Document => ({ file, text: readFileSync(join(root, file), 'utf8') });
   const results = JSON.parse(readFileSync(join(root, 'bench/results.json'), 'utf8')) as BenchResults;
-  const docs = render(results, read('README.md'), read('BENCHMARKS.md'));
-  for (const doc of docs) {
+  const stale: string[] = [];
+  for (const doc of render(results, read('README.md'), read('BENCHMARKS.md'))) {
     if (!doc.stale) {
       console.log(`${doc.file}: up to date`);
-    } else if (check) {
+      continue;
+    }
+    stale.push(doc.file);
+    if (check) {
       console.error(`${doc.file}: figures differ from bench/results.json; run \`npm run figures\``);
-      process.exitCode = 1;
     } else {
       writeFileSync(join(root, doc.file), doc.expected);
       console.log(`${doc.file}: figures rewritten from bench/results.json`);
     }
   }
+  return stale;
+}
+
+function main(): void {
+  const check = process.argv.includes('--check');
+  const stale = refreshDocuments(fileURLToPath(new URL('..', import.meta.url)), check);
+  if (check && stale.length > 0) process.exitCode = 1;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main();

@@ -5,11 +5,27 @@
  */
 import { writeFileSync } from 'node:fs';
 
+/**
+ * The five targets of the performance work; a check that belongs to one
+ * names it, and the report gives each target met only when all its checks are.
+ */
+export const GOALS = {
+  bundle: '1. Bundle: a browser bundle a checkout page can afford',
+  overhead: '2. Overhead: ky-level cost per request',
+  durability: '3. Durability: one durable write before the first byte',
+  resume: '4. Resume at scale: 100,000 pending operations',
+  outage: '5. Outage: many separate clients riding out a 503 storm',
+} as const;
+
+export type Goal = keyof typeof GOALS;
+
 export interface TargetCheck {
   /** What is checked, e.g. 'memory store ≥ 0.90× bare ky (c=1)'. */
   name: string;
   measured: string;
   met: boolean;
+  /** The target this check is part of; checks without one are reported as other checks. */
+  goal?: Goal;
 }
 
 export interface Section {
