@@ -20,8 +20,8 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   ExponentialBackoff as CockatielBackoff,
-  circuitBreaker,
   ConsecutiveBreaker,
+  circuitBreaker,
   retry as cockatielRetry,
   handleAll,
   wrap,
