@@ -138,7 +138,6 @@ function target(section: Section, match: (name: string) => boolean): Goal {
 
 const ratio = (x: number): string => `${x.toFixed(2)}×`;
 const seconds = (ms: number): string => `${Number.isInteger(ms / 1000) ? ms / 1000 : (ms / 1000).toFixed(1)} s`;
-const kb = (bytes: number): string => `${(bytes / 1024).toFixed(1)} KB`;
 const verdict = (met: boolean): string => (met ? 'met' : 'missed');
 const thousands = (n: number): string => n.toLocaleString('en-US');
 
@@ -162,24 +161,13 @@ function outageLine(results: BenchResults): string {
   const load = (id: string): string => ratio(num(row(id), ['outageLoad'], `outage ${id}`));
   const goal = target(section, (name) => name.startsWith('oncely (default policy)'));
   return (
-    `- **Outage**: ${operations} operations against a ${seconds(num(section.data, ['outageMs'], 'outage'))} outage ` +
+    `- **One client in an outage**: ${operations} operations against a ${seconds(num(section.data, ['outageMs'], 'outage'))} outage ` +
     `(\`503\` with \`Retry-After\`) cost ${load('oncely')} the first-attempt traffic, ${after('oncely')} ` +
     `(target ≤ ${goal.limits.join(' and ≤ ')}: ${verdict(goal.met)}); ky (\`limit: 10\`) ${load('ky-10')} (${after('ky-10')}), ` +
-    `p-retry ${load('p-retry')} (${after('p-retry')}), cockatiel ${load('cockatiel')} (${after('cockatiel')}).`
-  );
-}
-
-function overheadLine(results: BenchResults): string {
-  const section = sectionOf(results, 'overhead');
-  const vsKy = (key: string): number => num(section.data, ['summary', key, 'vsKy'], 'overhead');
-  const sequential = target(section, (name) => name.startsWith('oncely (memory store)') && name.endsWith('sequential'));
-  const parallel = target(section, (name) => name.startsWith('oncely (memory store)') && name.endsWith('in flight'));
-  const file = target(section, (name) => name.startsWith('oncely (file store)'));
-  return (
-    `- **Overhead**: with the memory store oncely delivers ${ratio(vsKy('c1 oncely, memory store'))} (one at a time) ` +
-    `and ${ratio(vsKy('c32 oncely, memory store'))} (32 in flight) the requests/s of bare ky ` +
-    `(target ≥ ${sequential.limits[0]}: ${verdict(sequential.met && parallel.met)}); the file store ${file.text} ` +
-    `of the memory store's at 32 in flight (target ≥ ${file.limits[0]}: ${verdict(file.met)}).`
+    `p-retry ${load('p-retry')} (${after('p-retry')}), cockatiel ${load('cockatiel')} (${after('cockatiel')})` +
+    (rows.some((r) => r.id === 'cockatiel-breaker')
+      ? `, cockatiel behind a shared circuit breaker ${load('cockatiel-breaker')} (${after('cockatiel-breaker')}).`
+      : '.')
   );
 }
 
@@ -194,19 +182,6 @@ function memoryLine(results: BenchResults): string {
   return (
     `- **Memory**: the heap stays flat over ${thousands(total)} requests ` +
     `(${num(run, ['bytesPerRequest'], 'memory run').toFixed(1)} bytes per request; target ≤ ${goal.limits[0]}: ${verdict(goal.met)}).`
-  );
-}
-
-function bundleLine(results: BenchResults): string {
-  const section = sectionOf(results, 'bundle');
-  const sizes = list(section.data, ['sizes'], 'bundle');
-  const browser = sizes.find((s) => s.entry === 'oncely/browser');
-  if (browser === undefined) throw new Error('bench/results.json: bundle has no "oncely/browser" entry');
-  const share = (name: string): string => kb(num(section.data, ['gzipShares', name], 'bundle'));
-  const goal = target(section, (name) => name.startsWith('oncely/browser'));
-  return (
-    `- **Bundle**: \`oncely/browser\` is ${kb(num(browser, ['gzipBytes'], 'bundle'))} gzip with all dependencies ` +
-    `(ky ${share('ky')}, zod ${share('zod')}; target ≤ ${goal.limits[0]}: ${verdict(goal.met)}); a test fails if it grows.`
   );
 }
 
@@ -227,16 +202,27 @@ function wrap(text: string, width = 78): string {
   return lines.join('\n');
 }
 
+/** One README bullet per target of the performance work: its verdict and every check's figure. */
+function goalLine(results: BenchResults, goal: TargetGoal): string {
+  const checks = results.sections.flatMap((s) => s.targets).filter((t) => t.goal === goal);
+  const title = GOALS[goal].replace(/^(\d)\. ([^:]+): /, '**$2** (target $1): ');
+  if (checks.length === 0) return `- ${title}: not run.`;
+  const verdictText = checks.every((t) => t.met) ? 'met' : 'missed';
+  return `- ${title}: ${verdictText}. ${checks.map((t) => `${t.name}: ${t.measured} (${verdict(t.met)})`).join('; ')}.`;
+}
+
 /** The headline figures of README.md's "Performance" section. */
 export function readmeFigures(results: BenchResults): string {
   const host = results.machine;
-  const met = results.sections.flatMap((s) => s.targets).filter((t) => t.met).length;
-  const all = results.sections.flatMap((s) => s.targets).length;
+  const goals = Object.keys(GOALS) as TargetGoal[];
+  const metGoals = goalRows(results.sections).filter(([state]) => state === 'met').length;
   const intro =
     `From the latest \`npm run bench\` (${results.date.slice(0, 10)}, Node ${host.node}, ${host.cpu}` +
     `${results.quick ? '; a --quick smoke run, the numbers are not meaningful' : ''}); ` +
-    `${met} of ${all} benchmark targets met:`;
-  const bullets = [outageLine(results), overheadLine(results), memoryLine(results), bundleLine(results)];
+    `${metGoals} of ${goals.length} targets met:`;
+  const others = results.sections.some((s) => s.id === 'memory') ? [memoryLine(results)] : [];
+  const comparisons = results.sections.some((s) => s.id === 'outage') ? [outageLine(results)] : [];
+  const bullets = [...goals.map((g) => goalLine(results, g)), ...comparisons, ...others];
   return [wrap(intro), '', ...bullets.map((b) => wrap(b))].join('\n');
 }
 
