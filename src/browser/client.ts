@@ -30,7 +30,7 @@ import { indexedDbStore } from '../store/indexeddb.js';
 import { trackedStore } from '../store/tracked.js';
 import type { BrowserClient } from './api.js';
 import { RELAYED_EVENTS } from './channel.js';
-import { type ClearOptions, type ClearResult, clearOperations } from './clear.js';
+import type { ClearOptions, ClearResult } from './clear.js';
 import { browserConnectivity } from './connectivity.js';
 import { createDrainLoop } from './drain-loop.js';
 import { globalEnv } from './env.js';
@@ -217,6 +217,8 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
 
     async clear(clearOptions?: ClearOptions): Promise<ClearResult> {
       const perUser = options.user !== undefined;
+      // Loaded when first used: it settles records (flow/transitions.ts), which nothing else here needs at start-up.
+      const { clearOperations } = await import('./clear.js');
       const result = await clearOperations(
         { store, now: runtime.now, perUser, currentUser: users.current },
         clearOptions,
