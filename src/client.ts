@@ -13,7 +13,7 @@ import type { ClientOptions, OncelyClient } from './client-api.js';
 import { validateClientOptions } from './client-api.js';
 import { isOncelyError } from './errors.js';
 import { Emitter } from './events.js';
-import type { ClientParts } from './flow/assembly.js';
+import { lazy } from './flow/lazy.js';
 import { Shutdown } from './flow/shutdown.js';
 import { parseBase, pathWithinBase, resolveUrl } from './flow/target.js';
 import { EndpointTable, validatePolicy } from './options.js';
@@ -48,19 +48,8 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   const shell = { runtime, owner: options.owner ?? runtime.uuid(), endpoints, events, shutdown };
   const base = parseBase(options.baseUrl);
 
-  let loading: Promise<ClientParts> | undefined;
-  const parts = (): Promise<ClientParts> => {
-    loading ??= import('./flow/assembly.js').then(
-      (m) => m.assemble(options, shell),
-      (error: unknown) => {
-        // A chunk that failed to load (a page offline before it arrived): the next call tries again.
-        loading = undefined;
-        throw error;
-      },
-    );
-    return loading;
-  };
-  // Start loading now, so a first call rarely waits; a failure here surfaces on that call.
+  const parts = lazy(async () => (await import('./flow/assembly.js')).assemble(options, shell), runtime);
+  // Start loading now, so a first call rarely waits; a failure here is tried again (and surfaces) on that call.
   parts().catch(() => undefined);
 
   return {
@@ -80,9 +69,9 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     },
     async close() {
       shutdown.stop();
-      // Parts that never loaded hold nothing: no loop ran and no store of ours was opened.
-      const built = await loading?.catch(() => undefined);
-      await built?.close();
+      // Parts never built hold nothing: no loop ran and no store of ours was opened. Parts still loading are
+      // built (with the shutdown already stopped, no loop starts) so that a store of ours is closed.
+      await (await parts().catch(() => undefined))?.close();
     },
   };
 }

@@ -18,6 +18,7 @@
  */
 import { NotFoundError } from '../errors.js';
 import type { Shutdown } from '../flow/shutdown.js';
+import { fenceForeign } from '../flow/transitions.js';
 import { isTerminal, type OperationRecord } from '../model.js';
 import type { OperationStore } from '../store/store.js';
 import type { Leadership } from './leader.js';
@@ -82,10 +83,7 @@ export class Slots {
  * next claim: it may have reached the server, so the same key is reused.
  * Only the lock-holding drainer may call this.
  */
-export async function fenceForeignLease(store: OperationStore, key: string, owner: string): Promise<unknown> {
-  // Loaded before the update, not inside it: the updater runs within the store's transaction, which an
-  // await would let close (IndexedDB). The module is the loop's own, already loaded once anything was sent.
-  const { fenceForeign } = await import('../flow/transitions.js');
+export function fenceForeignLease(store: OperationStore, key: string, owner: string): Promise<unknown> {
   return store.update(key, (current) => (current === undefined ? current : fenceForeign(current, owner)));
 }
 
