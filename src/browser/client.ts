@@ -104,6 +104,9 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   });
 
   // The drain loop and dispatcher are loaded with `import()` (off a page's start-up path), starting now.
+  // Every call that can make the core dispatch waits for it first: a chunk that failed to load then fails
+  // the call before anything is written ahead, never a stored operation's dispatch (the caller would see
+  // an error for an operation the drainer sends later).
   const loop: () => Promise<DrainLoop> = lazy(
     async () =>
       (await import('./drain-loop.js')).createDrainLoop({
@@ -219,11 +222,20 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   return {
     owner,
     ready,
-    send: <T>(request: OncelyRequest<T>): Promise<SendResult<T>> => core.send(users.stamped(request)),
-    enqueue: <T>(request: OncelyRequest<T>): Promise<Enqueued<T>> => core.enqueue(users.stamped(request)),
+    async send<T>(request: OncelyRequest<T>): Promise<SendResult<T>> {
+      const stamped = users.stamped(request);
+      await loop();
+      return core.send(stamped);
+    },
+    async enqueue<T>(request: OncelyRequest<T>): Promise<Enqueued<T>> {
+      const stamped = users.stamped(request);
+      await loop();
+      return core.enqueue(stamped);
+    },
 
     async resume(resumeOptions) {
-      if (leadership.isLeader()) return (await loop()).drain(true, resumeOptions);
+      const drainLoop = await loop();
+      if (leadership.isLeader()) return drainLoop.drain(true, resumeOptions);
       tabs.kick();
       return core.resume(resumeOptions);
     },
@@ -231,7 +243,10 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     get: (key) => core.get(key),
     list: (filter) => core.list(filter),
     quarantined: () => core.quarantined(),
-    retry: (key) => core.retry(key),
+    async retry(key) {
+      await loop();
+      return core.retry(key);
+    },
 
     async discard(key) {
       await core.discard(key);
