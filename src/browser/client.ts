@@ -203,10 +203,23 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     }),
   );
 
+  /** Start-up has reached the drain loop; it starts once its chunk is here (on a later call if it failed now). */
+  let startDue = false;
+  let started = false;
+  async function drainLoop(): Promise<DrainLoop> {
+    const loaded = await loop();
+    if (startDue && !started) {
+      started = true;
+      loaded.start();
+    }
+    return loaded;
+  }
+
   async function start(): Promise<void> {
     await storage.check();
     if (options.persist === true) await storage.persist(env.navigator?.storage);
-    (await loop()).start();
+    startDue = true;
+    await drainLoop();
   }
 
   const ready = start().catch(background('start-up'));
@@ -224,18 +237,18 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     ready,
     async send<T>(request: OncelyRequest<T>): Promise<SendResult<T>> {
       const stamped = users.stamped(request);
-      await loop();
+      await drainLoop();
       return core.send(stamped);
     },
     async enqueue<T>(request: OncelyRequest<T>): Promise<Enqueued<T>> {
       const stamped = users.stamped(request);
-      await loop();
+      await drainLoop();
       return core.enqueue(stamped);
     },
 
     async resume(resumeOptions) {
-      const drainLoop = await loop();
-      if (leadership.isLeader()) return drainLoop.drain(true, resumeOptions);
+      const loaded = await drainLoop();
+      if (leadership.isLeader()) return loaded.drain(true, resumeOptions);
       tabs.kick();
       return core.resume(resumeOptions);
     },
@@ -244,7 +257,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     list: (filter) => core.list(filter),
     quarantined: () => core.quarantined(),
     async retry(key) {
-      await loop();
+      await drainLoop();
       return core.retry(key);
     },
 
