@@ -28,7 +28,7 @@ interface Budget {
 
 /** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
 const BUDGETS: readonly Budget[] = [
-  // Start-up 18.3 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity.
+  // Start-up 18.4 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
