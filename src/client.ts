@@ -1,32 +1,23 @@
 /**
- * The composition root: options → transport (ky, retry 0) → store + runtime →
- * engine → the client's parts (admission, loops, remediation), and a client
- * object whose methods hand each call to the part that does it. Nothing
- * here decides or writes a record; see flow/.
+ * The composition root, in two steps. Synchronously: the options are
+ * checked (a bad value throws here, naming the field), the endpoint rules,
+ * events, owner id and shutdown switch are made, so `on`, `policyFor` and
+ * construction errors need nothing more. The working parts (store
+ * placement, transport, admission, loops, remediation: flow/assembly.ts)
+ * are loaded with `import()` as the client is returned, and every call that
+ * needs them waits for that one load. Calls keep their order: each waits
+ * on the same promise, so they reach admission in the order they were made.
+ * Nothing here decides or writes a record; see flow/.
  */
 import type { ClientOptions, OncelyClient } from './client-api.js';
 import { validateClientOptions } from './client-api.js';
 import { isOncelyError } from './errors.js';
 import { Emitter } from './events.js';
-import { Admission } from './flow/admission.js';
-import { navigatorConnectivity } from './flow/connectivity.js';
-import type { ClientCore } from './flow/core.js';
-import type { Engine } from './flow/engine.js';
-import { LeaseWatch } from './flow/lease-watch.js';
-import { Loops } from './flow/loops.js';
-import { ALWAYS_DENIED_HEADERS } from './flow/operation.js';
-import { placedStore } from './flow/placement.js';
-import { Remediation } from './flow/remediation.js';
-import { resumePass } from './flow/resume-pass.js';
-import { enqueue, send } from './flow/send.js';
+import { lazy } from './flow/lazy.js';
 import { Shutdown } from './flow/shutdown.js';
 import { parseBase, pathWithinBase, resolveUrl } from './flow/target.js';
-import { defaultTransport } from './flow/transport.js';
 import { EndpointTable, validatePolicy } from './options.js';
-import { HostGates } from './policy/gate.js';
 import { type Runtime, systemRuntime } from './runtime.js';
-import { memoryStore } from './store/memory.js';
-import { trackedStore } from './store/tracked.js';
 
 export type {
   ClientOptions,
@@ -49,31 +40,28 @@ export type { ResumeSummary } from './flow/resume.js';
  */
 export function createClient(options: ClientOptions = {}): OncelyClient {
   validateClientOptions(options);
-  const engine = engineFor(options);
-  const { store, events, endpoints, shutdown } = engine;
-  store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
-  const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
-  const loops = new Loops(engine, options.dispatch);
-  const remediation = new Remediation(engine, loops, options.sweepIntervalMs);
+  const defaults = validatePolicy(options.policy ?? {}, 'policy');
+  const endpoints = new EndpointTable(defaults, options.endpoints ?? {});
+  const runtime: Runtime = { ...systemRuntime, ...options.runtime };
+  const events = new Emitter();
+  const shutdown = new Shutdown();
+  const shell = { runtime, owner: options.owner ?? runtime.uuid(), endpoints, events, shutdown };
   const base = parseBase(options.baseUrl);
-  const core: ClientCore = {
-    engine,
-    admission: new Admission(engine, options.baseUrl, denied),
-    loops,
-    remediation,
-    concurrency: options.concurrency ?? 8,
-  };
+
+  const parts = lazy(async () => (await import('./flow/assembly.js')).assemble(options, shell), runtime);
+  // Start loading now, so a first call rarely waits; a failure here is tried again (and surfaces) on that call.
+  parts().catch(() => undefined);
 
   return {
-    send: (request) => send(core, request),
-    enqueue: (request) => enqueue(core, request),
-    resume: (resumeOptions = {}) => resumePass(core, resumeOptions),
-    get: (key) => store.get(key),
-    list: (filter) => store.list(filter),
-    quarantined: () => store.quarantined(),
-    retry: (key) => remediation.retry(key),
-    discard: (key, discardOptions = {}) => remediation.discard(key, discardOptions.force === true),
-    sweep: () => remediation.sweep(),
+    send: async (request) => (await parts()).send(request),
+    enqueue: async (request) => (await parts()).enqueue(request),
+    resume: async (resumeOptions = {}) => (await parts()).resume(resumeOptions),
+    get: async (key) => (await parts()).get(key),
+    list: async (filter) => (await parts()).list(filter),
+    quarantined: async () => (await parts()).quarantined(),
+    retry: async (key) => (await parts()).retry(key),
+    discard: async (key, discardOptions = {}) => (await parts()).discard(key, discardOptions.force === true),
+    sweep: async () => (await parts()).sweep(),
     on: (event, fn) => events.on(event, fn),
     policyFor: (method, url) => {
       const target = resolveUrl(url, options.baseUrl);
@@ -81,34 +69,10 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     },
     async close() {
       shutdown.stop();
-      await loops.ended();
-      await remediation.idle();
-      // A store passed in belongs to the caller (it may be shared); only close our own.
-      if (options.store === undefined) await store.close?.();
+      // Parts never built hold nothing: no loop ran and no store of ours was opened. Parts still loading are
+      // built (with the shutdown already stopped, no loop starts) so that a store of ours is closed.
+      await (await parts().catch(() => undefined))?.close();
     },
-  };
-}
-
-/** The loop's working set for one client, from its (validated) options. */
-function engineFor(options: ClientOptions): Engine {
-  const defaults = validatePolicy(options.policy ?? {}, 'policy');
-  const endpoints = new EndpointTable(defaults, options.endpoints ?? {});
-  const runtime: Runtime = { ...systemRuntime, ...options.runtime };
-  return {
-    store: placedStore(trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime), runtime.now),
-    runtime,
-    owner: { id: options.owner ?? runtime.uuid(), leaseMs: options.leaseMs ?? 30_000 },
-    http: defaultTransport(() => options.fetch ?? globalThis.fetch),
-    endpoints,
-    hostGates: new HostGates(),
-    events: new Emitter(),
-    credentials: options.headers,
-    onUnauthorized: options.onUnauthorized,
-    resultHeaders: options.resultHeaders ?? [],
-    shutdown: new Shutdown(),
-    pollMs: 1_000,
-    connectivity: options.connectivity ?? navigatorConnectivity(),
-    leases: new LeaseWatch(runtime),
   };
 }
 

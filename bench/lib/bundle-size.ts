@@ -2,19 +2,44 @@
  * Browser bundle size of an oncely entry: bundled with esbuild for the
  * browser with every dependency included, minified, then gzipped (level 9).
  * Shared by `bench/bundle.ts` and `test/package/bundle-size.test.ts`.
+ *
+ * Two measurements of the same code:
+ * - the whole entry as one file (every `import()` inlined): all an app can
+ *   ever load from it;
+ * - the same code split as an app's bundler splits it (esbuild `splitting`):
+ *   the start-up path is the entry chunk plus the chunks it imports
+ *   statically (what a page loads and runs before its own code starts); the
+ *   lazy chunks are those reached only through `import()` (the client starts
+ *   loading its working parts as it is created, see src/client.ts). Each
+ *   chunk is gzipped on its own, as a server sends it.
  */
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface BundleSize {
-  entry: string;
+/** Bytes of a set of chunks. */
+export interface ChunkSet {
+  chunks: number;
   minifiedBytes: number;
+  /** Each chunk gzipped on its own, summed. */
   gzipBytes: number;
   /** Minified bytes contributed by each package (`src` for oncely's own code). */
   minifiedByPackage: Record<string, number>;
+}
+
+export interface BundleSize {
+  entry: string;
+  /** The whole entry as one file. */
+  minifiedBytes: number;
+  gzipBytes: number;
+  /** Minified bytes contributed by each package to the whole entry (`src` for oncely's own code). */
+  minifiedByPackage: Record<string, number>;
+  /** Split: what loads before the app's code runs. */
+  startup: ChunkSet;
+  /** Split: what loads through `import()`. */
+  lazy: ChunkSet;
 }
 
 /** The public entries and the source files they are built from. */
@@ -23,71 +48,112 @@ export const ENTRIES: Readonly<Record<string, string>> = {
   'oncely/browser': 'src/browser.ts',
 };
 
-/**
- * Bundles `source` (a file under the repository root) or, with `imports`,
- * a module that imports just those names from it (what tree-shaking leaves
- * for an app that uses only them).
- */
-export async function bundleSize(entry: string, imports?: readonly string[]): Promise<BundleSize> {
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  write: false,
+  minify: true,
+  metafile: true,
+  platform: 'browser',
+  format: 'esm',
+  target: 'es2022',
+  logLevel: 'silent',
+} as const satisfies BuildOptions;
+
+/** What esbuild bundles: the entry's file, or a module importing just `imports` from it. */
+function input(entry: string, imports: readonly string[] | undefined): Pick<BuildOptions, 'entryPoints' | 'stdin'> {
   const source = ENTRIES[entry];
   if (source === undefined) throw new Error(`unknown entry ${entry}`);
-  const result = await build({
-    ...(imports === undefined
-      ? { entryPoints: [source] }
-      : {
-          stdin: {
-            contents: `export { ${imports.join(', ')} } from './${source}';`,
-            resolveDir: root,
-            loader: 'ts',
-          },
-        }),
-    absWorkingDir: root,
-    bundle: true,
-    write: false,
-    minify: true,
-    metafile: true,
-    platform: 'browser',
-    format: 'esm',
-    target: 'es2022',
-    logLevel: 'silent',
-  });
-  const output = result.outputFiles[0];
+  if (imports === undefined) return { entryPoints: [source] };
+  return {
+    stdin: {
+      contents: `export { ${imports.join(', ')} } from './${source}';`,
+      resolveDir: root,
+      loader: 'ts' as const,
+    },
+  };
+}
+
+/**
+ * Bundles an entry (a key of `ENTRIES`) or, with `imports`, a module that
+ * imports just those names from it (what tree-shaking leaves for an app
+ * that uses only them).
+ */
+export async function bundleSize(entry: string, imports?: readonly string[]): Promise<BundleSize> {
+  const whole = await build({ ...common, ...input(entry, imports) });
+  const output = whole.outputFiles[0];
   if (output === undefined) throw new Error(`esbuild produced nothing for ${entry}`);
-  const minifiedByPackage: Record<string, number> = {};
-  for (const meta of Object.values(result.metafile.outputs)) {
-    for (const [file, input] of Object.entries(meta.inputs)) {
-      const pkg = file.includes('node_modules/') ? packageOf(file) : 'src';
-      minifiedByPackage[pkg] = (minifiedByPackage[pkg] ?? 0) + input.bytesInOutput;
-    }
-  }
+  const { startup, lazy } = await split(entry, imports);
   return {
     entry: imports === undefined ? entry : `{ ${imports.join(', ')} } from '${entry}'`,
     minifiedBytes: output.contents.length,
-    gzipBytes: gzipSync(output.contents, { level: 9 }).length,
-    minifiedByPackage,
+    gzipBytes: gzip(output.contents),
+    minifiedByPackage: byPackage(Object.values(whole.metafile.outputs)),
+    startup,
+    lazy,
+  };
+}
+
+/** The entry split into chunks: the start-up path (entry + static imports) and the rest. */
+async function split(
+  entry: string,
+  imports: readonly string[] | undefined,
+): Promise<{ startup: ChunkSet; lazy: ChunkSet }> {
+  const result = await build({ ...common, ...input(entry, imports), splitting: true, outdir: 'split-out' });
+  const outputs = result.metafile.outputs;
+  const contents = new Map(result.outputFiles.map((f) => [f.path, f.contents]));
+  const path = (name: string): string => `${root}${name}`.replaceAll('\\', '/');
+  const first = Object.keys(outputs).find((name) => outputs[name]?.entryPoint !== undefined);
+  if (first === undefined) throw new Error(`esbuild split ${entry} without an entry chunk`);
+  const onStartup = new Set<string>();
+  const pending = [first];
+  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+    if (onStartup.has(name)) continue;
+    onStartup.add(name);
+    for (const i of outputs[name]?.imports ?? []) if (i.kind === 'import-statement') pending.push(i.path);
+  }
+  const chunkSet = (names: string[]): ChunkSet => {
+    const bytes = names.map((name) => {
+      const file = contents.get(path(name)) ?? contents.get(name);
+      if (file === undefined) throw new Error(`esbuild output ${name} not found`);
+      return file;
+    });
+    return {
+      chunks: names.length,
+      minifiedBytes: bytes.reduce((sum, b) => sum + b.length, 0),
+      gzipBytes: bytes.reduce((sum, b) => sum + gzip(b), 0),
+      minifiedByPackage: byPackage(names.map((name) => outputs[name] as Metafile['outputs'][string])),
+    };
+  };
+  const names = Object.keys(outputs).filter((name) => !name.endsWith('.map'));
+  return {
+    startup: chunkSet(names.filter((name) => onStartup.has(name))),
+    lazy: chunkSet(names.filter((name) => !onStartup.has(name))),
   };
 }
 
 /** Gzip bytes one package adds to an entry: the entry bundled with and without it. */
 export async function gzipShareOf(entry: string, pkg: string): Promise<number> {
-  const source = ENTRIES[entry];
-  if (source === undefined) throw new Error(`unknown entry ${entry}`);
-  const sizeWith = (await bundleSize(entry)).gzipBytes;
-  const result = await build({
-    entryPoints: [source],
-    absWorkingDir: root,
-    bundle: true,
-    write: false,
-    minify: true,
-    platform: 'browser',
-    format: 'esm',
-    target: 'es2022',
-    external: [pkg, `${pkg}/*`],
-    logLevel: 'silent',
-  });
-  const output = result.outputFiles[0];
-  if (output === undefined) throw new Error(`esbuild produced nothing for ${entry}`);
-  return sizeWith - gzipSync(output.contents, { level: 9 }).length;
+  const withIt = await build({ ...common, ...input(entry, undefined) });
+  const without = await build({ ...common, ...input(entry, undefined), external: [pkg, `${pkg}/*`] });
+  const [a, b] = [withIt.outputFiles[0], without.outputFiles[0]];
+  if (a === undefined || b === undefined) throw new Error(`esbuild produced nothing for ${entry}`);
+  return gzip(a.contents) - gzip(b.contents);
+}
+
+function gzip(bytes: Uint8Array): number {
+  return gzipSync(bytes, { level: 9 }).length;
+}
+
+function byPackage(outputs: Array<Metafile['outputs'][string]>): Record<string, number> {
+  const sizes: Record<string, number> = {};
+  for (const meta of outputs) {
+    for (const [file, use] of Object.entries(meta.inputs)) {
+      const pkg = file.includes('node_modules/') ? packageOf(file) : 'src';
+      sizes[pkg] = (sizes[pkg] ?? 0) + use.bytesInOutput;
+    }
+  }
+  return sizes;
 }
 
 function packageOf(file: string): string {

@@ -23,6 +23,7 @@
  */
 import { createClient, type Enqueued, type SendResult } from '../client.js';
 import type { OncelyEvents } from '../events.js';
+import { lazy } from '../flow/lazy.js';
 import type { OncelyRequest } from '../flow/operation.js';
 import { Shutdown } from '../flow/shutdown.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
@@ -30,16 +31,16 @@ import { indexedDbStore } from '../store/indexeddb.js';
 import { trackedStore } from '../store/tracked.js';
 import type { BrowserClient } from './api.js';
 import { RELAYED_EVENTS } from './channel.js';
-import { type ClearOptions, type ClearResult, clearOperations } from './clear.js';
+import type { ClearOptions, ClearResult } from './clear.js';
 import { browserConnectivity } from './connectivity.js';
-import { createDrainLoop } from './drain-loop.js';
+import type { DrainLoop } from './drain-loop.js';
 import { globalEnv } from './env.js';
 import { BrowserEmitter, listen } from './events.js';
 import { Hints } from './hints.js';
 import { electLeader } from './leader.js';
 import { type BrowserClientOptions, browserSettings } from './options.js';
 import { StorageWatch } from './storage-watch.js';
-import { type ClientStatus, LiveView } from './subscribe.js';
+import type { ClientStatus, LiveView, SubscribeOptions, Subscriber } from './subscribe.js';
 import { TabSync } from './tabs.js';
 import { userScope } from './user.js';
 import { onVisible } from './visibility.js';
@@ -69,7 +70,9 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   const emitter = new BrowserEmitter();
   const users = userScope(options.user);
   const background = (during: string) => (error: unknown) => emitter.emit('background:error', { error, during });
-  const refresh = (): void => void live.refresh();
+  /** The live view, loaded when the app first subscribes (until then there is nobody to refresh). */
+  let live: LiveView | undefined;
+  const refresh = (): void => void live?.refresh();
 
   const leadership = electLeader({
     name: `oncely:drainer:${database}`,
@@ -100,26 +103,35 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     changed: refresh,
   });
 
-  const loop = createDrainLoop({
-    store,
+  // The drain loop and dispatcher are loaded with `import()` (off a page's start-up path), starting now.
+  // Every call that can make the core dispatch waits for it first: a chunk that failed to load then fails
+  // the call before anything is written ahead, never a stored operation's dispatch (the caller would see
+  // an error for an operation the drainer sends later).
+  const loop: () => Promise<DrainLoop> = lazy(
+    async () =>
+      (await import('./drain-loop.js')).createDrainLoop({
+        store,
+        runtime,
+        owner,
+        leadership,
+        connectivity,
+        wake: hints.source,
+        concurrency: settings.concurrency,
+        intervalMs: settings.drainIntervalMs,
+        sendable: users.sendable,
+        kick: () => tabs.kick(),
+        nextChange: (key, signal) => tabs.nextChange(key, signal),
+        resume: (resumeOptions) => core.resume(resumeOptions),
+        onInterval: async () => {
+          await storage.check();
+          await core.sweep().catch(background('sweep'));
+        },
+        events: emitter,
+        closed: closing,
+      }),
     runtime,
-    owner,
-    leadership,
-    connectivity,
-    wake: hints.source,
-    concurrency: settings.concurrency,
-    intervalMs: settings.drainIntervalMs,
-    sendable: users.sendable,
-    kick: () => tabs.kick(),
-    nextChange: (key, signal) => tabs.nextChange(key, signal),
-    resume: (resumeOptions) => core.resume(resumeOptions),
-    onInterval: async () => {
-      await storage.check();
-      await core.sweep().catch(background('sweep'));
-    },
-    events: emitter,
-    closed: closing,
-  });
+  );
+  loop().catch(() => undefined);
 
   const core = createClient({
     ...settings.core,
@@ -128,17 +140,35 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     owner,
     fetch: watchedFetch(settings.core.fetch, () => connectivity.reportUnreachable('transport_error')),
     connectivity,
-    dispatch: loop.dispatch,
+    dispatch: async (key, run, signal) => (await loop()).dispatch(key, run, signal),
     // The drainer's slots are the limit; resume() hands every due operation to it at once.
     concurrency: Number.MAX_SAFE_INTEGER,
   });
 
-  const live = new LiveView({
-    load: () => store.list(),
-    status,
-    currentUser: users.current,
-    onError: background('live view'),
-  });
+  const liveView = lazy(async () => {
+    const { LiveView } = await import('./subscribe.js');
+    live = new LiveView({
+      load: () => store.list(),
+      status,
+      currentUser: users.current,
+      onError: background('live view'),
+    });
+    return live;
+  }, runtime);
+
+  function subscribe(fn: Subscriber, subscribeOptions: SubscribeOptions = {}): () => void {
+    // Whose operations is decided now, not when the view has loaded.
+    const resolved = 'userId' in subscribeOptions ? subscribeOptions : { ...subscribeOptions, userId: users.current() };
+    let unsubscribe: (() => void) | undefined;
+    let cancelled = false;
+    liveView().then((view) => {
+      if (!cancelled) unsubscribe = view.subscribe(fn, resolved);
+    }, background('live view'));
+    return () => {
+      cancelled = true;
+      unsubscribe?.();
+    };
+  }
 
   function status(): ClientStatus {
     return {
@@ -173,10 +203,23 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     }),
   );
 
+  /** Start-up has reached the drain loop; it starts once its chunk is here (on a later call if it failed now). */
+  let startDue = false;
+  let started = false;
+  async function drainLoop(): Promise<DrainLoop> {
+    const loaded = await loop();
+    if (startDue && !started) {
+      started = true;
+      loaded.start();
+    }
+    return loaded;
+  }
+
   async function start(): Promise<void> {
     await storage.check();
     if (options.persist === true) await storage.persist(env.navigator?.storage);
-    loop.start();
+    startDue = true;
+    await drainLoop();
   }
 
   const ready = start().catch(background('start-up'));
@@ -187,15 +230,25 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   }
 
   let closed: Promise<void> | undefined;
+  const clearModule = lazy(() => import('./clear.js'), runtime);
 
   return {
     owner,
     ready,
-    send: <T>(request: OncelyRequest<T>): Promise<SendResult<T>> => core.send(users.stamped(request)),
-    enqueue: <T>(request: OncelyRequest<T>): Promise<Enqueued<T>> => core.enqueue(users.stamped(request)),
+    async send<T>(request: OncelyRequest<T>): Promise<SendResult<T>> {
+      const stamped = users.stamped(request);
+      await drainLoop();
+      return core.send(stamped);
+    },
+    async enqueue<T>(request: OncelyRequest<T>): Promise<Enqueued<T>> {
+      const stamped = users.stamped(request);
+      await drainLoop();
+      return core.enqueue(stamped);
+    },
 
     async resume(resumeOptions) {
-      if (leadership.isLeader()) return loop.drain(true, resumeOptions);
+      const loaded = await drainLoop();
+      if (leadership.isLeader()) return loaded.drain(true, resumeOptions);
       tabs.kick();
       return core.resume(resumeOptions);
     },
@@ -203,7 +256,10 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     get: (key) => core.get(key),
     list: (filter) => core.list(filter),
     quarantined: () => core.quarantined(),
-    retry: (key) => core.retry(key),
+    async retry(key) {
+      await drainLoop();
+      return core.retry(key);
+    },
 
     async discard(key) {
       await core.discard(key);
@@ -213,10 +269,12 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     sweep: () => core.sweep(),
     policyFor: (method, url) => core.policyFor(method, url),
     on: (event, fn) => listen(emitter, core, event, fn),
-    subscribe: (fn, subscribeOptions) => live.subscribe(fn, subscribeOptions),
+    subscribe,
 
     async clear(clearOptions?: ClearOptions): Promise<ClearResult> {
       const perUser = options.user !== undefined;
+      // Loaded when first used: it settles records (flow/transitions.ts), which nothing else here needs at start-up.
+      const { clearOperations } = await clearModule();
       const result = await clearOperations(
         { store, now: runtime.now, perUser, currentUser: users.current },
         clearOptions,

@@ -152,10 +152,13 @@ export function createDrainLoop(options: DrainLoopOptions): DrainLoop {
       if (leader) schedule();
     }),
   ];
-  closed.onStop(() => {
+  const stop = (): void => {
     timers.abort();
     for (const off of unsubscribers) off();
-  });
+  };
+  // The browser client loads this module lazily: it may arrive after the client closed.
+  if (closed.stopped) stop();
+  else closed.onStop(stop);
 
   return {
     dispatch: dispatcher.dispatch,

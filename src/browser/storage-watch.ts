@@ -5,18 +5,23 @@
  * (start-up, the page becoming visible, the periodic pass) and reports a
  * wipe once: as `store:wiped`, to `onStoreWiped`, and to the other tabs
  * (which could not notice by themselves: the markers are renewed by then).
+ *
+ * The checks themselves (persistence.ts) are loaded with `import()` on the
+ * first one, off a page's start-up path; a failed load is reported like a
+ * failed check.
  */
+import { lazy } from '../flow/lazy.js';
 import type { Runtime } from '../runtime.js';
 import type { KeyValueStorage, StorageManagerLike } from './env.js';
 import type { BrowserEmitter } from './events.js';
-import { checkForWipe, requestPersistence, type WipeReport } from './persistence.js';
+import type { WipeReport } from './persistence.js';
 
 export interface StorageWatchOptions {
   database: string;
   /** The database to check; undefined when the store is not the default one (wipe detection covers that one only). */
   indexedDB: IDBFactory | undefined;
   localStorage: KeyValueStorage | undefined;
-  runtime: Pick<Runtime, 'now' | 'uuid'>;
+  runtime: Pick<Runtime, 'now' | 'uuid' | 'track'>;
   events: Pick<BrowserEmitter, 'emit'>;
   onStoreWiped: ((report: WipeReport) => void) | undefined;
   /** Tells the other tabs about a wipe found here. */
@@ -27,11 +32,13 @@ export interface StorageWatchOptions {
 
 export class StorageWatch {
   readonly #options: StorageWatchOptions;
+  readonly #checks: () => Promise<typeof import('./persistence.js')>;
   #persisted: boolean | undefined;
   #wiped: WipeReport | undefined;
 
   constructor(options: StorageWatchOptions) {
     this.#options = options;
+    this.#checks = lazy(() => import('./persistence.js'), options.runtime);
   }
 
   get status(): { persisted: boolean | undefined; wiped: WipeReport | undefined } {
@@ -42,6 +49,7 @@ export class StorageWatch {
   async check(): Promise<void> {
     const { database, indexedDB, localStorage, runtime } = this.#options;
     try {
+      const { checkForWipe } = await this.#checks();
       const check = await checkForWipe({ database, indexedDB, localStorage, now: runtime.now, uuid: runtime.uuid });
       if (check.status === 'wiped') this.report(check.report, true);
     } catch (error) {
@@ -66,6 +74,7 @@ export class StorageWatch {
   /** Asks for persistent storage; never rejects. */
   async persist(storage: StorageManagerLike | undefined): Promise<void> {
     try {
+      const { requestPersistence } = await this.#checks();
       const answer = await requestPersistence(storage);
       if (answer === undefined) return;
       this.#persisted = answer;

@@ -73,22 +73,7 @@ export interface Classification {
   detail: string;
 }
 
-/** Error codes that prove the request never left this machine. */
-const NOT_SENT_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ENETUNREACH',
-  'EHOSTUNREACH',
-  'EADDRNOTAVAIL',
-  'ERR_INTERNET_DISCONNECTED',
-  'OFFLINE',
-]);
-
-/** True when a transport error code proves nothing was sent. */
-export function isNotSentCode(code: string | undefined): boolean {
-  return code !== undefined && NOT_SENT_CODES.has(code);
-}
+export { isNotSentCode } from './not-sent.js';
 
 /** @internal The loop's step; callers set its rules through `PolicyOptions` (`classify`, `profile`). */
 export function classify(observation: Observation, rules: ClassifyRules): Classification {

@@ -76,11 +76,13 @@ function rig(
     owner?: string;
     concurrency?: number;
     resume?: (loop: DrainLoop) => Promise<ResumeSummary>;
+    /** A client that has already closed (the browser client loads the loop lazily: it may arrive late). */
+    closed?: Shutdown;
   } = {},
 ): Rig {
   const rt = createFakeRuntime({ seed: 3 });
   const store = trackedStore(memoryStore({ now: rt.now }), rt);
-  const closed = new Shutdown();
+  const closed = options.closed ?? new Shutdown();
   closers.push(() => closed.stop());
   const wake = manualWake();
   const connectivity = manualConnectivity();
@@ -181,6 +183,22 @@ describe('createDrainLoop', () => {
     expect(r.passes).toHaveLength(5);
     expect(r.resumes).toBe(4);
     expect(r.intervals).toBe(1);
+    expect(r.errors).toEqual([]);
+  });
+
+  it('created after its client closed (a lazy load that arrived late): subscribes to nothing, never drains', async () => {
+    const closed = new Shutdown();
+    closed.stop();
+    const r = rig({ closed });
+    await r.store.put(sampleRecord('op-1'));
+    expect(r.wake.listeners()).toBe(0);
+    r.loop.start();
+    r.wake.fire();
+    r.connectivity.set(true);
+    await r.rt.advance(3 * INTERVAL_MS);
+    expect(r.rt.pendingTimers).toBe(0);
+    expect(r.passes).toEqual([]);
+    expect(r.resumes).toBe(0);
     expect(r.errors).toEqual([]);
   });
 
