@@ -69,11 +69,13 @@ async function main(): Promise<void> {
         name: "{ createBrowserClient } from 'oncely/browser' ≤ 22 KB gzip (start-up path)",
         measured: `${kb(browserClient.startup.gzipBytes)} KB (+ ${kb(browserClient.lazy.gzipBytes)} KB lazy)`,
         met: browserClient.startup.gzipBytes <= BROWSER_TARGET_GZIP_BYTES,
+        goal: 'bundle',
       },
       {
         name: "{ createClient } from 'oncely' ≤ 18 KB gzip (start-up path)",
         measured: `${kb(coreClient.startup.gzipBytes)} KB (+ ${kb(coreClient.lazy.gzipBytes)} KB lazy)`,
         met: coreClient.startup.gzipBytes <= CORE_TARGET_GZIP_BYTES,
+        goal: 'bundle',
       },
     ],
     data: {
