@@ -13,6 +13,8 @@
  */
 
 import { CorruptRecordError } from '../errors.js';
+import { RECORD_SPEC } from '../model/exact.js';
+import { exactCheck, isPlain } from '../model/spec.js';
 import type { OperationRecord } from '../model.js';
 import { parseRecord } from '../model.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from './store.js';
@@ -30,6 +32,31 @@ export interface MemoryStore extends OperationStore {
 
 /** A validated record, frozen; or text that has not been validated (only `corrupt` writes that). */
 type Stored = { record: OperationRecord; text?: undefined } | { text: string };
+
+/** The exact check of each field of a record (see model/exact.ts), by name. */
+const FIELD_CHECKS: ReadonlyMap<string, (value: unknown) => boolean> = new Map(
+  RECORD_SPEC.kind === 'shape'
+    ? Object.entries(RECORD_SPEC.fields).map(([name, spec]) => [name, exactCheck(spec)])
+    : [],
+);
+
+/**
+ * The exact check of a whole record (`parseRecord`'s fast path), except that
+ * a field holding the very value of `stored` (the record this store validated
+ * and froze, which the update was given) is not checked again: it passed
+ * when it was stored and cannot have changed. A transition changes a few
+ * fields; the request and the stored policy are checked once per operation,
+ * not on each of its writes. False sends the record through `parseRecord`.
+ */
+function exactUpdate(next: OperationRecord, stored: OperationRecord): boolean {
+  if (!isPlain(next)) return false;
+  for (const name in next) if (!FIELD_CHECKS.has(name)) return false;
+  for (const [name, check] of FIELD_CHECKS) {
+    const value = next[name as keyof OperationRecord];
+    if (value !== stored[name as keyof OperationRecord] && !check(value)) return false;
+  }
+  return true;
+}
 
 /** Roots made by `frozenShared`: frozen all the way down, so any record may share them. */
 const sharedRoots = new WeakSet<object>();
@@ -124,9 +151,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
    * shares nothing the caller could change.
    */
   function write(record: OperationRecord, current?: OperationRecord): OperationRecord {
-    const parsed = parseRecord(record);
-    if (!parsed.ok) throw new CorruptRecordError(record.key, `refusing to write: ${parsed.problems.join('; ')}`);
-    const stored = frozenCopy(parsed.record, current);
+    let valid = record;
+    if (current === undefined || !exactUpdate(record, current)) {
+      const parsed = parseRecord(record);
+      if (!parsed.ok) throw new CorruptRecordError(record.key, `refusing to write: ${parsed.problems.join('; ')}`);
+      valid = parsed.record;
+    }
+    const stored = frozenCopy(valid, current);
     entries.set(record.key, { record: stored });
     return stored;
   }

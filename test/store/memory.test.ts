@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { memoryStore } from '../../src/index.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import { frozenShared, type MemoryStore } from '../../src/store/memory.js';
@@ -93,5 +93,49 @@ describe('memory store keeps frozen records', () => {
     expect(kept.meta).not.toBe(shallow);
     inner.items.push(2);
     expect(kept.meta).toStrictEqual({ cart: { items: [1] } });
+  });
+
+  it('an update checks the fields it changed, not again the ones it kept from the stored record', async () => {
+    const store = memoryStore();
+    await store.put(sampleRecord('k1', { policySnapshot: { name: 'default', statuses: { '500': 'retryable' } } }));
+    const first = (await store.get('k1'))!;
+    // The record's dictionaries are checked key by key (`Reflect.ownKeys`): a
+    // dictionary looked at is a field checked.
+    const ownKeys = vi.spyOn(Reflect, 'ownKeys');
+    try {
+      await store.update('k1', (current) => current && { ...current, epoch: current.epoch + 1 });
+      let looked = ownKeys.mock.calls.map(([target]) => target);
+      expect(looked).not.toContain(first.request.headers);
+      expect(looked).not.toContain(first.policySnapshot);
+      const headers = { 'content-type': 'text/plain' };
+      await store.update('k1', (current) => current && { ...current, request: { ...current.request, headers } });
+      looked = ownKeys.mock.calls.map(([target]) => target);
+      expect(looked).toContain(headers);
+      expect(looked).not.toContain(first.policySnapshot);
+    } finally {
+      ownKeys.mockRestore();
+    }
+    expect((await store.get('k1'))?.request.headers).toStrictEqual({ 'content-type': 'text/plain' });
+  });
+
+  it('an update with an invalid changed field is refused, and the stored record stays as it was', async () => {
+    const store = memoryStore();
+    await store.put(sampleRecord('k1'));
+    const before = await store.get('k1');
+    await expect(store.update('k1', (current) => current && { ...current, epoch: -1 })).rejects.toThrow(
+      /refusing to write/,
+    );
+    expect(await store.get('k1')).toBe(before);
+  });
+
+  it('an update adding a key the record does not have goes through the full check, which drops it', async () => {
+    const store = memoryStore();
+    await store.put(sampleRecord('k1'));
+    const updated = await store.update(
+      'k1',
+      (current) => current && ({ ...current, surprise: true } as typeof current),
+    );
+    expect(updated).toStrictEqual(sampleRecord('k1'));
+    expect(Object.isFrozen(updated)).toBe(true);
   });
 });
