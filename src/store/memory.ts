@@ -14,7 +14,7 @@
 
 import { CorruptRecordError } from '../errors.js';
 import { RECORD_SPEC } from '../model/exact.js';
-import { exactCheck, isPlain } from '../model/spec.js';
+import { exactCheck, isPlain, type Spec } from '../model/spec.js';
 import type { OperationRecord } from '../model.js';
 import { parseRecord } from '../model.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from './store.js';
@@ -33,11 +33,11 @@ export interface MemoryStore extends OperationStore {
 /** A validated record, frozen; or text that has not been validated (only `corrupt` writes that). */
 type Stored = { record: OperationRecord; text?: undefined } | { text: string };
 
-/** The exact check of each field of a record (see model/exact.ts), by name. */
-const FIELD_CHECKS: ReadonlyMap<string, (value: unknown) => boolean> = new Map(
-  RECORD_SPEC.kind === 'shape'
-    ? Object.entries(RECORD_SPEC.fields).map(([name, spec]) => [name, exactCheck(spec)])
-    : [],
+/** The record's field names, and the exact check of each (see model/exact.ts), index for index. */
+const FIELDS: readonly string[] = RECORD_SPEC.kind === 'shape' ? Object.keys(RECORD_SPEC.fields) : [];
+const FIELD_NAMES: ReadonlySet<string> = new Set(FIELDS);
+const FIELD_CHECKS: readonly ((value: unknown) => boolean)[] = FIELDS.map((name) =>
+  RECORD_SPEC.kind === 'shape' ? exactCheck(RECORD_SPEC.fields[name] as Spec) : () => false,
 );
 
 /**
@@ -50,10 +50,12 @@ const FIELD_CHECKS: ReadonlyMap<string, (value: unknown) => boolean> = new Map(
  */
 function exactUpdate(next: OperationRecord, stored: OperationRecord): boolean {
   if (!isPlain(next)) return false;
-  for (const name in next) if (!FIELD_CHECKS.has(name)) return false;
-  for (const [name, check] of FIELD_CHECKS) {
-    const value = next[name as keyof OperationRecord];
-    if (value !== stored[name as keyof OperationRecord] && !check(value)) return false;
+  for (const name in next) if (!FIELD_NAMES.has(name)) return false;
+  // Indexed, not `for…of` over entries: no array per field on every write.
+  for (let i = 0; i < FIELDS.length; i++) {
+    const name = FIELDS[i] as keyof OperationRecord;
+    const value = next[name];
+    if (value !== stored[name] && !(FIELD_CHECKS[i] as (value: unknown) => boolean)(value)) return false;
   }
   return true;
 }
