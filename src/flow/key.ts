@@ -123,21 +123,37 @@ export async function fingerprintOf(
   body: StoredBody | undefined,
   sha256Hex: Runtime['sha256Hex'] = systemRuntime.sha256Hex,
 ): Promise<string> {
-  const text = canonicalize({ method: method.toUpperCase(), url, body: fingerprintBody(body) });
-  if (text === undefined) throw new InvalidRequestError('body', 'cannot be serialised');
-  return sha256Hex(text);
+  return sha256Hex(fingerprintText(method, url, body));
 }
 
-function fingerprintBody(body: StoredBody | undefined): unknown {
-  if (body === undefined) return null;
+/**
+ * The text hashed: RFC 8785 canonical JSON of `{ method, url, body }`, where
+ * `body` is `null` or `{ json: <value> }`, `{ text }` or `{ base64 }`. The
+ * wrapper's keys are in their canonical order already (`body`, `method`,
+ * `url`), so only its values go through `canonicalize`: the same text as
+ * canonicalising the whole object, without a key sort and a `Set` per key on
+ * every request. Never change the text: stored fingerprints must keep matching.
+ */
+export function fingerprintText(method: string, url: string, body: StoredBody | undefined): string {
+  return `{"body":${fingerprintBody(body)},"method":${canonical(method.toUpperCase())},"url":${canonical(url)}}`;
+}
+
+function fingerprintBody(body: StoredBody | undefined): string {
+  if (body === undefined) return 'null';
   switch (body.encoding) {
     case 'json':
-      return { json: JSON.parse(body.text) as unknown };
+      return `{"json":${canonical(JSON.parse(body.text) as unknown)}}`;
     case 'text':
-      return { text: body.text };
+      return `{"text":${canonical(body.text)}}`;
     case 'base64':
-      return { base64: body.data };
+      return `{"base64":${canonical(body.data)}}`;
   }
+}
+
+function canonical(value: unknown): string {
+  const text = canonicalize(value);
+  if (text === undefined) throw new InvalidRequestError('body', 'cannot be serialised');
+  return text;
 }
 
 function utf8(text: string): Uint8Array<ArrayBuffer> {

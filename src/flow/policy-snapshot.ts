@@ -8,15 +8,20 @@
 import { OperationError } from '../errors.js';
 import type { OperationRecord } from '../model.js';
 import type { EndpointTable, ResolvedPolicy } from '../options.js';
+import { frozenShared } from '../store/memory.js';
 import { mayHaveTakenEffect } from './decide.js';
 
-/** Plain data of a policy, made once per policy object (records share it). */
+/**
+ * Plain data of a policy, made once per policy object and shared by every
+ * record written under it: frozen, so no record can change it for the others,
+ * and kept by the memory store without a copy per record.
+ */
 const snapshots = new WeakMap<ResolvedPolicy, Record<string, unknown>>();
 
 export function snapshotOf(policy: ResolvedPolicy): Record<string, unknown> {
   let snapshot = snapshots.get(policy);
   if (snapshot === undefined) {
-    snapshot = JSON.parse(JSON.stringify(policy)) as Record<string, unknown>;
+    snapshot = frozenShared(JSON.parse(JSON.stringify(policy)) as Record<string, unknown>);
     snapshots.set(policy, snapshot);
   }
   return snapshot;

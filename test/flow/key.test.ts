@@ -1,6 +1,8 @@
+import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../../src/errors.js';
-import { assertValidKey, deriveKey, fingerprintOf } from '../../src/flow/key.js';
+import { assertValidKey, deriveKey, fingerprintOf, fingerprintText } from '../../src/flow/key.js';
+import type { StoredBody } from '../../src/model.js';
 import { nodeSha256Hex } from '../../src/node/sha256.js';
 import { createClient as createNodeClient } from '../../src/node.js';
 import { systemRuntime } from '../../src/runtime.js';
@@ -129,5 +131,53 @@ describe('fingerprintOf: the hash is injected', () => {
     expect((await client.get(queued.key))?.fingerprint).toBe('e'.repeat(64));
     expect(hashed).toHaveLength(1);
     await client.close();
+  });
+});
+
+describe('fingerprintText: the canonical JSON of { method, url, body }, built without canonicalising the wrapper', () => {
+  const wholeObject = (method: string, url: string, body: StoredBody | undefined): string | undefined => {
+    const inner =
+      body === undefined
+        ? null
+        : body.encoding === 'json'
+          ? { json: JSON.parse(body.text) as unknown }
+          : body.encoding === 'text'
+            ? { text: body.text }
+            : { base64: body.data };
+    return canonicalize({ method: method.toUpperCase(), url, body: inner });
+  };
+  const cases: [string, string, StoredBody | undefined][] = [
+    ['post', 'https://a.test/x', undefined],
+    [
+      'POST',
+      'https://api.example.com/payments/%C3%A9?q=%C3%BC',
+      { encoding: 'json', text: '{"b":1,"a":[2,{"d":null,"c":"é"}]}' },
+    ],
+    ['PUT', 'https://a.test/"quoted"\\', { encoding: 'json', text: '  [1e3, -0, 0.1, "\\u2028", true]  ' }],
+    ['PATCH', 'https://a.test/x', { encoding: 'json', text: '"just a string"' }],
+    ['POST', 'https://a.test/x', { encoding: 'text', text: 'a=1&b=2\n"☕"' }],
+    ['POST', 'https://a.test/x', { encoding: 'base64', data: 'AAEC/w==' }],
+  ];
+
+  it('is byte for byte what canonicalize makes of the whole object', () => {
+    for (const [method, url, body] of cases)
+      expect(fingerprintText(method, url, body)).toBe(wholeObject(method, url, body));
+  });
+
+  it('keeps a known fingerprint (stored fingerprints must keep matching)', async () => {
+    const body = { encoding: 'json', text: '{"currency":"EUR","amount":4800}' } as const;
+    expect(fingerprintText('POST', 'https://api.example.com/payments', body)).toBe(
+      '{"body":{"json":{"amount":4800,"currency":"EUR"}},"method":"POST","url":"https://api.example.com/payments"}',
+    );
+    expect(await fingerprintOf('POST', 'https://api.example.com/payments', body, nodeSha256Hex)).toBe(
+      await nodeSha256Hex(
+        '{"body":{"json":{"amount":4800,"currency":"EUR"}},"method":"POST","url":"https://api.example.com/payments"}',
+      ),
+    );
+  });
+
+  it('refuses what canonicalize refuses: a lone surrogate in a text body', () => {
+    expect(() => fingerprintText('POST', 'https://a.test/x', { encoding: 'text', text: 'a\uD800b' })).toThrow();
+    expect(() => wholeObject('POST', 'https://a.test/x', { encoding: 'text', text: 'a\uD800b' })).toThrow();
   });
 });
