@@ -257,6 +257,7 @@ async function main(): Promise<void> {
         name: `oncely (memory store) ≥ 1.0× bare ky requests/s, ${label(inFlight)}`,
         measured: fmtRatio(value),
         met: value >= 1.0,
+        goal: 'overhead',
       });
     }
     // CPU per request at both concurrencies: met only when both are.
@@ -270,6 +271,7 @@ async function main(): Promise<void> {
         )
         .join(', '),
       met: cpuRatios.every(({ value }) => value <= 1.0),
+      goal: 'overhead',
     });
   }
   // The durable store end to end, against the memory store of the same rounds.
@@ -285,6 +287,7 @@ async function main(): Promise<void> {
         name: `oncely (file store) ≥ ${min}× oncely (memory store) requests/s, ${label(inFlight)}`,
         measured: fmtRatio(value),
         met: value >= min,
+        goal: 'durability',
       });
     }
   }
