@@ -79,6 +79,8 @@ export class Claim {
   readonly #tempRemoved: Promise<void>;
   #done = false;
   #released = false;
+  /** The descriptor was handed over after the commit (`commit`'s `keep`): release must not close it. */
+  #handedOver = false;
 
   constructor(created: Created, holder: HolderInfo, staleMs: number, schedule: Runtime['schedule']) {
     this.#path = created.path;
@@ -112,15 +114,24 @@ export class Claim {
   /**
    * Publishes `text` (from `fileText`) as the record at `recordPath`: write
    * it into the claim file, make it durable with `makeDurable` (a journal
-   * line, or an fsync of `fd`), then rename it over the record, which
-   * publishes it atomically and releases the claim. Resolves false, having
-   * published nothing, when the claim was lost (the caller retries). The
-   * caller releases the claim in every case (`finally`).
+   * line, or an fsync of `fd`; or only queue its journal line, for a relaxed
+   * write: then it returns nothing to wait for), then rename it over the
+   * record, which publishes it atomically and releases the claim. Resolves
+   * false, having published nothing, when the claim was lost (the caller
+   * retries). The caller releases the claim in every case (`finally`).
+   * Once published, the file's descriptor goes to `keep` (which owns it from
+   * then on) instead of being closed.
    */
-  async commit(recordPath: string, text: string, makeDurable: (fd: number) => Promise<void>): Promise<boolean> {
+  async commit(
+    recordPath: string,
+    text: string,
+    makeDurable: (fd: number) => Promise<void> | undefined,
+    keep?: (fd: number) => void,
+  ): Promise<boolean> {
     writeAllSync(this.#fd, Buffer.from(text, 'utf8'), 0);
     step('temp-written');
-    await makeDurable(this.#fd);
+    const durable = makeDurable(this.#fd);
+    if (durable !== undefined) await durable;
     step('durable');
     if (!this.#stillOurs()) return false;
     try {
@@ -131,6 +142,10 @@ export class Claim {
       throw error;
     }
     this.#done = true;
+    if (keep !== undefined) {
+      this.#handedOver = true;
+      keep(this.#fd);
+    }
     step('renamed');
     await this.release();
     return true;
@@ -150,7 +165,7 @@ export class Claim {
     } finally {
       heldTokens.delete(this.#token);
       // Closing a file we only wrote to does not wait for the disk: not worth a thread-pool round trip.
-      closeQuietly(this.#fd);
+      if (!this.#handedOver) closeQuietly(this.#fd);
     }
   }
 
