@@ -164,32 +164,30 @@ describe('fileStore: relaxed writes', () => {
     await after.close();
   });
 
-  it.each<WriteStep>([
-    'claim-opened',
-    'claim-written',
-    'temp-written',
-    'durable',
-  ])('a failure at %s of a relaxed write releases the claim and its descriptor', async (failAt) => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
-    // Pin the record (its descriptor stays open by design) before counting descriptors.
-    await store.update('k1', (r) => r, RELAXED);
-    const descriptors = openDescriptors();
-    let failures = 0;
-    writeSteps.hook = (step) => {
-      if (step === failAt && failures++ === 0) throw new Error(`injected failure at ${step}`);
-    };
-    await expect(rt.run(store.update('k1', bump, RELAXED))).rejects.toThrow(`injected failure at ${failAt}`);
-    expect(failures).toBe(1);
-    expect(fs.readdirSync(dir).sort()).toEqual(['journal', 'k1.json', 'quarantine']);
-    expect(openDescriptors()).toBe(descriptors);
-    // The next one goes through at once (a held claim would be waited for).
-    expect((await rt.run(store.update('k1', bump, RELAXED)))?.epoch).toBeGreaterThanOrEqual(1);
-    expect(rt.sleeps).toEqual([]);
-    await store.close();
-  });
+  it.each<WriteStep>(['claim-opened', 'claim-written', 'temp-written', 'durable'])(
+    'a failure at %s of a relaxed write releases the claim and its descriptor',
+    async (failAt) => {
+      const dir = tempDir();
+      const rt = createFakeRuntime();
+      const store = fileStore({ dir, runtime: rt });
+      await store.put(sampleRecord('k1'));
+      // Pin the record (its descriptor stays open by design) before counting descriptors.
+      await store.update('k1', (r) => r, RELAXED);
+      const descriptors = openDescriptors();
+      let failures = 0;
+      writeSteps.hook = (step) => {
+        if (step === failAt && failures++ === 0) throw new Error(`injected failure at ${step}`);
+      };
+      await expect(rt.run(store.update('k1', bump, RELAXED))).rejects.toThrow(`injected failure at ${failAt}`);
+      expect(failures).toBe(1);
+      expect(fs.readdirSync(dir).sort()).toEqual(['journal', 'k1.json', 'quarantine']);
+      expect(openDescriptors()).toBe(descriptors);
+      // The next one goes through at once (a held claim would be waited for).
+      expect((await rt.run(store.update('k1', bump, RELAXED)))?.epoch).toBeGreaterThanOrEqual(1);
+      expect(rt.sleeps).toEqual([]);
+      await store.close();
+    },
+  );
 });
 
 describe('fileStore: relaxed writes under the client', () => {

@@ -8,7 +8,7 @@
  * `write` + `fdatasync` covers all of them (group commit): 32 concurrent
  * writers cost about one disk flush, not 32. Only once its line is durable
  * is a record renamed into place, so a record anyone can read is a durable
- * one.
+ * one, unless its writer asked for a relaxed write (below).
  *
  * The record files themselves are written without fsync. A process crash
  * loses nothing (the page cache survives it); a power cut can leave a

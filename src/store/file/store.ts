@@ -9,7 +9,9 @@
  *                         process that wrote it and the record's revision
  *   <name>.json.pending   an update in progress: the claim (lock) of the
  *                         record and the temp file of its next version, or
- *                         left by a crash (never read as a record; claim.md)
+ *                         left by a crash (never read as a record; claim.md);
+ *                         renamed over the record to commit: a write costs
+ *                         two directory changes (this create, that rename)
  *   quarantine/<at>-<token>-<name>.json   records that failed validation
  *   journal/<host>-<pid>-<token>.<n>.log  write-ahead journal segments, one
  *                         writer each (journal.ts, recovery.ts)
@@ -20,6 +22,13 @@
  *   that moment: group commit), and only then is it renamed into place;
  *   record files are fsynced later, by checkpoints, and after a power cut
  *   the journal restores any that did not make it (journal.ts, recovery.ts);
+ * - relaxed writes (`durability: 'relaxed'`) are the same, except that they
+ *   resolve without waiting for their journal line's flush: the next
+ *   durable write of this handle (or a timer) flushes it, and the journal
+ *   refuses to relax a write that could cost an earlier durable version
+ *   (journal.ts);
+ * - the record files this handle wrote last stay open (pinned.ts), so
+ *   reading one back (each write reads its record twice) costs one `stat`;
  * - `update` is atomic across processes: within a process updates of a key
  *   queue up (keyed-queue.ts), then take the record's claim file (claim.ts);
  *   `fn` always sees the latest record on disk, read under the claim, so the
