@@ -122,10 +122,16 @@ export class PinnedRecords {
   }
 }
 
+/**
+ * Closes on the thread pool, never on the main thread: a pinned file has
+ * usually been replaced by a newer version since, so this is the last
+ * reference to an unlinked inode, and closing it frees the inode and its
+ * blocks there and then (a file-system journal transaction on ext4). In a
+ * profile at 32 operations in flight, a synchronous close here was a tenth
+ * of the process's CPU time.
+ */
 function closeQuietly(fd: number): void {
-  try {
-    fs.closeSync(fd);
-  } catch {
-    // Already closed: nothing to release.
-  }
+  fs.close(fd, () => {
+    // Already closed, or failed: nothing more to release.
+  });
 }
