@@ -41,7 +41,7 @@ import { join } from 'node:path';
 import type { Runtime } from '../../runtime.js';
 import { checkpoint } from './checkpoint.js';
 import type { DirSync } from './durable.js';
-import { appendAll, closeFile, datasync, openFile, unlinkFile } from './io.js';
+import { appendAllSync, closeFile, datasync, openFile, unlinkFile } from './io.js';
 import { hostId, randomToken } from './liveness.js';
 
 /**
@@ -221,7 +221,9 @@ export class Journal {
         const segment = await this.#current();
         const bytes = Buffer.from(batch.map((entry) => entry.line).join(''), 'utf8');
         try {
-          await appendAll(segment.fd, bytes);
+          // Written synchronously (page cache only, like the claim files: cheaper than a thread-pool round
+          // trip, and a sequential write then waits for one round trip, the fdatasync, instead of two).
+          appendAllSync(segment.fd, bytes);
           await datasync(segment.fd);
         } catch (error) {
           segment.broken = true;
