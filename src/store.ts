@@ -35,5 +35,12 @@ export type {
 export { ATTEMPT_CLASSES, OPERATION_STATES, parseRecord, RECORD_VERSION, STOP_REASONS } from './model.js';
 export type { ContractCase, StoreContractOptions } from './store/contract.js';
 export { sampleRecord, storeContract } from './store/contract.js';
-export type { OperationStore, QuarantineEntry, RecordFilter, RecordSummary, Updater } from './store/store.js';
+export type {
+  OperationStore,
+  QuarantineEntry,
+  RecordFilter,
+  RecordSummary,
+  Updater,
+  WriteOptions,
+} from './store/store.js';
 export { applyFilter, summaryOf } from './store/store.js';

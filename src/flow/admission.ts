@@ -6,6 +6,7 @@
  */
 import { InvalidOptionsError, InvalidRequestError, InvalidStateError, KeyConflictError } from '../errors.js';
 import { type OperationRecord, SEQ_PER_MS } from '../model.js';
+import type { WriteOptions } from '../store/store.js';
 import type { Engine } from './engine.js';
 import { methodOf, type OncelyRequest, prepareOperation } from './operation.js';
 import { sendsKey } from './outcome.js';
@@ -42,8 +43,13 @@ export class Admission {
     this.#denied = denied;
   }
 
-  /** Validates, then writes the record ahead (or finds the existing one for this key). */
-  admit(request: OncelyRequest<unknown>): Promise<Admitted> {
+  /**
+   * Validates, then writes the record ahead (or finds the existing one for
+   * this key). `write.durability: 'relaxed'` only when nothing is promised
+   * before the first attempt, whose start is the durable write (`send`); see
+   * the README's durability section.
+   */
+  admit(request: OncelyRequest<unknown>, write?: WriteOptions): Promise<Admitted> {
     const { runtime, shutdown } = this.#engine;
     if (shutdown.stopped) {
       // Refused before anything is written: nothing is queued that the caller would think gone.
@@ -53,10 +59,10 @@ export class Admission {
     }
     const scope = typeof request === 'object' && request !== null ? request.scope : undefined;
     // Hashing may run off the main thread (WebCrypto): real work, reported as such.
-    if (scope === undefined) return runtime.track(this.#writeAhead(request));
+    if (scope === undefined) return runtime.track(this.#writeAhead(request, write));
     const previous = this.#scopeAdmissions.get(scope);
     const admitted = (previous === undefined ? Promise.resolve() : previous.then(noop, noop)).then(() =>
-      runtime.track(this.#writeAhead(request)),
+      runtime.track(this.#writeAhead(request, write)),
     );
     this.#scopeAdmissions.set(scope, admitted);
     const forget = (): void => {
@@ -72,7 +78,7 @@ export class Admission {
     return this.#lastSeq;
   }
 
-  async #writeAhead(request: OncelyRequest<unknown>): Promise<Admitted> {
+  async #writeAhead(request: OncelyRequest<unknown>, write: WriteOptions | undefined): Promise<Admitted> {
     if (typeof request !== 'object' || request === null) throw new InvalidOptionsError('request', 'must be an object');
     const { store, runtime, endpoints, events, owner } = this.#engine;
     const url = resolveUrl(request.url, this.#baseUrl);
@@ -87,11 +93,15 @@ export class Admission {
     let fresh = false;
     let record: OperationRecord | undefined;
     try {
-      record = await store.update(prepared.key, (current) => {
-        fresh = current === undefined;
-        if (current !== undefined) return current;
-        return create(prepared, policy, request, runtime.now(), owner, this.#nextSeq());
-      });
+      record = await store.update(
+        prepared.key,
+        (current) => {
+          fresh = current === undefined;
+          if (current !== undefined) return current;
+          return create(prepared, policy, request, runtime.now(), owner, this.#nextSeq());
+        },
+        write,
+      );
       if (record === undefined) throw new Error(`store did not keep ${prepared.key}`);
       if (record.fingerprint !== prepared.fingerprint) throw new KeyConflictError(prepared.key, record.state);
     } catch (error) {

@@ -11,7 +11,7 @@
  */
 import type { OperationRecord } from '../model.js';
 import { memoryStore } from '../store/memory.js';
-import type { OperationStore, RecordFilter, RecordSummary, Updater } from '../store/store.js';
+import type { OperationStore, RecordFilter, RecordSummary, Updater, WriteOptions } from '../store/store.js';
 
 export interface PlacedStore extends OperationStore {
   /**
@@ -48,8 +48,8 @@ export function placedStore(store: OperationStore, now: () => number): PlacedSto
     },
     inMemory: (key) => holders.has(key),
     get: (key) => where(key).get(key),
-    put: (record: OperationRecord) => where(record.key).put(record),
-    update: (key: string, fn: Updater) => where(key).update(key, fn),
+    put: (record: OperationRecord, options?: WriteOptions) => where(record.key).put(record, options),
+    update: (key: string, fn: Updater, options?: WriteOptions) => where(key).update(key, fn, options),
     delete: (key) => where(key).delete(key),
     list: (filter?: RecordFilter) => store.list(filter),
     quarantined: () => store.quarantined(),

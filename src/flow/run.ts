@@ -12,6 +12,7 @@
 import { LeaseLostError, NotFoundError } from '../errors.js';
 import type { OperationRecord, StoredAnswer } from '../model.js';
 import { parseServerHintMs } from '../policy/retry-after.js';
+import type { WriteOptions } from '../store/store.js';
 import { performAttempt } from './attempt.js';
 import { type AttemptEnd, attemptNumber } from './attempt-history.js';
 import { policyOfClaimed } from './claimed-policy.js';
@@ -45,6 +46,16 @@ import {
 import { callHook, credentialsFailed, pause, waitForOnline, waitUntilDue, withCredentials } from './waits.js';
 
 export type { AttemptContext, Connectivity, Engine } from './engine.js';
+
+/**
+ * Writes that may ride the store's next durable write (`WriteOptions`):
+ * each follows an attempt's start, which was durable before anything was
+ * sent, so losing one to a power cut leaves a record that may have reached
+ * the server, and resuming it resends under the same key for the server's
+ * stored answer. A stop (`settle`) stays durable: it may be the only record
+ * that nothing was sent, and the caller is told so.
+ */
+const RELAXED: WriteOptions = { durability: 'relaxed' };
 
 /**
  * Drives operation `key` until it is terminal (or the client shuts down) and
@@ -116,8 +127,13 @@ async function drive(
   const policy = await policyOfClaimed(engine, claimed);
   const gate = gateFor(engine, policy, claimed.request.url);
   const base = { key, operation: `${claimed.request.method} ${claimed.request.url}`, fingerprint: claimed.fingerprint };
-  const write = (fn: (r: OperationRecord) => OperationRecord) =>
-    engine.store.update(key, (current) => fn(assertFenced(current, key, owner, epoch))) as Promise<OperationRecord>;
+  // Durable unless `RELAXED`: the writes after an attempt's start, whose loss a resend under the same key repairs.
+  const write = (fn: (r: OperationRecord) => OperationRecord, options?: WriteOptions) =>
+    engine.store.update(
+      key,
+      (current) => fn(assertFenced(current, key, owner, epoch)),
+      options,
+    ) as Promise<OperationRecord>;
   /** The last attempt's answer when it was a non-2xx response: kept with a stop (see `finalAnswer`). */
   let answer: StoredAnswer | undefined;
   const settle = async (stop: Stop, end?: AttemptEnd): Promise<OperationRecord> => {
@@ -140,7 +156,7 @@ async function drive(
     for (;;) {
       if (signal?.aborted) return await settle(stopWith(record, 'aborted', 'The caller aborted the operation'));
       if (engine.shutdown.stopped) {
-        await write(release);
+        await write(release, RELAXED);
         return undefined;
       }
       const now = runtime.now();
@@ -253,7 +269,7 @@ async function drive(
       switch (decision.kind) {
         case 'succeed': {
           const result = storedResult(output, policy, endedAt, engine.resultHeaders);
-          const done = await write((r) => succeed(r, end, result, policy.retainMs));
+          const done = await write((r) => succeed(r, end, result, policy.retainMs), RELAXED);
           emitEnded(engine, base, done, end);
           if (events.listens('settled')) {
             events.emit('settled', { ...base, state: 'succeeded', reason: undefined, attempts: done.attempts.length });
@@ -263,7 +279,7 @@ async function drive(
         case 'stop':
           return await settle(decision, end);
         case 'refresh_auth': {
-          record = await write((r) => refreshAuth(r, end, owner));
+          record = await write((r) => refreshAuth(r, end, owner), RELAXED);
           emitEnded(engine, base, record, end);
           const refreshed = await callHook(engine, () => engine.onUnauthorized?.(context), record.deadlineAt, signal);
           if (refreshed !== true) {
@@ -277,7 +293,7 @@ async function drive(
         }
         case 'retry':
           // Unsent attempts back off too (a refused connection must not become a hot loop); they cost no attempt or budget.
-          record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, true));
+          record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, true), RELAXED);
           needsAdmission = decision.budgeted;
           emitEnded(engine, base, record, end);
           events.emit('retry:scheduled', {

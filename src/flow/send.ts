@@ -13,10 +13,13 @@ import type { OncelyRequest } from './operation.js';
 import { guarded, type Outcome, outcomeOf, resultOf, type SendResult } from './settle.js';
 import { liveProfile, suspendedError } from './settle-errors.js';
 
+const RELAXED = { durability: 'relaxed' } as const;
+
 /** Sends once: the result, or a typed error (also when the caller stops waiting before it settles). */
 export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Promise<SendResult<T>> {
   void core.remediation.sweepIfDue();
-  const { record, fresh, held } = await core.admission.admit(request);
+  // Relaxed: the caller is told nothing before the attempt's start, the durable write that covers this one.
+  const { record, fresh, held } = await core.admission.admit(request, RELAXED);
   try {
     if (!fresh && isTerminal(record.state))
       return await resultOf(record, request, true, liveProfile(core.engine.endpoints, record));

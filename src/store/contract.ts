@@ -7,6 +7,7 @@
  * for (const c of storeContract({ create: () => memoryStore() })) it(c.name, c.run);
  */
 import { basicCases } from './contract/basics.js';
+import { durabilityCases } from './contract/durability.js';
 import { integrityCases } from './contract/integrity.js';
 import type { ContractCase, StoreContractOptions } from './contract/options.js';
 
@@ -19,5 +20,5 @@ export { sampleRecord } from './contract/sample.js';
  * only when those are given.
  */
 export function storeContract(options: StoreContractOptions): ContractCase[] {
-  return [...basicCases(options), ...integrityCases(options)];
+  return [...basicCases(options), ...durabilityCases(options), ...integrityCases(options)];
 }

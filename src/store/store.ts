@@ -4,7 +4,8 @@
  * contract suite (`storeContract` in `oncely/store`) runs against each.
  *
  * Requirements (each proven by the contract suite):
- * - durable before a write resolves;
+ * - durable before a write resolves, unless the write says
+ *   `durability: 'relaxed'` (see `WriteOptions`);
  * - `update` is an atomic read-modify-write (compare-and-set), also across
  *   tabs or processes for the durable stores;
  * - records are validated on read: a corrupt one is quarantined and
@@ -72,12 +73,37 @@ export interface QuarantineEntry {
   raw: string;
 }
 
+/**
+ * How durable a write must be when it resolves. A hint: a store that cannot
+ * tell the two apart (memory, PostgreSQL) makes every write durable.
+ */
+export interface WriteOptions {
+  /**
+   * `'durable'`: on stable storage before the write resolves (survives a
+   * power cut). `'relaxed'`: visible to every read (and to every other
+   * handle) before it resolves, like a durable write, but it may reach stable
+   * storage later: a power cut (or an OS crash) may lose it, and the record
+   * is then found as the last durable write left it, or as a later relaxed
+   * one. Never older than that: a durable write issued after a relaxed one
+   * (of any key, through the same handle) covers it, once it resolves. A
+   * process crash loses nothing in either case. The same idea as IndexedDB's
+   * `durability: 'relaxed'` transactions.
+   *
+   * The engine relaxes only writes whose loss a resend under the same key
+   * repairs (the server replays its answer); see the README's durability
+   * section.
+   * @default 'durable'
+   * @example await store.update(key, settle, { durability: 'relaxed' })
+   */
+  durability?: 'durable' | 'relaxed';
+}
+
 export interface OperationStore {
   get(key: string): Promise<OperationRecord | undefined>;
   /** Creates or replaces. */
-  put(record: OperationRecord): Promise<void>;
+  put(record: OperationRecord, options?: WriteOptions): Promise<void>;
   /** Atomic read-modify-write; resolves with the record as stored afterwards. */
-  update(key: string, fn: Updater): Promise<OperationRecord | undefined>;
+  update(key: string, fn: Updater, options?: WriteOptions): Promise<OperationRecord | undefined>;
   delete(key: string): Promise<void>;
   /** Earliest `nextAttemptAt` first. */
   list(filter?: RecordFilter): Promise<OperationRecord[]>;

@@ -26,8 +26,8 @@ export function trackedStore(store: OperationStore, runtime: Pick<Runtime, 'trac
   };
   const wrapped: OperationStore & { [TRACKED]?: Pick<Runtime, 'track'> } = {
     get: (key) => track(() => store.get(key)),
-    put: (record) => track(() => store.put(record)),
-    update: (key, fn) => track(() => store.update(key, fn)),
+    put: (record, options) => track(() => store.put(record, options)),
+    update: (key, fn, options) => track(() => store.update(key, fn, options)),
     delete: (key) => track(() => store.delete(key)),
     list: (filter) => track(() => store.list(filter)),
     quarantined: () => track(() => store.quarantined()),

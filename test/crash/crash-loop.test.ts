@@ -50,12 +50,12 @@ describe('crash loops (child processes, SIGKILL)', () => {
     await setup.close();
     const claim = claimPathOf(dir, 'k');
 
-    // Killed for real between creating its claim and writing the holder line: the claim is
-    // written under a temp name first, so no claim exists without its line.
+    // Killed for real between creating its claim and writing the holder line: an empty claim
+    // that names nobody, stale once it is older than the grace by its own mtime (claim.md).
     const killed = await exitOf({ mode: 'update', dir, key: 'k', kill: { at: 'write', step: 'claim-opened', n: 1 } });
     expect(killed.killed).toBe(true);
-    expect(fs.existsSync(claim)).toBe(false);
-    // What that kill leaves with a version that wrote the line after creating the claim: an empty claim, now.
+    expect(fs.readFileSync(claim, 'utf8')).toBe('');
+    // Made fresh again: the processes below start within the grace.
     fs.writeFileSync(claim, '');
 
     const outcomes: string[] = [];
@@ -72,7 +72,7 @@ describe('crash loops (child processes, SIGKILL)', () => {
 
     const store = fileStore({ dir });
     expect((await store.get('k'))?.epoch).toBeGreaterThanOrEqual(20);
-    await store.list(); // sweeps the temp file of the killed claim once it is old enough
+    await store.list(); // sweeps claim debris, if any were left
     await store.close();
     expect(fs.readdirSync(dir).filter((name) => name.includes('.pending'))).toEqual([]);
   }, 90_000);

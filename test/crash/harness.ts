@@ -72,8 +72,8 @@ export interface CrashReport extends LaneReport {
   tornTempFiles: number;
 }
 
-/** Every step of a durable write, the three steps of taking a claim included (claim.md). */
-const STEPS: WriteStep[] = ['claim-opened', 'claim-written', 'claim-linked', 'temp-written', 'durable', 'renamed'];
+/** Every step of a durable write, the two steps of taking a claim included (claim.md). */
+const STEPS: WriteStep[] = ['claim-opened', 'claim-written', 'temp-written', 'durable', 'renamed'];
 
 export async function runCrashLanes(server: ReferenceServer, options: CrashOptions): Promise<CrashReport> {
   const started = Date.now();

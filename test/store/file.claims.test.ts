@@ -240,7 +240,7 @@ describe('fileStore: crash leftovers and claims', () => {
     expect(rt.monotonicNow() - started).toBeLessThan(UNREADABLE_CLAIM_GRACE_MS + 2 * 16);
   });
 
-  it('creates a claim with its holder line already in it: it never exists empty', async () => {
+  it('takes a claim with two directory changes in all: one exclusive create (holder line written at once), one rename', async () => {
     const dir = tempDir();
     const store = fileStore({ dir });
     await store.put(sampleRecord('k1'));
@@ -250,15 +250,18 @@ describe('fileStore: crash leftovers and claims', () => {
       if (step.startsWith('claim-'))
         seen.push([step, fs.existsSync(claim) ? fs.readFileSync(claim, 'utf8') : undefined]);
     };
+    const before = fs.statSync(store.pathOf('k1')).ino;
     await store.update('k1', bump);
     const holder = `${JSON.stringify({ host: hostId(), pid: process.pid })}`.slice(0, -1);
-    expect(seen.map(([step, text]) => [step, text?.startsWith(holder) ?? 'absent'])).toEqual([
-      ['claim-opened', 'absent'],
-      ['claim-written', 'absent'],
-      ['claim-linked', true],
+    // Empty only between the create and the write of the line (a kill there: see the crash-loop test).
+    expect(seen.map(([step, text]) => [step, text === undefined ? 'absent' : text.startsWith(holder)])).toEqual([
+      ['claim-opened', false],
+      ['claim-written', true],
     ]);
-    // Nothing is left of the temp name it was created under.
-    expect(fs.readdirSync(dir).filter((name) => name.includes('.pending'))).toEqual([]);
+    // The claim file itself became the record, and nothing else was created.
+    expect(fs.statSync(store.pathOf('k1')).ino).not.toBe(before);
+    expect(fs.readdirSync(dir).sort()).toEqual(['journal', 'k1.json', 'quarantine']);
+    await store.close();
   });
 
   it('sweeps the temp files of claims being created by processes that are gone', async () => {
@@ -308,9 +311,9 @@ describe('fileStore: crash leftovers and claims', () => {
 
 describe('fileStore: every acquisition is released on every path', () => {
   // Each step of taking a claim (claim.md) and of committing through it.
-  const steps: WriteStep[] = ['claim-opened', 'claim-written', 'claim-linked', 'temp-written', 'durable'];
+  const steps: WriteStep[] = ['claim-opened', 'claim-written', 'temp-written', 'durable'];
 
-  it.each(steps)('a failure at %s releases the claim, its temp file and its descriptor', async (failAt) => {
+  it.each(steps)('a failure at %s releases the claim and its descriptor', async (failAt) => {
     const dir = tempDir();
     const rt = createFakeRuntime();
     const store = fileStore({ dir, runtime: rt });

@@ -92,10 +92,9 @@ describe('fileStore journal', () => {
     };
     await store.update('k1', (current) => (current ? { ...current, epoch: 7 } : current));
     expect(seen).toEqual([
-      // The claim is taken (created under a temp name, then linked) before anything is written.
+      // The claim is taken (created, its holder line written) before anything is written.
       { step: 'claim-opened', inJournal: false, onDisk: 0 },
       { step: 'claim-written', inJournal: false, onDisk: 0 },
-      { step: 'claim-linked', inJournal: false, onDisk: 0 },
       { step: 'temp-written', inJournal: false, onDisk: 0 },
       { step: 'durable', inJournal: true, onDisk: 0 },
       { step: 'renamed', inJournal: true, onDisk: 7 },

@@ -1,13 +1,13 @@
 /**
  * The cross-process lock of one record, which is also its temp file: take
  * it, commit a new version through it, or release it. The protocol (how a
- * claim is created with its holder line in one atomic step, when one is
- * stale, how it is taken over) is described in claim.md beside this file;
- * claim-files.ts reads and breaks claim files.
+ * claim is created with its holder line, when one is stale, how it is taken
+ * over) is described in claim.md beside this file; claim-files.ts reads and
+ * breaks claim files.
  *
- * A claim costs the directory changes of a plain temp-file write plus one
- * `link` and one unlink (claim.md says why the link), and the unlink of the
- * temp name runs in the background while the claim is in use.
+ * A claim costs the directory changes of a plain temp-file write and no
+ * more: an exclusive create, then the rename that commits (or an unlink when
+ * nothing is committed).
  */
 import * as fs from 'node:fs';
 import { OncelyError } from '../../errors.js';
@@ -21,9 +21,8 @@ import {
   UNREADABLE_CLAIM_GRACE_MS,
 } from './claim-files.js';
 import { writeSteps } from './durable.js';
-import { isErrno, linkFile, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
+import { isErrno, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
 import { fileClockNow, hostId, randomToken } from './liveness.js';
-import { NEW_CLAIM_INFIX } from './names.js';
 
 export { sweepBroken, sweepClaim, sweepNewClaim, UNREADABLE_CLAIM_GRACE_MS } from './claim-files.js';
 
@@ -75,16 +74,15 @@ export class Claim {
   readonly #refreshEveryMs: number;
   /** Cancels the next refresh. */
   #cancelRefresh: () => void;
-  /** The removal of the temp name the claim was created under (claim.md), awaited by `release`. */
-  readonly #tempRemoved: Promise<void>;
   #done = false;
   #released = false;
+  /** The descriptor was handed over after the commit (`commit`'s `keep`): release must not close it. */
+  #handedOver = false;
 
   constructor(created: Created, holder: HolderInfo, staleMs: number, schedule: Runtime['schedule']) {
     this.#path = created.path;
     this.#fd = created.fd;
     this.#ino = created.ino;
-    this.#tempRemoved = created.tempRemoved;
     this.#token = holder.token;
     this.#holder = holder;
     this.#schedule = schedule;
@@ -112,15 +110,24 @@ export class Claim {
   /**
    * Publishes `text` (from `fileText`) as the record at `recordPath`: write
    * it into the claim file, make it durable with `makeDurable` (a journal
-   * line, or an fsync of `fd`), then rename it over the record, which
-   * publishes it atomically and releases the claim. Resolves false, having
-   * published nothing, when the claim was lost (the caller retries). The
-   * caller releases the claim in every case (`finally`).
+   * line, or an fsync of `fd`; or only queue its journal line, for a relaxed
+   * write: then it returns nothing to wait for), then rename it over the
+   * record, which publishes it atomically and releases the claim. Resolves
+   * false, having published nothing, when the claim was lost (the caller
+   * retries). The caller releases the claim in every case (`finally`).
+   * Once published, the file's descriptor goes to `keep` (which owns it from
+   * then on) instead of being closed.
    */
-  async commit(recordPath: string, text: string, makeDurable: (fd: number) => Promise<void>): Promise<boolean> {
+  async commit(
+    recordPath: string,
+    text: string,
+    makeDurable: (fd: number) => Promise<void> | undefined,
+    keep?: (fd: number) => void,
+  ): Promise<boolean> {
     writeAllSync(this.#fd, Buffer.from(text, 'utf8'), 0);
     step('temp-written');
-    await makeDurable(this.#fd);
+    const durable = makeDurable(this.#fd);
+    if (durable !== undefined) await durable;
     step('durable');
     if (!this.#stillOurs()) return false;
     try {
@@ -131,6 +138,10 @@ export class Claim {
       throw error;
     }
     this.#done = true;
+    if (keep !== undefined) {
+      this.#handedOver = true;
+      keep(this.#fd);
+    }
     step('renamed');
     await this.release();
     return true;
@@ -146,11 +157,10 @@ export class Claim {
         this.#done = true;
         if (this.#stillOurs()) await unlinkFile(this.#path).catch(() => undefined);
       }
-      await this.#tempRemoved;
     } finally {
       heldTokens.delete(this.#token);
       // Closing a file we only wrote to does not wait for the disk: not worth a thread-pool round trip.
-      closeQuietly(this.#fd);
+      if (!this.#handedOver) closeQuietly(this.#fd);
     }
   }
 
@@ -177,7 +187,7 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   let watched: { ino: number; mtimeMs: number; size: number; since: number } | undefined;
   try {
     for (let round = 0; ; round++) {
-      const created = await tryCreate(path, holderLine, token);
+      const created = await tryCreate(path, holderLine);
       if (created !== undefined) return new Claim(created, self, options.staleMs, runtime.schedule);
       const holder = inspect(path);
       if (holder === undefined) continue; // released meanwhile: try again at once
@@ -215,57 +225,59 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   }
 }
 
-/** A claim file just created: its descriptor and inode, and the removal of its temp name. */
+/** A claim file just created: its descriptor and inode. */
 interface Created {
   path: string;
   fd: number;
   ino: number;
-  tempRemoved: Promise<void>;
 }
 
 /**
- * Creates the claim file at `path` with `holderLine` in it, in one atomic
- * step (claim.md): written under a temp name, then linked into place.
- * Undefined when someone else holds the claim. Whatever fails on the way
- * releases what was acquired so far: the temp name, the descriptor, and the
- * claim itself once linked.
+ * Creates the claim file at `path` (`O_EXCL`: undefined when someone else
+ * holds the claim) and writes `holderLine` into it at once. Two directory
+ * changes per write in all (this create, and the rename that commits): see
+ * claim.md for why the claim is no longer created under a temp name and
+ * linked into place, and what a kill between the create and the write
+ * costs. Whatever fails on the way releases what was acquired so far: the
+ * claim and its descriptor.
  *
- * The create, link and unlink run on the thread pool: they change the
- * directory, and on ext4 that can wait behind a file-system journal commit
- * for milliseconds. Writing into the file we hold is synchronous (the holder
- * line here, the new version in `commit`): page cache only, cheaper than a
- * thread-pool round trip.
+ * The create runs on the thread pool: it changes the directory, and on ext4
+ * that can wait behind a file-system journal commit for milliseconds.
+ * Writing into the file we hold is synchronous (the holder line here, the
+ * new version in `commit`): page cache only, cheaper than a thread-pool
+ * round trip.
  */
-async function tryCreate(path: string, holderLine: string, token: string): Promise<Created | undefined> {
-  const temp = `${path}${NEW_CLAIM_INFIX}${token}`;
-  const fd = await openFile(temp, 'wx', 0o600);
+async function tryCreate(path: string, holderLine: string): Promise<Created | undefined> {
+  let fd: number;
+  try {
+    fd = await openFile(path, 'wx', 0o600);
+  } catch (error) {
+    if (isErrno(error, 'EEXIST')) return undefined;
+    throw error;
+  }
   let result: Created | undefined;
   try {
     step('claim-opened');
     writeAllSync(fd, Buffer.from(holderLine, 'utf8'), 0);
     const { ino } = fs.fstatSync(fd);
     step('claim-written');
-    try {
-      await linkFile(temp, path);
-    } catch (error) {
-      // EEXIST: held by someone else. ENOENT: a sweep removed our temp file (always allowed): look again.
-      if (isErrno(error, 'EEXIST') || isErrno(error, 'ENOENT')) return undefined;
-      throw error;
-    }
-    // From here on the claim exists: a failure before it is handed over must remove it again.
-    try {
-      step('claim-linked');
-    } catch (error) {
-      if (ownedAt(path, ino)) await unlinkFile(path).catch(() => undefined);
-      throw error;
-    }
-    result = { path, fd, ino, tempRemoved: unlinkFile(temp).catch(() => undefined) };
+    result = { path, fd, ino };
     return result;
   } finally {
     if (result === undefined) {
+      // Ours, unless a sweep took it for a leftover meanwhile (then `ownedAt` says no).
+      const ino = inoOf(fd);
       closeQuietly(fd);
-      await unlinkFile(temp).catch(() => undefined);
+      if (ino !== undefined && ownedAt(path, ino)) await unlinkFile(path).catch(() => undefined);
     }
+  }
+}
+
+function inoOf(fd: number): number | undefined {
+  try {
+    return fs.fstatSync(fd).ino;
+  } catch {
+    return undefined;
   }
 }
 

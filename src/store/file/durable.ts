@@ -16,11 +16,11 @@ import { dirname, join } from 'node:path';
 import { fsyncFile, isErrno, renameFile, unlinkFile } from './io.js';
 
 /**
- * The steps of one durable write, in order: taking the claim (its file
- * created under a temp name, its holder line written, linked into place:
- * claim.md), then committing through it.
+ * The steps of one write, in order: taking the claim (its file created, its
+ * holder line written: claim.md), then committing through it (`durable`: its
+ * journal line flushed, or only queued for a relaxed write).
  */
-export type WriteStep = 'claim-opened' | 'claim-written' | 'claim-linked' | 'temp-written' | 'durable' | 'renamed';
+export type WriteStep = 'claim-opened' | 'claim-written' | 'temp-written' | 'durable' | 'renamed';
 
 /**
  * Test seam for the crash tests (not exported from `oncely/node`): called at

@@ -119,20 +119,10 @@ export function isErrno(error: unknown, code: string): boolean {
   return (error as NodeJS.ErrnoException | null)?.code === code;
 }
 
-/** Writes all of `bytes` at the end of `fd` (short writes continued). */
-export function appendAll(fd: number, bytes: Uint8Array): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const next = (offset: number): void => {
-      if (offset >= bytes.length) {
-        resolve();
-        return;
-      }
-      fs.write(fd, bytes, offset, bytes.length - offset, null, (error, written) =>
-        error ? reject(error) : next(offset + written),
-      );
-    };
-    next(0);
-  });
+/** Writes all of `bytes` at the end of `fd`, opened with `O_APPEND` (short writes continued), synchronously. */
+export function appendAllSync(fd: number, bytes: Uint8Array): void {
+  let offset = 0;
+  while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset, null);
 }
 
 /** `fdatasync`, as a promise. */

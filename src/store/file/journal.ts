@@ -8,7 +8,7 @@
  * `write` + `fdatasync` covers all of them (group commit): 32 concurrent
  * writers cost about one disk flush, not 32. Only once its line is durable
  * is a record renamed into place, so a record anyone can read is a durable
- * one.
+ * one, unless its writer asked for a relaxed write (below).
  *
  * The record files themselves are written without fsync. A process crash
  * loses nothing (the page cache survives it); a power cut can leave a
@@ -20,6 +20,19 @@
  * fsync, and usually a cheap one: by then the kernel has written most of it
  * back), one directory fsync, then the segment is deleted.
  *
+ * A *relaxed* write (`WriteOptions`) queues its line and is renamed into
+ * place at once, without waiting for a flush: its line rides the next flush,
+ * which the next durable write of this handle (of any record) starts, or a
+ * timer `RELAXED_FLUSH_DELAY_MS` later. So a durable write that resolves
+ * covers every relaxed write queued before it. A relaxed write must never
+ * cost an earlier durable version: after a power cut its renamed file may
+ * come back torn, and only a journal line can restore the record then. So a
+ * write is relaxed only when this handle holds a flushed line of the record
+ * in a segment that is not being checkpointed (`anchored`); else it waits for
+ * its flush like a durable one. And a checkpoint first flushes everything
+ * queued, so the segment it deletes never held the only line of a record
+ * whose newer relaxed version is not yet durable.
+ *
  * Segment names carry the writer's host and pid
  * (`<host>-<pid>-<token>.<n>.log`), so another process can tell the journal
  * of a crashed writer from a live one's (recovery.ts).
@@ -28,8 +41,15 @@ import { join } from 'node:path';
 import type { Runtime } from '../../runtime.js';
 import { checkpoint } from './checkpoint.js';
 import type { DirSync } from './durable.js';
-import { appendAll, closeFile, datasync, openFile, unlinkFile } from './io.js';
+import { appendAllSync, closeFile, datasync, openFile, unlinkFile } from './io.js';
 import { hostId, randomToken } from './liveness.js';
+
+/**
+ * Relaxed lines queued while no flush runs are flushed this long later (when
+ * no durable write flushed them first): how long a relaxed write may stay
+ * exposed to a power cut on an otherwise idle handle.
+ */
+const RELAXED_FLUSH_DELAY_MS = 100;
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
 const SEGMENT_MAX_AGE_MS = 30_000;
@@ -80,6 +100,13 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
+/** A queued line (none for a barrier), and who waits for its flush (nobody for a relaxed one). */
+interface Entry {
+  line: string;
+  name: string | undefined;
+  waiter: Waiter | undefined;
+}
+
 interface Segment {
   path: string;
   fd: number;
@@ -102,6 +129,8 @@ export interface JournalStats {
   flushes: number;
   /** Segments checkpointed and removed. */
   checkpoints: number;
+  /** Lines queued by relaxed writes (not waited for). */
+  relaxed: number;
 }
 
 export class Journal {
@@ -112,12 +141,14 @@ export class Journal {
   #sequence = 0;
   #segment: Segment | undefined;
   #opening: Promise<Segment> | undefined;
-  #queue: { line: string; name: string; waiter: Waiter }[] = [];
+  #queue: Entry[] = [];
   #flushing: Promise<void> | undefined;
+  /** Cancels the timer that flushes relaxed lines nobody flushed. */
+  #cancelRelaxedFlush: (() => void) | undefined;
   readonly #checkpoints = new Set<Promise<void>>();
   /** Retired segments waiting for their checkpoint: starting one now (at close) cancels its timer. */
   readonly #waiting = new Map<Segment, () => void>();
-  readonly stats: JournalStats = { lines: 0, flushes: 0, checkpoints: 0 };
+  readonly stats: JournalStats = { lines: 0, flushes: 0, checkpoints: 0, relaxed: 0 };
 
   /**
    * @param dir the journal directory (created by the store)
@@ -131,12 +162,54 @@ export class Journal {
     liveTokens.add(this.#token);
   }
 
-  /** Resolves once `line` is on disk (its flush's `fdatasync` returned). */
+  /** Resolves once `line` is on disk (its flush's `fdatasync` returned), with every line queued before it. */
   append(line: JournalLine): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ line: `${JSON.stringify(line)}\n`, name: line.n, waiter: { resolve, reject } });
-      if (this.#flushing === undefined) this.#flushing = this.#flush();
+      this.#startFlush();
     });
+  }
+
+  /**
+   * Queues `line` without waiting for its flush, when that is safe (see the
+   * top of this file): true. False when the record's only recoverable
+   * version may be its file, and the caller must `append` instead.
+   * Synchronous, so the decision and the queueing happen before the caller's
+   * rename, and no checkpoint starts in between.
+   */
+  appendRelaxed(line: JournalLine, replacesFile: boolean): boolean {
+    if (replacesFile && !this.#anchored(line.n)) return false;
+    this.#queue.push({ line: `${JSON.stringify(line)}\n`, name: line.n, waiter: undefined });
+    this.stats.relaxed++;
+    if (this.#flushing === undefined && this.#cancelRelaxedFlush === undefined) {
+      this.#cancelRelaxedFlush = this.#runtime.schedule(RELAXED_FLUSH_DELAY_MS, () => {
+        this.#cancelRelaxedFlush = undefined;
+        this.#startFlush();
+      });
+    }
+    return true;
+  }
+
+  /** Resolves once everything queued so far is on disk (nothing when nothing is queued). */
+  #barrier(): Promise<void> {
+    if (this.#queue.length === 0 && this.#flushing === undefined) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ line: '', name: undefined, waiter: { resolve, reject } });
+      this.#startFlush();
+    });
+  }
+
+  /** This handle holds a flushed line of record `name` in a segment no checkpoint has started on. */
+  #anchored(name: string): boolean {
+    if (this.#segment?.names.has(name) === true && !this.#segment.broken) return true;
+    for (const segment of this.#waiting.keys()) if (!segment.broken && segment.names.has(name)) return true;
+    return false;
+  }
+
+  #startFlush(): void {
+    this.#cancelRelaxedFlush?.();
+    this.#cancelRelaxedFlush = undefined;
+    if (this.#flushing === undefined && this.#queue.length > 0) this.#flushing = this.#flush();
   }
 
   /** Writes and syncs everything queued, round after round, until the queue is empty. */
@@ -147,20 +220,34 @@ export class Journal {
       try {
         const segment = await this.#current();
         const bytes = Buffer.from(batch.map((entry) => entry.line).join(''), 'utf8');
-        for (const entry of batch) segment.names.add(entry.name);
         try {
-          await appendAll(segment.fd, bytes);
+          // Written synchronously (page cache only, like the claim files: cheaper than a thread-pool round
+          // trip, and a sequential write then waits for one round trip, the fdatasync, instead of two).
+          appendAllSync(segment.fd, bytes);
           await datasync(segment.fd);
         } catch (error) {
           segment.broken = true;
+          // Named anyway: its checkpoint fsyncs them, which is what their writers needed.
+          for (const entry of batch) if (entry.name !== undefined) segment.names.add(entry.name);
           throw error;
         }
+        // Named once flushed: only a flushed line anchors a relaxed write (`appendRelaxed`).
+        for (const entry of batch) if (entry.name !== undefined) segment.names.add(entry.name);
         segment.bytes += bytes.length;
         this.stats.flushes++;
-        this.stats.lines += batch.length;
-        for (const entry of batch) entry.waiter.resolve();
+        for (const entry of batch) {
+          if (entry.name !== undefined) this.stats.lines++;
+          entry.waiter?.resolve();
+        }
       } catch (error) {
-        for (const entry of batch) entry.waiter.reject(error);
+        let unheard = false;
+        for (const entry of batch) {
+          if (entry.waiter === undefined) unheard = true;
+          else entry.waiter.reject(error);
+        }
+        // Relaxed writes resolved long ago: nobody else hears of it. Their records stay as written;
+        // a power cut before the checkpoint may take them back to their last durable version.
+        if (unheard) process.emitWarning(`oncely: journal flush failed: ${String(error)}`);
       }
     }
     this.#flushing = undefined;
@@ -226,22 +313,26 @@ export class Journal {
 
   #checkpoint(segment: Segment): void {
     this.#waiting.get(segment)?.();
+    // From here on its lines anchor no relaxed write; those queued before are flushed before it goes.
     this.#waiting.delete(segment);
-    const done = checkpoint(segment.path, segment.names, this.#records, segment.fd).then(
-      () => {
-        this.stats.checkpoints++;
-      },
-      (error: unknown) => {
-        // The segment stays on disk: recovery checkpoints it later. Nothing is lost.
-        process.emitWarning(`oncely: journal checkpoint of ${segment.path} failed: ${String(error)}`);
-      },
-    );
+    const done = this.#barrier()
+      .then(() => checkpoint(segment.path, segment.names, this.#records, segment.fd))
+      .then(
+        () => {
+          this.stats.checkpoints++;
+        },
+        (error: unknown) => {
+          // The segment stays on disk: recovery checkpoints it later. Nothing is lost.
+          process.emitWarning(`oncely: journal checkpoint of ${segment.path} failed: ${String(error)}`);
+        },
+      );
     this.#checkpoints.add(done);
     void done.then(() => this.#checkpoints.delete(done));
   }
 
   /** Flushes what is queued, checkpoints every segment and removes them. */
   async close(): Promise<void> {
+    this.#startFlush();
     while (this.#flushing !== undefined) await this.#flushing;
     await this.#opening?.catch(() => undefined);
     if (this.#segment !== undefined) this.#retire(this.#segment);

@@ -21,7 +21,8 @@
  *
  *   <base>.json                          a record
  *   <base>.json.pending                  its claim (claim.ts)
- *   <base>.json.pending.new-<token>      a claim being created (claim.ts)
+ *   <base>.json.pending.new-<token>      a claim being created by an earlier
+ *                                        version (claim.md): swept
  *   <base>.json.pending.broken-<token>   a claim being taken over (claim.ts)
  *   journal/, quarantine/                directories (no `.json` suffix)
  *
@@ -45,7 +46,7 @@ import { createHash } from 'node:crypto';
 export const RECORD_SUFFIX = '.json';
 /** `<record>.pending`: the claim and temp file of an update in progress (see claim.ts). */
 export const PENDING_SUFFIX = '.pending';
-/** `<record>.pending.new-<token>`: a claim file being written before it is linked into place. */
+/** `<record>.pending.new-<token>`: a claim file an earlier version wrote before linking it into place (claim.md). */
 export const NEW_CLAIM_INFIX = '.new-';
 /** `<record>.pending.broken-<token>`: a stale claim being taken over. */
 export const BROKEN_CLAIM_INFIX = '.broken-';
@@ -110,7 +111,7 @@ export type ParsedName =
   | { kind: 'hashed' }
   /** The claim (temp) file of `record`: never read as a record. */
   | { kind: 'pending'; record: string }
-  /** A claim file being created (written, not yet linked into place), or left by a creator that died. */
+  /** A claim file being created by an earlier version (claim.md), or left by a creator that died. */
   | { kind: 'new-claim' }
   /** A claim being taken over, or left by a takeover that crashed. */
   | { kind: 'broken' }

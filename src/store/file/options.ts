@@ -66,6 +66,10 @@ export interface FileStoreStats {
   journalFlushes: number;
   /** Journal segments checkpointed. */
   checkpoints: number;
+  /** Writes whose journal line was queued without waiting for its flush (relaxed). */
+  relaxedLines: number;
+  /** Reads of a record answered from its pinned descriptor (pinned.ts) instead of the file. */
+  pinnedReads: number;
 }
 
 /** The counters of each file store (see `fileStoreStats`). */

@@ -11,10 +11,11 @@ import type { OperationRecord } from '../../model.js';
 import type { Updater } from '../store.js';
 import { type Claim, type ClaimOptions, takeClaim } from './claim.js';
 import { type DirSync, removeDurably } from './durable.js';
-import { fsyncFile, readRegular, renameFile } from './io.js';
+import { type FileRead, fsyncFile, readRegular, renameFile } from './io.js';
 import { type Journal, type JournalLine, nextRev } from './journal.js';
 import type { KeyedQueue } from './keyed-queue.js';
 import { fileNameFor, legacyFileNameFor, PENDING_SUFFIX } from './names.js';
+import type { PinnedRecords } from './pinned.js';
 import type { Quarantine } from './quarantine.js';
 import { check, revOf } from './record-file.js';
 
@@ -32,6 +33,8 @@ export interface RecordFilesContext {
   records: DirSync;
   quarantine: Quarantine;
   journal: Journal;
+  /** The record files this handle wrote last, kept open to be read back cheaply. */
+  pinned: PinnedRecords;
   queue: KeyedQueue;
   claimOptions: ClaimOptions;
   /** Wall clock of revisions (`nextRev`): keeps them growing across restarts. */
@@ -79,7 +82,7 @@ export class RecordFiles {
    * name is free for the next version.
    */
   async readLocked(name: string): Promise<string | undefined> {
-    const found = readRegular(join(this.#c.dir, name));
+    const found = this.#readFile(name);
     if (found.kind === 'odd') await this.#c.quarantine.move(name, found);
     return found.kind === 'text' ? found.text : undefined;
   }
@@ -100,9 +103,14 @@ export class RecordFiles {
       return undefined;
     });
 
+  /** What is at record `name`: from its pinned descriptor when it is still that file (pinned.ts), else read. */
+  #readFile(name: string): FileRead {
+    return this.#c.pinned.read(name) ?? readRegular(join(this.#c.dir, name));
+  }
+
   /** Reads one record without a claim; a bad file (or not a file at all) is quarantined. */
   async read(name: string): Promise<OperationRecord | undefined> {
-    const found = readRegular(join(this.#c.dir, name));
+    const found = this.#readFile(name);
     if (found.kind === 'missing') return undefined;
     const checked = found.kind === 'text' ? check(name, found.text) : undefined;
     return checked?.ok ? checked.record : this.recheck(name);
@@ -146,7 +154,7 @@ export class RecordFiles {
    * nothing here: the locked path runs `fn` and handles it.
    */
   readAhead(name: string, fn: Updater): ReadAhead {
-    const found = readRegular(join(this.#c.dir, name));
+    const found = this.#readFile(name);
     if (found.kind === 'odd') return { kind: 'unknown' };
     const text = found.kind === 'text' ? found.text : undefined;
     let current: OperationRecord | undefined;
@@ -164,13 +172,30 @@ export class RecordFiles {
     }
   }
 
-  /** Publishes `recordText` as the next revision after the file's `currentText`, durable through the journal. */
-  commit(name: string, recordText: string, currentText: string | undefined, claim: Claim): Promise<boolean> {
+  /**
+   * Publishes `recordText` as the next revision after the file's
+   * `currentText`, durable through the journal before it is renamed into
+   * place; or, when `relaxed` and the journal allows it (journal.ts), with
+   * its journal line only queued. The published file stays pinned.
+   */
+  commit(
+    name: string,
+    recordText: string,
+    currentText: string | undefined,
+    claim: Claim,
+    relaxed = false,
+  ): Promise<boolean> {
     this.commits++;
-    const { dir, journal } = this.#c;
+    const { dir, journal, pinned } = this.#c;
     const rev = nextRev(currentText === undefined ? 0 : revOf(currentText), this.#c.now());
     const text = claim.fileText(recordText, rev);
-    return claim.commit(join(dir, name), text, () => journal.append({ n: name, r: rev, t: text }));
+    const line: JournalLine = { n: name, r: rev, t: text };
+    return claim.commit(
+      join(dir, name),
+      text,
+      () => (relaxed && journal.appendRelaxed(line, currentText !== undefined) ? undefined : journal.append(line)),
+      (fd) => pinned.pin(name, fd, text),
+    );
   }
 
   /** Recovery: puts a journal line back if the record file is missing, unreadable or older. */

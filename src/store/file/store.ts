@@ -9,7 +9,9 @@
  *                         process that wrote it and the record's revision
  *   <name>.json.pending   an update in progress: the claim (lock) of the
  *                         record and the temp file of its next version, or
- *                         left by a crash (never read as a record; claim.md)
+ *                         left by a crash (never read as a record; claim.md);
+ *                         renamed over the record to commit: a write costs
+ *                         two directory changes (this create, that rename)
  *   quarantine/<at>-<token>-<name>.json   records that failed validation
  *   journal/<host>-<pid>-<token>.<n>.log  write-ahead journal segments, one
  *                         writer each (journal.ts, recovery.ts)
@@ -20,6 +22,13 @@
  *   that moment: group commit), and only then is it renamed into place;
  *   record files are fsynced later, by checkpoints, and after a power cut
  *   the journal restores any that did not make it (journal.ts, recovery.ts);
+ * - relaxed writes (`durability: 'relaxed'`) are the same, except that they
+ *   resolve without waiting for their journal line's flush: the next
+ *   durable write of this handle (or a timer) flushes it, and the journal
+ *   refuses to relax a write that could cost an earlier durable version
+ *   (journal.ts);
+ * - the record files this handle wrote last stay open (pinned.ts), so
+ *   reading one back (each write reads its record twice) costs one `stat`;
  * - `update` is atomic across processes: within a process updates of a key
  *   queue up (keyed-queue.ts), then take the record's claim file (claim.ts);
  *   `fn` always sees the latest record on disk, read under the claim, so the
@@ -36,7 +45,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { OperationRecord } from '../../model.js';
-import type { QuarantineEntry, RecordFilter, Updater } from '../store.js';
+import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { summaryOf } from '../store.js';
 import { DirSync, makeDirectory } from './durable.js';
 import { isErrno, unlinkFile } from './io.js';
@@ -44,6 +53,7 @@ import { Journal, nextRev } from './journal.js';
 import { type KeyedQueue, queueFor } from './keyed-queue.js';
 import { fileNameFor } from './names.js';
 import { type FileStore, type FileStoreOptions, resolveFileStoreOptions, statsOf } from './options.js';
+import { PinnedRecords } from './pinned.js';
 import { Quarantine } from './quarantine.js';
 import { check, revOf, serialize } from './record-file.js';
 import { RETRY, type ReadAhead, RecordFiles } from './records.js';
@@ -63,6 +73,7 @@ interface Opened {
   quarantineDir: DirSync;
   quarantine: Quarantine;
   journal: Journal;
+  pinned: PinnedRecords;
   queue: KeyedQueue;
   files: RecordFiles;
   /** Dead writers' journals settled (replayed after a reboot): before the first read or write. */
@@ -100,8 +111,19 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     const quarantine = new Quarantine(records, quarantineDir, now, listeners);
     const journal = new Journal(new DirSync(journalDir), records, runtime);
     const queue = queueFor(fs.realpathSync(dir));
-    const files = new RecordFiles({ dir, records, quarantine, journal, queue, claimOptions, now: runtime.now, track });
-    opened = { records, quarantineDir, quarantine, journal, queue, files, recovered: undefined };
+    const pinned = new PinnedRecords(dir);
+    const files = new RecordFiles({
+      dir,
+      records,
+      quarantine,
+      journal,
+      pinned,
+      queue,
+      claimOptions,
+      now: runtime.now,
+      track,
+    });
+    opened = { records, quarantineDir, quarantine, journal, pinned, queue, files, recovered: undefined };
     return opened;
   }
 
@@ -171,18 +193,20 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       });
     },
 
-    async put(record) {
+    async put(record, options?: WriteOptions) {
       const name = fileNameFor(record.key);
       const { text } = serialize(record);
+      const relaxed = options?.durability === 'relaxed';
       await whenReady(async ({ files }) => {
         await files.adopt(record.key);
         await files.exclusive(name, async (claim) =>
-          (await files.commit(name, text, await files.readLocked(name), claim)) ? undefined : RETRY,
+          (await files.commit(name, text, await files.readLocked(name), claim, relaxed)) ? undefined : RETRY,
         );
       });
     },
 
-    async update(key: string, fn: Updater) {
+    async update(key: string, fn: Updater, options?: WriteOptions) {
+      const relaxed = options?.durability === 'relaxed';
       const name = fileNameFor(key);
       return whenReady(async ({ files, queue }) => {
         await files.adopt(key);
@@ -205,17 +229,18 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
           }
           if (next.key !== key) throw new TypeError(`update of ${key} returned a record for ${next.key}`);
           const { text: nextText, stored } = serialize(next);
-          return (await files.commit(name, nextText, text, claim)) ? stored : RETRY;
+          return (await files.commit(name, nextText, text, claim, relaxed)) ? stored : RETRY;
         });
       });
     },
 
     async delete(key) {
       const name = fileNameFor(key);
-      await whenReady(async ({ files, journal }) => {
+      await whenReady(async ({ files, journal, pinned }) => {
         await files.adopt(key);
         await files.exclusive(name, async () => {
           const text = await files.readLocked(name);
+          pinned.drop(name);
           if (text === undefined) return undefined;
           files.commits++;
           // The removal is journaled first, so a replay after a power cut does not bring the record back.
@@ -252,12 +277,13 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       while (pending.size > 0) await Promise.allSettled([...pending]);
       closed = true;
       if (opened === undefined) return;
-      const { recovered: recovery, journal, records, quarantineDir } = opened;
+      const { recovered: recovery, journal, records, quarantineDir, pinned } = opened;
       // Each handle is released even when closing another one failed.
       try {
         await recovery?.catch(() => undefined);
         await journal.close();
       } finally {
+        pinned.close();
         try {
           await records.close();
         } finally {
@@ -271,6 +297,8 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     journalLines: opened?.journal.stats.lines ?? 0,
     journalFlushes: opened?.journal.stats.flushes ?? 0,
     checkpoints: opened?.journal.stats.checkpoints ?? 0,
+    relaxedLines: opened?.journal.stats.relaxed ?? 0,
+    pinnedReads: opened?.pinned.hits ?? 0,
   }));
   return store;
 }
