@@ -3,7 +3,7 @@
  * in order, including past its first buffers and for non-ASCII keys.
  */
 import { describe, expect, it } from 'vitest';
-import { DriveList } from '../../src/flow/drive-list.js';
+import { DriveList, utf8Length } from '../../src/flow/drive-list.js';
 import { pool } from '../../src/flow/resume.js';
 
 describe('DriveList', () => {
@@ -26,6 +26,24 @@ describe('DriveList', () => {
     expect([...list].map((item) => item.key)).toEqual(keys);
     expect([...list].every((item) => item.scope === undefined)).toBe(true);
     expect([...new DriveList()]).toEqual([]);
+  });
+
+  it('measures UTF-8 as TextEncoder writes it, lone surrogates included', () => {
+    const texts = ['', 'a', 'é', '注', '🧾', 'x\ud800', '\ud800y', '\udc00', '\ud83e\uddfe\ud83e', 'paiement-été-🧾'];
+    for (const text of texts) expect(utf8Length(text)).toBe(new TextEncoder().encode(text).length);
+  });
+
+  it('packs an array into buffers of exactly its size, and an iterable by growing', () => {
+    const keys = ['k-🧾-1', 'lone-\ud800', 'été', 'a'.repeat(5_000)];
+    const fromArray = DriveList.from(keys.map((key) => ({ key })));
+    const fromIterable = DriveList.from(new Set(keys.map((key) => ({ key }))));
+    // What TextDecoder makes of the bytes written for a lone surrogate: U+FFFD.
+    const expected = keys.map((key) => new TextDecoder().decode(new TextEncoder().encode(key)));
+    expect([...fromArray].map((item) => item.key)).toEqual(expected);
+    expect([...fromIterable].map((item) => item.key)).toEqual(expected);
+    // Packed exactly: pushing one more key past the measured size still works (the buffers grow).
+    fromArray.push('one-more', 'scope');
+    expect(fromArray.at(keys.length)).toEqual({ key: 'one-more', scope: 'scope' });
   });
 
   it('pool takes items as slots free up, never more than the limit at once', async () => {
