@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: runs every benchmark, each in its own Node process (a
  * clean heap and JIT; the memory benchmark needs `--expose-gc`), prints one
- * report with the five targets of the performance work met or missed, writes
- * `bench/results.json`, and (after a full run) rewrites the generated blocks
- * of README.md and BENCHMARKS.md from it (scripts/figures.ts).
+ * report with the five targets of the performance work met or missed and,
+ * after a full run (not --quick, not --only), writes `bench/results.json` and
+ * rewrites the generated blocks of README.md and BENCHMARKS.md from it
+ * (scripts/figures.ts).
  *
  *   npm run bench                      # everything (~25 minutes on an idle 2-core machine)
  *   npm run bench -- --only=outage     # some: overhead, outage, bundle, memory, resume-scale, file-store…
@@ -124,9 +125,15 @@ async function main(): Promise<void> {
     sections,
   };
   console.log(`\n${benchmarksReport(results)}\n`);
-  writeFileSync(join(here, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  // Only a full run stands for the project: its figures go into README.md and BENCHMARKS.md.
-  if (!quick && only === undefined) refreshDocuments(root);
+  // Only a full run stands for the project: it replaces bench/results.json and
+  // the figures in README.md and BENCHMARKS.md. A quick or partial run is
+  // printed only, so it can never leave the documents out of step.
+  if (!quick && only === undefined) {
+    writeFileSync(join(here, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    refreshDocuments(root);
+  } else {
+    console.error('[bench] a --quick or --only run: bench/results.json and the documents are left as they were');
+  }
 }
 
 await main();
