@@ -47,9 +47,33 @@ export async function admit(
 
 export function gateFor(engine: Engine, policy: ResolvedPolicy, url: string): HostGate | undefined {
   if (policy.budget === undefined) return undefined;
-  const host = new URL(url).host;
+  const host = hostOf(url);
   const scope = policy.budget.per === 'host' ? host : `${policy.name}@${host}`;
   return engine.hostGates.gate(scope, policy.budget);
+}
+
+/**
+ * The host of a stored URL, remembered per URL string: an application sends
+ * to a handful of URLs, and parsing one costs more than the rest of choosing
+ * its gate. Bounded: past `HOSTS_KEPT_MAX` distinct URLs (ids in paths), it
+ * starts over rather than grow.
+ */
+export function hostOf(url: string): string {
+  let host = hosts.get(url);
+  if (host === undefined) {
+    host = new URL(url).host;
+    if (hosts.size >= HOSTS_KEPT_MAX) hosts.clear();
+    hosts.set(url, host);
+  }
+  return host;
+}
+
+const hosts = new Map<string, string>();
+export const HOSTS_KEPT_MAX = 256;
+
+/** URLs whose host is remembered (for tests of the bound). */
+export function hostsKeptCount(): number {
+  return hosts.size;
 }
 
 export function reportToGate(

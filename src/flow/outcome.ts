@@ -99,7 +99,8 @@ export function storedResult(
 ): StoredResult {
   const status = output.observation.kind === 'response' ? output.observation.status : 0;
   const replayedHeader = policy.profile.replayedHeader?.toLowerCase();
-  const body = storedBodyFrom(output.bytes, output.headers['content-type']);
+  // Its parse is kept for the caller's read that follows (see `bodyValue`).
+  const body = storedBodyFrom(output.bytes, output.headers['content-type'], true);
   const result: StoredResult = {
     status,
     headers: storedResponseHeaders(output.headers, extra),

@@ -42,7 +42,11 @@ export function isJsonType(contentType: string | undefined): boolean {
  * A body labelled JSON that does not parse is kept as text (or base64, when
  * it is not even UTF-8): what the server sent is kept as sent.
  */
-export function storedBodyFrom(bytes: Uint8Array | undefined, contentType: string | undefined): StoredBody | undefined {
+export function storedBodyFrom(
+  bytes: Uint8Array | undefined,
+  contentType: string | undefined,
+  keepParsed = false,
+): StoredBody | undefined {
   if (bytes === undefined || bytes.length === 0) return undefined;
   const type = (contentType ?? '').toLowerCase();
   if (isJsonType(type) || /^text\//.test(type)) {
@@ -54,7 +58,8 @@ export function storedBodyFrom(bytes: Uint8Array | undefined, contentType: strin
     }
     if (isJsonType(type)) {
       try {
-        JSON.parse(decoded);
+        const parsed: unknown = JSON.parse(decoded);
+        if (keepParsed) keepForFirstRead(decoded, parsed);
         return { encoding: 'json', text: decoded };
       } catch {
         return { encoding: 'text', text: decoded };
@@ -65,6 +70,40 @@ export function storedBodyFrom(bytes: Uint8Array | undefined, contentType: strin
   return { encoding: 'base64', data: bytesToBase64(bytes) };
 }
 
+/**
+ * A stored result's JSON is parsed once when it is stored (to tell JSON from
+ * a broken body) and once more when the caller reads it: the first parse is
+ * kept here, keyed by the text (the store copies records, but strings are
+ * shared), for the one read that follows. Each value is handed out at most
+ * once (taken, not looked up), so no two callers ever share a mutable object;
+ * any later read of the same result parses afresh. Bounded in count and size:
+ * a result nobody reads (a caller that stopped waiting) is evicted, oldest first.
+ */
+const parsedOnce = new Map<string, { value: unknown }>();
+/** Entries kept at most: more than the results typically between storing and reading at 32 in flight. */
+export const PARSED_KEPT_MAX = 64;
+/** Texts longer than this are parsed twice rather than held (a cache must not hold megabytes). */
+export const PARSED_KEPT_MAX_CHARS = 16_384;
+
+function keepForFirstRead(text: string, value: unknown): void {
+  if (text.length > PARSED_KEPT_MAX_CHARS) return;
+  parsedOnce.delete(text);
+  parsedOnce.set(text, { value });
+  if (parsedOnce.size > PARSED_KEPT_MAX) parsedOnce.delete(parsedOnce.keys().next().value as string);
+}
+
+/** The kept parse of `text`, removed as it is taken; undefined when there is none (parse it). */
+function takeParsed(text: string): { value: unknown } | undefined {
+  const kept = parsedOnce.get(text);
+  if (kept !== undefined) parsedOnce.delete(text);
+  return kept;
+}
+
+/** Parsed results waiting for their first read (for tests of the bound). */
+export function parsedKeptCount(): number {
+  return parsedOnce.size;
+}
+
 /** Stateless between calls (no `stream` option): one instance serves every result. */
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -72,8 +111,10 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 export function bodyValue(body: StoredBody | undefined): unknown {
   if (body === undefined) return undefined;
   switch (body.encoding) {
-    case 'json':
-      return JSON.parse(body.text) as unknown;
+    case 'json': {
+      const kept = takeParsed(body.text);
+      return kept !== undefined ? kept.value : (JSON.parse(body.text) as unknown);
+    }
     case 'text':
       return body.text;
     case 'base64':
