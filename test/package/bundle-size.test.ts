@@ -28,7 +28,7 @@ interface Budget {
 
 /** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
 const BUDGETS: readonly Budget[] = [
-  // Start-up 18.4 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity.
+  // Start-up 18.6 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
@@ -36,7 +36,7 @@ const BUDGETS: readonly Budget[] = [
     ceilingGzipBytes: 19 * KB,
     targetGzipBytes: 22 * KB,
   },
-  // Start-up 11.8 KB measured: options checks, the client shell, errors (and the memory store, see bench/bundle.ts).
+  // Start-up 12.1 KB measured: options checks, the client shell, errors (and the memory store, see bench/bundle.ts).
   {
     entry: 'oncely',
     imports: ['createClient'],
@@ -44,10 +44,11 @@ const BUDGETS: readonly Budget[] = [
     ceilingGzipBytes: 12.5 * KB,
     targetGzipBytes: 18 * KB,
   },
-  // Whole entries as one file (everything an app can ever load from them): 34.4 KB and 41.7 KB measured, lowered
-  // from 37 / 44 KB by ky 1.14 (3.8 KB less than ky 2.1); splitting costs the whole ~2 KB (chunk boundaries).
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 35 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 42.5 * KB },
+  // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
+  // from 37 / 44 KB by ky 1.14 (3.8 KB less than ky 2.1); splitting costs the whole ~2 KB (chunk boundaries);
+  // the store durability hint and the hot-path caches added ~0.6 KB since.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 35.5 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 43 * KB },
 ];
 
 const kb = (bytes: number): string => (bytes / KB).toFixed(1);
