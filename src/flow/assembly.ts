@@ -94,7 +94,7 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
   const remediation = new Remediation(engine, loops, options.sweepIntervalMs);
   const core: ClientCore = {
     engine,
-    admission: new Admission(engine, options.baseUrl, denied),
+    admission: new Admission(engine, loops, options.baseUrl, denied),
     loops,
     remediation,
     concurrency: options.concurrency ?? 8,

@@ -7,7 +7,9 @@
 import { NotFoundError } from '../errors.js';
 import { isTerminal, type OperationRecord } from '../model.js';
 import type { Engine } from './engine.js';
-import { runOperation } from './run.js';
+import { runOperation, type Written } from './run.js';
+
+export type { StartedAttempt, Written } from './run.js';
 
 /** Who runs a loop once it is its scope's turn (the client option `dispatch`). */
 export type Dispatch = (
@@ -44,7 +46,7 @@ export class Loops {
     scope: string | undefined,
     signal?: AbortSignal,
     busy: 'wait' | 'skip' = 'wait',
-    written?: OperationRecord,
+    written?: Written,
     held?: Set<string>,
   ): Promise<OperationRecord> {
     const existing = this.#running.get(key);
@@ -64,7 +66,7 @@ export class Loops {
       }
       // A record in this process's memory is no other tab's or process's to send.
       const record =
-        dispatch === undefined || engine.store.inMemory(key)
+        dispatch === undefined || this.runsHere(key)
           ? await runOperation(engine, key, signal, busy, written)
           : await dispatch(key, (s) => runOperation(engine, key, s, busy), signal);
       // Marked before this run settles, so a later drive of the scope sees it once the queue has moved on.
@@ -89,13 +91,18 @@ export class Loops {
     key: string,
     scope: string | undefined,
     signal?: AbortSignal,
-    written?: OperationRecord,
+    written?: Written,
   ): Promise<OperationRecord> {
     let record = await this.drive(key, scope, signal, 'wait', written);
     while (!isTerminal(record.state) && !this.#engine.shutdown.stopped && signal?.aborted !== true) {
       record = await this.drive(key, scope, signal);
     }
     return record;
+  }
+
+  /** The loop of `key` would run in this client, not be dispatched elsewhere (another tab). */
+  runsHere(key: string): boolean {
+    return this.#dispatch === undefined || this.#engine.store.inMemory(key);
   }
 
   /** A loop of `key` is running in this client. */

@@ -15,11 +15,12 @@ import { parseServerHintMs } from '../policy/retry-after.js';
 import type { WriteOptions } from '../store/store.js';
 import { performAttempt } from './attempt.js';
 import { type AttemptEnd, attemptNumber } from './attempt-history.js';
+import { beforeAttempt } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { classify } from './classify.js';
 import { decide, type Stop, stopWith } from './decide.js';
 import type { AttemptContext, Engine } from './engine.js';
-import { admit, gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
+import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import {
   asOperationFailure,
   attemptsSent,
@@ -27,11 +28,11 @@ import {
   emitEnded,
   finalAnswer,
   keyHeaders,
-  settlesByReplay,
   storedResult,
 } from './outcome.js';
 import {
   assertFenced,
+  attemptTimeoutMs,
   claim,
   claimOutcome,
   endAttempt,
@@ -43,7 +44,7 @@ import {
   startAttempt,
   succeed,
 } from './transitions.js';
-import { callHook, credentialsFailed, pause, waitForOnline, waitUntilDue, withCredentials } from './waits.js';
+import { callHook, credentialsFailed, pause, withCredentials } from './waits.js';
 
 export type { AttemptContext, Connectivity, Engine } from './engine.js';
 
@@ -57,6 +58,17 @@ export type { AttemptContext, Connectivity, Engine } from './engine.js';
  */
 const RELAXED: WriteOptions = { durability: 'relaxed' };
 
+/** Attempt 1, recorded as started by the write-ahead itself (flow/admission.ts): what the loop needs to send it. */
+export interface StartedAttempt {
+  timeoutMs: number;
+}
+
+/** A record this client has just written ahead, and the attempt it started with it, if it did. */
+export interface Written {
+  record: OperationRecord;
+  started?: StartedAttempt | undefined;
+}
+
 /**
  * Drives operation `key` until it is terminal (or the client shuts down) and
  * resolves with the record as stored. If another owner holds it: with
@@ -68,24 +80,26 @@ export async function runOperation(
   key: string,
   signal?: AbortSignal,
   busy: 'wait' | 'skip' = 'wait',
-  written?: OperationRecord,
+  written?: Written,
 ): Promise<OperationRecord> {
   let known = written;
   for (;;) {
-    const record = isOursAndIdle(known, engine.owner, engine.runtime.now())
-      ? known
-      : await engine.store.update(key, (current) =>
-          claim(current, key, engine.owner, engine.runtime.now(), (lease, epoch) =>
-            engine.leases.expired(key, lease.owner, epoch, lease.until),
-          ),
-        );
+    const started = known?.started;
+    const record =
+      started !== undefined || isOursAndIdle(known?.record, engine.owner, engine.runtime.now())
+        ? (known as Written).record
+        : await engine.store.update(key, (current) =>
+            claim(current, key, engine.owner, engine.runtime.now(), (lease, epoch) =>
+              engine.leases.expired(key, lease.owner, epoch, lease.until),
+            ),
+          );
     known = undefined;
     if (record === undefined) throw new NotFoundError(key);
     const claimed = claimOutcome(record, engine.owner);
     if (claimed.kind !== 'busy') engine.leases.forget(key);
     if (claimed.kind === 'terminal') return record;
     if (claimed.kind === 'claimed') {
-      const driven = await drive(engine, record, signal);
+      const driven = await drive(engine, record, signal, started);
       if (driven !== undefined) return driven;
     } else {
       // Someone else holds the lease: leave it to them, or look again when it would expire.
@@ -107,7 +121,8 @@ export async function runOperation(
  * unchanged, so reading it back from the store is skipped. Safe even if it
  * went stale meanwhile: the next write (the attempt's start, before anything
  * is sent) is fenced by owner and epoch, and a lost lease sends the loop
- * back to a real claim.
+ * back to a real claim. (A write-ahead that also started attempt 1 needs no
+ * claim either: no one else can have seen it, see flow/admission.ts.)
  */
 function isOursAndIdle(record: OperationRecord | undefined, owner: Owner, nowMs: number): record is OperationRecord {
   return (
@@ -115,11 +130,16 @@ function isOursAndIdle(record: OperationRecord | undefined, owner: Owner, nowMs:
   );
 }
 
-/** Owns the record until it settles. Returns `undefined` when the lease was lost. */
+/**
+ * Owns the record until it settles. Returns `undefined` when the lease was
+ * lost. `started`: the record's attempt 1 is already recorded as started
+ * (by the write-ahead), so the first round sends it at once.
+ */
 async function drive(
   engine: Engine,
   claimed: OperationRecord,
   signal: AbortSignal | undefined,
+  started: StartedAttempt | undefined,
 ): Promise<OperationRecord | undefined> {
   const { runtime, events, owner } = engine;
   const key = claimed.key;
@@ -152,60 +172,42 @@ async function drive(
   let probeOut = false;
   /** The network came back while we waited after an unsent attempt: try now. */
   let dueNow = false;
+  /** Attempt 1 is recorded as started already (by the write-ahead): the first round sends it. */
+  let first = started;
   try {
     for (;;) {
-      if (signal?.aborted) return await settle(stopWith(record, 'aborted', 'The caller aborted the operation'));
-      if (engine.shutdown.stopped) {
-        await write(release, RELAXED);
-        return undefined;
-      }
-      const now = runtime.now();
-      /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
-      const lastLook = now >= record.deadlineAt && settlesByReplay(record, policy, now);
-      if (now >= record.deadlineAt && !lastLook) {
-        return await settle(stopWith(record, 'deadline', 'The deadline passed before the next attempt'));
-      }
-      // The window the next attempt (or a callback before it) may use.
-      const untilMs = lastLook ? record.createdAt + policy.keyRetentionMs : record.deadlineAt;
-      if (record.nextAttemptAt > now && !dueNow) {
-        dueNow = await waitUntilDue(engine, record, now, signal);
-        continue;
-      }
-      dueNow = false;
-      if (engine.connectivity !== undefined && !engine.connectivity.online()) {
-        await waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);
-        continue;
-      }
       let probe = false;
-      if (needsAdmission && gate !== undefined && !lastLook) {
-        const admitted = await admit(engine, gate, record, base, signal);
-        if (admitted === 'interrupted') continue;
-        if (admitted === 'past_deadline') {
-          return await settle(
-            stopWith(record, 'budget', 'The retry budget for this host stayed exhausted until the deadline'),
-          );
+      let lastLook = false;
+      let timeoutMs: number;
+      let credentials: Awaited<ReturnType<typeof withCredentials>>;
+      // The attempt about to start, or (first round after a started write-ahead) already started.
+      const context = attemptContext(record, first !== undefined);
+      if (first !== undefined) {
+        timeoutMs = first.timeoutMs;
+        credentials = { headers: keyHeaders(policy, record) };
+        first = undefined;
+      } else {
+        const next = await beforeAttempt(engine, { record, policy, gate, base, signal, needsAdmission, dueNow });
+        dueNow = next.kind === 'again' && next.dueNow;
+        if (next.kind === 'again') continue;
+        if (next.kind === 'stop') return await settle(next.stop);
+        if (next.kind === 'release') {
+          await write(release, RELAXED);
+          return undefined;
         }
-        probe = admitted.probe;
+        ({ probe, lastLook } = next);
         probeOut = probe;
+        needsAdmission = false;
+        // Credentials first: if the callback fails (say, a token refresh), nothing
+        // can be sent, and the attempt must not look as if it might have been.
+        credentials =
+          engine.credentials === undefined
+            ? { headers: keyHeaders(policy, record) }
+            : await withCredentials(engine, engine.credentials, keyHeaders(policy, record), context, next.untilMs);
+        const startedAt = runtime.now();
+        timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
+        record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
       }
-      needsAdmission = false;
-
-      const context: AttemptContext = {
-        key,
-        attempt: attemptNumber(record),
-        method: record.request.method,
-        url: record.request.url,
-        meta: record.meta,
-      };
-      // Credentials first: if the callback fails (say, a token refresh), nothing
-      // can be sent, and the attempt must not look as if it might have been.
-      const credentials =
-        engine.credentials === undefined
-          ? { headers: keyHeaders(policy, record) }
-          : await withCredentials(engine, engine.credentials, keyHeaders(policy, record), context, untilMs);
-      const startedAt = runtime.now();
-      const timeoutMs = Math.max(1, Math.min(policy.attemptTimeoutMs, untilMs - startedAt));
-      record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
       const attempt = context.attempt;
       if (events.listens('attempt:started')) {
         const resendCount = attemptsSent(record) - 1;
@@ -313,4 +315,15 @@ async function drive(
   } finally {
     if (probeOut) gate?.releaseProbe();
   }
+}
+
+/** What the `headers` and `onUnauthorized` callbacks are told about an attempt. */
+function attemptContext(record: OperationRecord, started: boolean): AttemptContext {
+  return {
+    key: record.key,
+    attempt: attemptNumber(record) - (started ? 1 : 0),
+    method: record.request.method,
+    url: record.request.url,
+    meta: record.meta,
+  };
 }

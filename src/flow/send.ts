@@ -7,24 +7,32 @@
  */
 import { isTerminal } from '../model.js';
 import { asCallerAbort } from './abort-error.js';
-import type { Admitted } from './admission.js';
+import type { AdmitOptions, Admitted } from './admission.js';
 import type { ClientCore } from './core.js';
 import type { OncelyRequest } from './operation.js';
 import { guarded, type Outcome, outcomeOf, resultOf, type SendResult } from './settle.js';
 import { liveProfile, suspendedError } from './settle-errors.js';
 
-const RELAXED = { durability: 'relaxed' } as const;
+/**
+ * `send`: the write-ahead is relaxed when it is only the write-ahead (the
+ * caller is told nothing before the attempt's start, the durable write that
+ * covers it), and is that start itself when the attempt can go at once.
+ */
+const SEND: AdmitOptions = { write: { durability: 'relaxed' }, startFirst: true };
+/** `enqueue` returns once the write-ahead is durable: with attempt 1 started in it when it can go at once. */
+const ENQUEUE: AdmitOptions = { startFirst: true };
 
 /** Sends once: the result, or a typed error (also when the caller stops waiting before it settles). */
 export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Promise<SendResult<T>> {
   void core.remediation.sweepIfDue();
-  // Relaxed: the caller is told nothing before the attempt's start, the durable write that covers this one.
-  const { record, fresh, held } = await core.admission.admit(request, RELAXED);
+  const { record, fresh, held } = await core.admission.admit(request, SEND);
   try {
     if (!fresh && isTerminal(record.state))
       return await resultOf(record, request, true, liveProfile(core.engine.endpoints, record));
     // A record just written ahead is already claimed by this client: the loop need not read it back.
-    const settled = await core.loops.driveToEnd(record.key, record.scope, request.signal, fresh ? record : undefined);
+    // (When the write-ahead started attempt 1, its loop is running already, and this joins it.)
+    const written = fresh ? { record } : undefined;
+    const settled = await core.loops.driveToEnd(record.key, record.scope, request.signal, written);
     if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true, held);
     return await resultOf(settled, request, false, liveProfile(core.engine.endpoints, settled));
   } catch (error) {
@@ -40,7 +48,7 @@ export async function enqueue<T>(
   request: OncelyRequest<T>,
 ): Promise<{ key: string; settled: Promise<Outcome<T>> }> {
   void core.remediation.sweepIfDue();
-  const { record, fresh, held }: Admitted = await core.admission.admit(request);
+  const { record, fresh, held }: Admitted = await core.admission.admit(request, ENQUEUE);
   const outcome =
     !fresh && isTerminal(record.state)
       ? outcomeOf(record, request, true, liveProfile(core.engine.endpoints, record))
@@ -48,7 +56,7 @@ export async function enqueue<T>(
           core.engine.store,
           record.key,
           core.loops
-            .driveToEnd(record.key, record.scope, request.signal, fresh ? record : undefined)
+            .driveToEnd(record.key, record.scope, request.signal, fresh ? { record } : undefined)
             .then((r) => outcomeOf(r, request, false, liveProfile(core.engine.endpoints, r))),
         );
   const settled = outcome.then((o) => {

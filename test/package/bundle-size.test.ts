@@ -46,8 +46,9 @@ const BUDGETS: readonly Budget[] = [
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
   // from 37 / 44 KB by ky 1.14 (3.8 KB less than ky 2.1); splitting costs the whole ~2 KB (chunk boundaries);
-  // the store durability hint and the hot-path caches added ~0.6 KB since.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 35.5 * KB },
+  // the store durability hint and the hot-path caches added ~0.6 KB since, and the write-ahead that starts
+  // attempt 1 (one store write fewer per operation) 0.6 KB more to `oncely` (35.6 KB).
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 36 * KB },
   { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 43 * KB },
 ];
 
