@@ -3,7 +3,7 @@
  * must look: the caller's abort, the client shutting down, the deadline
  * (with its one last look for the server's stored answer), the retry delay,
  * the network, and the host's retry budget. It waits for what can be waited
- * for and says what the loop does next; it never writes (run.ts does).
+ * for and says what the loop does next; it never writes (drive.ts does).
  */
 import type { OperationRecord } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
