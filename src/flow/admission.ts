@@ -13,12 +13,13 @@ import { InvalidOptionsError, InvalidRequestError, InvalidStateError, KeyConflic
 import { type OperationRecord, SEQ_PER_MS } from '../model.js';
 import type { WriteOptions } from '../store/store.js';
 import type { Engine } from './engine.js';
-import type { Loops, StartedAttempt } from './loops.js';
+import type { Loops } from './loops.js';
 import { methodOf, type OncelyRequest, prepareOperation } from './operation.js';
 import { sendsKey } from './outcome.js';
 import { noop } from './settle-errors.js';
+import { mayStartNow, type StartedAttempt, startAtOnce } from './start-at-once.js';
 import { parseBase, pathWithinBase, resolveUrl } from './target.js';
-import { attemptTimeoutMs, create, startAttempt } from './transitions.js';
+import { create, startAttempt } from './transitions.js';
 
 /** The record of an admitted request, and whether this call wrote it (false: it was stored already). */
 export interface Admitted {
@@ -131,10 +132,10 @@ export class Admission {
             if (current !== undefined) return current;
             const nowMs = runtime.now();
             const created = create(prepared, policy, request, nowMs, owner, this.#nextSeq());
-            if (!startFirst) return created;
-            started = { timeoutMs: attemptTimeoutMs(policy, created.deadlineAt, nowMs) };
-            return startAttempt(created, owner, nowMs, started.timeoutMs);
+            started = startFirst ? startAtOnce(this.#engine, created, policy, request.signal, nowMs) : undefined;
+            return started === undefined ? created : startAttempt(created, owner, nowMs, started.timeoutMs);
           },
+          // Durable when it may start attempt 1.
           startFirst ? undefined : options.write,
         );
         if (record === undefined) throw new Error(`store did not keep ${key}`);
@@ -168,20 +169,12 @@ export class Admission {
   }
 
   /**
-   * Attempt 1 may be recorded as started with the write-ahead when nothing
-   * can come between them: no credentials callback to wait for (it may fail,
-   * and then nothing may look sent), no scope queue to wait in, a loop that
-   * runs in this client (not dispatched to another tab), a signal not
-   * aborted, and no platform that knows it is offline.
+   * Attempt 1 may be recorded as started with the write-ahead (start-at-once.ts
+   * has the last word, at the time of the write) unless the loop would not
+   * start at once anyway: it waits for its scope's turn, runs elsewhere
+   * (dispatched to another tab), or must call or wait for something first.
    */
   #startsAtOnce(request: OncelyRequest<unknown>, key: string): boolean {
-    const { credentials, connectivity } = this.#engine;
-    return (
-      credentials === undefined &&
-      request.scope === undefined &&
-      request.signal?.aborted !== true &&
-      (connectivity === undefined || connectivity.online()) &&
-      this.#loops.runsHere(key)
-    );
+    return request.scope === undefined && this.#loops.runsHere(key) && mayStartNow(this.#engine, request.signal);
   }
 }

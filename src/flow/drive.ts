@@ -30,7 +30,7 @@ import {
   keyHeaders,
   storedResult,
 } from './outcome.js';
-import type { StartedAttempt } from './run.js';
+import type { StartedAttempt } from './start-at-once.js';
 import {
   assertFenced,
   attemptTimeoutMs,
@@ -56,8 +56,9 @@ const RELAXED: WriteOptions = { durability: 'relaxed' };
 
 /**
  * Owns the record until it settles. Returns `undefined` when the lease was
- * lost. `started`: the record's attempt 1 is already recorded as started
- * (by the write-ahead), so the first round sends it at once.
+ * lost. `started`: the record's last attempt is already recorded as started
+ * (by the write-ahead or the claim, see start-at-once.ts), so the first
+ * round sends it at once.
  */
 export async function drive(
   engine: Engine,
@@ -96,7 +97,7 @@ export async function drive(
   let probeOut = false;
   /** The network came back while we waited after an unsent attempt: try now. */
   let dueNow = false;
-  /** Attempt 1 is recorded as started already (by the write-ahead): the first round sends it. */
+  /** The attempt is recorded as started already (by the write-ahead or the claim): the first round sends it. */
   let first = started;
   try {
     for (;;) {

@@ -8,15 +8,13 @@ import { NotFoundError } from '../errors.js';
 import type { OperationRecord } from '../model.js';
 import { drive } from './drive.js';
 import type { Engine } from './engine.js';
-import { claim, claimOutcome, type Owner } from './transitions.js';
+import { policyOfRecord } from './policy-snapshot.js';
+import { type StartedAttempt, startAtOnce } from './start-at-once.js';
+import { claim, claimOutcome, type Owner, startAttempt } from './transitions.js';
 import { pause } from './waits.js';
 
 export type { AttemptContext, Connectivity, Engine } from './engine.js';
-
-/** Attempt 1, recorded as started by the write-ahead itself (flow/admission.ts): what the loop needs to send it. */
-export interface StartedAttempt {
-  timeoutMs: number;
-}
+export type { StartedAttempt } from './start-at-once.js';
 
 /** A record this client has just written ahead, and the attempt it started with it, if it did. */
 export interface Written {
@@ -39,15 +37,18 @@ export async function runOperation(
 ): Promise<OperationRecord> {
   let known = written;
   for (;;) {
-    const started = known?.started;
+    let started = known?.started;
     const record =
       started !== undefined || isOursAndIdle(known?.record, engine.owner, engine.runtime.now())
         ? (known as Written).record
-        : await engine.store.update(key, (current) =>
-            claim(current, key, engine.owner, engine.runtime.now(), (lease, epoch) =>
+        : await engine.store.update(key, (current) => {
+            const nowMs = engine.runtime.now();
+            const claimed = claim(current, key, engine.owner, nowMs, (lease, epoch) =>
               engine.leases.expired(key, lease.owner, epoch, lease.until),
-            ),
-          );
+            );
+            started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
+            return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
+          });
     known = undefined;
     if (record === undefined) throw new NotFoundError(key);
     const claimed = claimOutcome(record, engine.owner);
@@ -83,4 +84,24 @@ function isOursAndIdle(record: OperationRecord | undefined, owner: Owner, nowMs:
   return (
     record !== undefined && record.state === 'pending' && record.lease?.owner === owner.id && record.lease.until > nowMs
   );
+}
+
+/**
+ * The attempt a fresh claim may start in its own write (start-at-once.ts),
+ * when the claimed record's policy is known here; when it is not, the loop
+ * finds out after the claim and gives the lease back (claimed-policy.ts).
+ */
+function startWithClaim(
+  engine: Engine,
+  claimed: OperationRecord,
+  signal: AbortSignal | undefined,
+  nowMs: number,
+): StartedAttempt | undefined {
+  let policy: ReturnType<typeof policyOfRecord>;
+  try {
+    policy = policyOfRecord(engine.endpoints, claimed);
+  } catch {
+    return undefined;
+  }
+  return startAtOnce(engine, claimed, policy, signal, nowMs);
 }

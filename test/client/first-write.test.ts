@@ -116,6 +116,50 @@ describe('the write-ahead starts attempt 1 when it can go at once', () => {
   });
 });
 
+describe('the claim of a stored operation starts its attempt when it can go at once', () => {
+  const offline = { online: () => false, onOnline: () => () => undefined };
+
+  it('resume: one durable write takes the operation over and starts attempt 1; two writes in all', async () => {
+    const { h, writes, atFirstByte } = await observed({ connectivity: offline });
+    const { key } = await h.client.enqueue({ method: 'POST', url: '/payments', key: 'later', json: {} });
+    await h.client.close();
+    // Written ahead alone (offline), then its lease given back as the client closed.
+    expect(writes.map((w) => w.record?.attempts.length)).toEqual([0, 0]);
+    const next = h.another({ connectivity: { online: () => true, onOnline: () => () => undefined }, owner: 'next' });
+    expect(await h.rt.run(next.resume())).toMatchObject({ driven: 1, succeeded: 1 });
+    expect(atFirstByte[0]?.writes).toBe(3);
+    expect(atFirstByte[0]?.record).toMatchObject({
+      key,
+      state: 'in_flight',
+      epoch: 2,
+      lease: { owner: 'next' },
+      attempts: [{ n: 1, owner: 'next', sent: 'maybe' }],
+    });
+    expect(writes[2]?.options?.durability).not.toBe('relaxed');
+    expect(writes).toHaveLength(4);
+  });
+
+  it('a retry the host budget must admit first: the claim is written alone, the start follows', async () => {
+    const { h, writes, atFirstByte } = await observed({ policy: { backoff: { jitter: 'none', baseDelayMs: 100 } } });
+    h.server.script({ kind: 'status', status: 503 });
+    h.client.on('retry:scheduled', () => void h.client.close());
+    await h.rt.run(
+      h.client.send({ method: 'POST', url: '/payments', key: 'budgeted', json: {} }).catch(() => undefined),
+    );
+    const before = writes.length;
+    const next = h.another({ owner: 'next' });
+    await h.rt.run(next.resume());
+    expect(writes[before]?.record).toMatchObject({ state: 'pending', epoch: 2, lease: { owner: 'next' } });
+    expect(atFirstByte[1]?.writes).toBe(before + 2);
+    expect(atFirstByte[1]?.record).toMatchObject({
+      attempts: [
+        { n: 1, status: 503 },
+        { n: 2, owner: 'next' },
+      ],
+    });
+  });
+});
+
 describe('the write-ahead is written alone when something must come first', () => {
   it('a headers callback (it may fail, and then nothing may look sent): relaxed write-ahead, then the start', async () => {
     const { h, writes, atFirstByte } = await observed({ headers: () => ({ authorization: 'Bearer t' }) });

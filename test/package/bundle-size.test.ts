@@ -46,10 +46,11 @@ const BUDGETS: readonly Budget[] = [
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
   // from 37 / 44 KB by ky 1.14 (3.8 KB less than ky 2.1); splitting costs the whole ~2 KB (chunk boundaries);
-  // the store durability hint and the hot-path caches added ~0.6 KB since, and the write-ahead that starts
-  // attempt 1 (one store write fewer per operation) 0.6 KB more to `oncely` (35.6 KB).
+  // the store durability hint and the hot-path caches added ~0.6 KB since, and the write or claim that starts
+  // its attempt (one store write fewer per operation) 0.8 KB more: 35.8 KB and 43.2 KB measured. (The start-up
+  // paths above did not grow: these modules load lazily.)
   { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 36 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 43 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 43.5 * KB },
 ];
 
 const kb = (bytes: number): string => (bytes / KB).toFixed(1);
