@@ -32,8 +32,8 @@
  * every run, and the median time per operation ≤ 1.0× that of the first size.
  * Figures go to `bench/resume-scale.json` (with `--json <file>`, as `npm run
  * bench` runs it: a section of bench/results.json instead). Each operation is
- * a claim and an attempt's start (durable) and its result (relaxed: it rides
- * the next group commit), so the run is bound by the disk:
+ * one durable write (the claim, which starts attempt 1 in the same write) and
+ * its result (relaxed: it rides the next group commit), so the run is bound by the disk:
  * on a shared disk absolute times swing; the ratio is what to read.
  */
 import { fork } from 'node:child_process';
