@@ -114,6 +114,28 @@ describe('the write-ahead starts attempt 1 when it can go at once', () => {
     // No second loop claimed it from under the first: attempt 1 was never marked as lost.
     expect((await h.client.get('late'))?.attempts).toMatchObject([{ n: 1, sent: 'definitely' }]);
   });
+
+  it('a write-ahead that fails leaves nothing behind: the next send of the key writes and sends normally', async () => {
+    const inner = memoryStore();
+    let failNext = true;
+    const store: typeof inner = {
+      ...inner,
+      update: (key, fn, options) => {
+        if (failNext) {
+          failNext = false;
+          return Promise.reject(Object.assign(new Error('disk full'), { code: 'ENOSPC' }));
+        }
+        return inner.update(key, fn, options);
+      },
+    };
+    const h = await harness({ store });
+    const request = { method: 'POST', url: '/payments', key: 'retry-me', json: {} } as const;
+    await expect(h.rt.run(h.client.send(request))).rejects.toThrow('disk full');
+    expect(h.server.ledger.requests).toHaveLength(0);
+    const again = await h.rt.run(h.client.send(request));
+    expect(again.status).toBe(201);
+    expect(h.server.ledger.requestsFor('retry-me')).toHaveLength(1);
+  });
 });
 
 describe('the claim of a stored operation starts its attempt when it can go at once', () => {
