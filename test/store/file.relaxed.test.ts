@@ -5,7 +5,6 @@
  * that loses one leaves the record as the last durable write left it.
  */
 import * as fs from 'node:fs';
-import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
@@ -15,7 +14,7 @@ import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime, startReferenceServer } from '../../src/testing.js';
-import { openDescriptors, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { beforeBoot, openDescriptors, removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {
   writeSteps.hook = undefined;
@@ -39,16 +38,21 @@ function powerCut(dir: string, segment: string, damage: () => void): void {
   const path = join(journalOf(dir), `${hostId()}-4000000-0123456789ab.0.log`);
   fs.writeFileSync(path, segment, { mode: 0o600 });
   damage();
-  const then = new Date(Date.now() - uptime() * 1000 - 3_600_000);
-  fs.utimesSync(path, then, then);
+  beforeBoot(path);
+}
+
+/** A store on a fresh directory, on a fake runtime, holding record k1 (written durably). */
+async function storeWithK1(): Promise<{ dir: string; rt: ReturnType<typeof createFakeRuntime>; store: FileStore }> {
+  const dir = tempDir();
+  const rt = createFakeRuntime();
+  const store = fileStore({ dir, runtime: rt });
+  await store.put(sampleRecord('k1'));
+  return { dir, rt, store };
 }
 
 describe('fileStore: relaxed writes', () => {
   it('resolve before their journal line is flushed; the next durable write (any key) flushes them with its own', async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, store } = await storeWithK1();
     const flushes = fileStoreStats(store).journalFlushes;
     expect((await store.update('k1', bump, RELAXED))?.epoch).toBe(1);
     expect((await store.update('k1', bump, RELAXED))?.epoch).toBe(2);
@@ -64,10 +68,7 @@ describe('fileStore: relaxed writes', () => {
   });
 
   it("are flushed on the runtime's timer when no durable write comes (100 ms of the runtime's time)", async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, rt, store } = await storeWithK1();
     await store.update('k1', bump, RELAXED);
     const flushes = fileStoreStats(store).journalFlushes;
     await rt.advance(99);
@@ -98,10 +99,7 @@ describe('fileStore: relaxed writes', () => {
   });
 
   it('a checkpoint flushes queued relaxed lines before it deletes the segment that anchored them', async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, rt, store } = await storeWithK1();
     const [first] = segmentsIn(dir);
     // Retired at 30 s (idle), checkpointed 35 s later: just before that, a relaxed write anchored by it.
     await rt.advance(30_000 + 34_999);
@@ -117,10 +115,7 @@ describe('fileStore: relaxed writes', () => {
   });
 
   it('after a power cut that loses relaxed writes, the record is as the last durable write left it, never older', async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, store } = await storeWithK1();
     await store.update('k1', bump); // durable: epoch 1
     await store.update('k1', bump, RELAXED); // epoch 2, its line not flushed
     await store.put(sampleRecord('k2'), RELAXED); // a relaxed create, never flushed
@@ -142,10 +137,7 @@ describe('fileStore: relaxed writes', () => {
   });
 
   it('a durable write covers the relaxed ones before it: after a power cut they come back from the journal', async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, store } = await storeWithK1();
     await store.update('k1', bump, RELAXED);
     await store.put(sampleRecord('k2'), RELAXED);
     await store.put(sampleRecord('k3')); // durable
