@@ -246,4 +246,34 @@ describe('fileStore: records read back from pinned descriptors', () => {
     await other.close();
     await store.close();
   });
+
+  it('an update never builds on, nor returns, a pinned version another handle has replaced', async () => {
+    const dir = tempDir();
+    const store: FileStore = fileStore({ dir });
+    const other = fileStore({ dir });
+    await store.put(sampleRecord('k1')); // pinned by `store` at epoch 0
+    await other.update('k1', bump); // epoch 1, in a new file
+    // A change computed from the pinned text is redone on the file found under the claim.
+    expect((await store.update('k1', bump))?.epoch).toBe(2);
+    await other.update('k1', bump); // epoch 3
+    // An updater that changes nothing answers from the file, not from the pin.
+    expect((await store.update('k1', (r) => r))?.epoch).toBe(3);
+    await other.update('k1', bump); // epoch 4
+    // One that would change the pinned version but not the current one: no write, the current record.
+    const commits = fileStoreStats(store).commits;
+    const onlyFromZero = (r: OperationRecord | undefined) => (r?.epoch === 3 ? { ...r, epoch: 99 } : r);
+    expect((await store.update('k1', onlyFromZero))?.epoch).toBe(4);
+    expect(fileStoreStats(store).commits).toBe(commits);
+    // Revisions keep growing past the other handle's (the pin's revision is not reused for a newer file).
+    await store.update('k1', bump);
+    const rev = (path: string) =>
+      (JSON.parse(fs.readFileSync(path, 'utf8').split('\n')[1] ?? '') as { rev: number }).rev;
+    const before = rev(store.pathOf('k1'));
+    await other.update('k1', bump);
+    await store.update('k1', bump);
+    expect(rev(store.pathOf('k1'))).toBeGreaterThan(before + 1);
+    expect((await other.get('k1'))?.epoch).toBe(7);
+    await other.close();
+    await store.close();
+  });
 });

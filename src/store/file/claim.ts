@@ -21,7 +21,7 @@ import {
   UNREADABLE_CLAIM_GRACE_MS,
 } from './claim-files.js';
 import { writeSteps } from './durable.js';
-import { isErrno, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
+import { isErrno, openFile, renameFile, unlinkFile, writeTextSync } from './io.js';
 import { fileClockNow, hostId, randomToken } from './liveness.js';
 
 export { sweepBroken, sweepClaim, sweepNewClaim, UNREADABLE_CLAIM_GRACE_MS } from './claim-files.js';
@@ -116,20 +116,26 @@ export class Claim {
    * false, having published nothing, when the claim was lost (the caller
    * retries). The caller releases the claim in every case (`finally`).
    * Once published, the file's descriptor goes to `keep` (which owns it from
-   * then on) instead of being closed.
+   * then on) instead of being closed, with what the ownership check's `stat`
+   * saw of the file (a rename changes neither its inode, size nor mtime).
+   * `replacing` runs just before the rename, once the claim is known to be
+   * still ours.
    */
   async commit(
     recordPath: string,
     text: string,
     makeDurable: (fd: number) => Promise<void> | undefined,
-    keep?: (fd: number) => void,
+    keep?: (fd: number, stat: fs.Stats) => void,
+    replacing?: () => void,
   ): Promise<boolean> {
-    writeAllSync(this.#fd, Buffer.from(text, 'utf8'), 0);
+    writeTextSync(this.#fd, text, 0);
     step('temp-written');
     const durable = makeDurable(this.#fd);
     if (durable !== undefined) await durable;
     step('durable');
-    if (!this.#stillOurs()) return false;
+    const stat = statIfOwned(this.#path, this.#ino);
+    if (stat === undefined) return false;
+    replacing?.();
     try {
       await renameFile(this.#path, recordPath);
     } catch (error) {
@@ -140,7 +146,7 @@ export class Claim {
     this.#done = true;
     if (keep !== undefined) {
       this.#handedOver = true;
-      keep(this.#fd);
+      keep(this.#fd, stat);
     }
     step('renamed');
     await this.release();
@@ -258,7 +264,7 @@ async function tryCreate(path: string, holderLine: string): Promise<Created | un
   let result: Created | undefined;
   try {
     step('claim-opened');
-    writeAllSync(fd, Buffer.from(holderLine, 'utf8'), 0);
+    writeTextSync(fd, holderLine, 0);
     const { ino } = fs.fstatSync(fd);
     step('claim-written');
     result = { path, fd, ino };
@@ -283,10 +289,16 @@ function inoOf(fd: number): number | undefined {
 
 /** Whether `path` is still the file with inode `ino`. */
 function ownedAt(path: string, ino: number): boolean {
+  return statIfOwned(path, ino) !== undefined;
+}
+
+/** What `stat` says of `path` when it is still the file with inode `ino`; else undefined. */
+function statIfOwned(path: string, ino: number): fs.Stats | undefined {
   try {
-    return fs.statSync(path).ino === ino;
+    const stat = fs.statSync(path);
+    return stat.ino === ino ? stat : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

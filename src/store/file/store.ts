@@ -28,7 +28,8 @@
  *   refuses to relax a write that could cost an earlier durable version
  *   (journal.ts);
  * - the record files this handle wrote last stay open (pinned.ts), so
- *   reading one back (each write reads its record twice) costs one `stat`;
+ *   reading one back costs one `stat` (an update's guess before the claim
+ *   costs none: the read under the claim checks it);
  * - `update` is atomic across processes: within a process updates of a key
  *   queue up (keyed-queue.ts), then take the record's claim file (claim.ts);
  *   `fn` always sees the latest record on disk, read under the claim, so the
@@ -203,7 +204,8 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
         await files.adopt(key);
         await files.exclusive(name, async () => {
           const text = await files.readLocked(name);
-          pinned.drop(name);
+          // Read under this claim: its file is still linked, so its pin is closed at once (pinned.ts).
+          pinned.release(name);
           if (text === undefined) return undefined;
           files.commits++;
           // The removal is journaled first, so a replay after a power cut does not bring the record back.
