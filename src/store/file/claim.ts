@@ -10,7 +10,6 @@
  * nothing is committed).
  */
 import * as fs from 'node:fs';
-import { OncelyError } from '../../errors.js';
 import type { Runtime } from '../../runtime.js';
 import {
   breakClaim,
@@ -23,8 +22,10 @@ import {
 import { writeSteps } from './durable.js';
 import { isErrno, openFile, renameFile, unlinkFile, writeTextSync } from './io.js';
 import { fileClockNow, hostId, randomToken } from './liveness.js';
+import { LockTimeoutError } from './lock-timeout.js';
 
 export { sweepBroken, sweepClaim, sweepNewClaim, UNREADABLE_CLAIM_GRACE_MS } from './claim-files.js';
+export { LockTimeoutError } from './lock-timeout.js';
 
 export interface ClaimOptions {
   /** How long a claim of a holder we cannot check must stay unchanged before it is taken over. */
@@ -40,24 +41,6 @@ export interface ClaimOptions {
 }
 
 const MAX_POLL_MS = 16;
-
-/**
- * The file store waited `lockTimeoutMs` for another live process that holds
- * the same record and gave up. Nothing was written; the call can be repeated.
- */
-export class LockTimeoutError extends OncelyError {
-  override name = 'LockTimeoutError';
-  /** The claim file waited for. */
-  readonly path: string;
-  constructor(path: string, timeoutMs: number, holder: string) {
-    super(
-      'lock_timeout',
-      `Timed out after ${timeoutMs} ms waiting for ${path}, held by ${holder}; nothing was written. ` +
-        'A hold normally lasts one write: check what that process is doing, then try again, or raise `lockTimeoutMs`.',
-    );
-    this.path = path;
-  }
-}
 
 function step(name: Parameters<NonNullable<typeof writeSteps.hook>>[0]): void {
   writeSteps.hook?.(name);
@@ -172,7 +155,7 @@ export class Claim {
 
   /** The claim path is still the file we created (not taken over and replaced). */
   #stillOurs(): boolean {
-    return ownedAt(this.#path, this.#ino);
+    return statIfOwned(this.#path, this.#ino) !== undefined;
   }
 
   #touch(): void {
@@ -271,10 +254,10 @@ async function tryCreate(path: string, holderLine: string): Promise<Created | un
     return result;
   } finally {
     if (result === undefined) {
-      // Ours, unless a sweep took it for a leftover meanwhile (then `ownedAt` says no).
+      // Ours, unless a sweep took it for a leftover meanwhile (then `statIfOwned` says no).
       const ino = inoOf(fd);
       closeQuietly(fd);
-      if (ino !== undefined && ownedAt(path, ino)) await unlinkFile(path).catch(() => undefined);
+      if (ino !== undefined && statIfOwned(path, ino) !== undefined) await unlinkFile(path).catch(() => undefined);
     }
   }
 }
@@ -285,11 +268,6 @@ function inoOf(fd: number): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Whether `path` is still the file with inode `ino`. */
-function ownedAt(path: string, ino: number): boolean {
-  return statIfOwned(path, ino) !== undefined;
 }
 
 /** What `stat` says of `path` when it is still the file with inode `ino`; else undefined. */
