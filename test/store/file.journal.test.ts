@@ -1,6 +1,4 @@
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
@@ -10,18 +8,12 @@ import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
-import { removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { beforeBoot, deadPid, removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {
   writeSteps.hook = undefined;
   return removeTempDirs();
 });
-
-function deadPid(): number {
-  const result = spawnSync(process.execPath, ['-e', '']);
-  if (result.pid === undefined) throw new Error('could not spawn');
-  return result.pid;
-}
 
 const journalOf = (dir: string) => join(dir, 'journal');
 const segmentsIn = (dir: string) => fs.readdirSync(journalOf(dir)).filter((name) => name.endsWith('.log'));
@@ -48,12 +40,6 @@ async function journalLeftBy(
   const copy = join(journalOf(dir), `${hostId()}-${pid}-0123456789ab.0.log`);
   fs.renameSync(aside, copy);
   return copy;
-}
-
-/** What a power cut leaves: a segment from before the last boot. */
-function fromBeforeBoot(path: string): void {
-  const then = new Date(Date.now() - uptime() * 1000 - 3_600_000);
-  fs.utimesSync(path, then, then);
 }
 
 describe('fileStore journal', () => {
@@ -143,7 +129,7 @@ describe('fileStore journal', () => {
     fs.writeFileSync(join(dir, 'stale.json'), earlier.get('stale') ?? ''); // an older version came back
     fs.writeFileSync(join(dir, 'removed.json'), earlier.get('removed') ?? ''); // so did a removed one
     fs.appendFileSync(segment, '{"n":"torn.json","r":99999999999999,"t":"{\\"v'); // a torn last line
-    fromBeforeBoot(segment);
+    beforeBoot(segment);
 
     const store = fileStore({ dir });
     const quarantined: string[] = [];

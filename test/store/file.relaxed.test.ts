@@ -5,7 +5,6 @@
  * that loses one leaves the record as the last durable write left it.
  */
 import * as fs from 'node:fs';
-import { uptime } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
@@ -15,7 +14,7 @@ import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime, startReferenceServer } from '../../src/testing.js';
-import { openDescriptors, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { beforeBoot, openDescriptors, removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {
   writeSteps.hook = undefined;
@@ -39,16 +38,21 @@ function powerCut(dir: string, segment: string, damage: () => void): void {
   const path = join(journalOf(dir), `${hostId()}-4000000-0123456789ab.0.log`);
   fs.writeFileSync(path, segment, { mode: 0o600 });
   damage();
-  const then = new Date(Date.now() - uptime() * 1000 - 3_600_000);
-  fs.utimesSync(path, then, then);
+  beforeBoot(path);
+}
+
+/** A store on a fresh directory, on a fake runtime, holding record k1 (written durably). */
+async function storeWithK1(): Promise<{ dir: string; rt: ReturnType<typeof createFakeRuntime>; store: FileStore }> {
+  const dir = tempDir();
+  const rt = createFakeRuntime();
+  const store = fileStore({ dir, runtime: rt });
+  await store.put(sampleRecord('k1'));
+  return { dir, rt, store };
 }
 
 describe('fileStore: relaxed writes', () => {
   it('resolve before their journal line is flushed; the next durable write (any key) flushes them with its own', async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, store } = await storeWithK1();
     const flushes = fileStoreStats(store).journalFlushes;
     expect((await store.update('k1', bump, RELAXED))?.epoch).toBe(1);
     expect((await store.update('k1', bump, RELAXED))?.epoch).toBe(2);
@@ -64,10 +68,7 @@ describe('fileStore: relaxed writes', () => {
   });
 
   it("are flushed on the runtime's timer when no durable write comes (100 ms of the runtime's time)", async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, rt, store } = await storeWithK1();
     await store.update('k1', bump, RELAXED);
     const flushes = fileStoreStats(store).journalFlushes;
     await rt.advance(99);
@@ -98,10 +99,7 @@ describe('fileStore: relaxed writes', () => {
   });
 
   it('a checkpoint flushes queued relaxed lines before it deletes the segment that anchored them', async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, rt, store } = await storeWithK1();
     const [first] = segmentsIn(dir);
     // Retired at 30 s (idle), checkpointed 35 s later: just before that, a relaxed write anchored by it.
     await rt.advance(30_000 + 34_999);
@@ -117,10 +115,7 @@ describe('fileStore: relaxed writes', () => {
   });
 
   it('after a power cut that loses relaxed writes, the record is as the last durable write left it, never older', async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, store } = await storeWithK1();
     await store.update('k1', bump); // durable: epoch 1
     await store.update('k1', bump, RELAXED); // epoch 2, its line not flushed
     await store.put(sampleRecord('k2'), RELAXED); // a relaxed create, never flushed
@@ -142,10 +137,7 @@ describe('fileStore: relaxed writes', () => {
   });
 
   it('a durable write covers the relaxed ones before it: after a power cut they come back from the journal', async () => {
-    const dir = tempDir();
-    const rt = createFakeRuntime();
-    const store = fileStore({ dir, runtime: rt });
-    await store.put(sampleRecord('k1'));
+    const { dir, store } = await storeWithK1();
     await store.update('k1', bump, RELAXED);
     await store.put(sampleRecord('k2'), RELAXED);
     await store.put(sampleRecord('k3')); // durable
@@ -251,6 +243,36 @@ describe('fileStore: records read back from pinned descriptors', () => {
     await store.put(sampleRecord('k2'));
     fs.rmSync(store.pathOf('k2'));
     expect(await store.get('k2')).toBeUndefined();
+    await other.close();
+    await store.close();
+  });
+
+  it('an update never builds on, nor returns, a pinned version another handle has replaced', async () => {
+    const dir = tempDir();
+    const store: FileStore = fileStore({ dir });
+    const other = fileStore({ dir });
+    await store.put(sampleRecord('k1')); // pinned by `store` at epoch 0
+    await other.update('k1', bump); // epoch 1, in a new file
+    // A change computed from the pinned text is redone on the file found under the claim.
+    expect((await store.update('k1', bump))?.epoch).toBe(2);
+    await other.update('k1', bump); // epoch 3
+    // An updater that changes nothing answers from the file, not from the pin.
+    expect((await store.update('k1', (r) => r))?.epoch).toBe(3);
+    await other.update('k1', bump); // epoch 4
+    // One that would change the pinned version but not the current one: no write, the current record.
+    const commits = fileStoreStats(store).commits;
+    const onlyFromZero = (r: OperationRecord | undefined) => (r?.epoch === 3 ? { ...r, epoch: 99 } : r);
+    expect((await store.update('k1', onlyFromZero))?.epoch).toBe(4);
+    expect(fileStoreStats(store).commits).toBe(commits);
+    // Revisions keep growing past the other handle's (the pin's revision is not reused for a newer file).
+    await store.update('k1', bump);
+    const rev = (path: string) =>
+      (JSON.parse(fs.readFileSync(path, 'utf8').split('\n')[1] ?? '') as { rev: number }).rev;
+    const before = rev(store.pathOf('k1'));
+    await other.update('k1', bump);
+    await store.update('k1', bump);
+    expect(rev(store.pathOf('k1'))).toBeGreaterThan(before + 1);
+    expect((await other.get('k1'))?.epoch).toBe(7);
     await other.close();
     await store.close();
   });

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
@@ -44,9 +45,30 @@ describe('fileStore: validation and quarantine', () => {
       seen.push(current);
       return sampleRecord('k1', { epoch: 9 });
     });
-    expect(seen).toEqual([undefined]);
+    // The call whose result is written saw no record. (An earlier call may have seen the version this handle
+    // wrote, as a compare-and-set that fails under the claim; never the corrupt text.)
+    expect(seen.at(-1)).toBeUndefined();
+    expect(seen.slice(0, -1)).toEqual(seen.slice(0, -1).map(() => sampleRecord('k1')));
     expect(result?.epoch).toBe(9);
     expect((await store.quarantined()).map((q) => q.id)).toEqual(['k1']);
+  });
+
+  it('an update resolves with the record exactly as a later read returns it, whatever JSON makes of its values', async () => {
+    const store = fileStore({ dir: tempDir() });
+    await store.put(sampleRecord('k1'));
+    const odd: ((r: OperationRecord) => OperationRecord)[] = [
+      (r) => ({ ...r, epoch: r.epoch + 1 }), // plain JSON: returned as is
+      (r) => ({ ...r, lease: undefined }), // an optional field set to undefined: JSON drops it
+      (r) => ({ ...r, meta: { zero: -0, gone: undefined, list: [1, undefined] } }), // -0, undefined, a hole
+      (r) => ({ ...r, meta: { when: new Date(0), big: Number.NaN } as unknown as Record<string, never> }),
+    ];
+    for (const change of odd) {
+      const updated = await store.update('k1', (r) => (r === undefined ? r : change(r)));
+      const reread = fileStore({ dir: store.dir });
+      expect(updated).toStrictEqual(await reread.get('k1'));
+      await reread.close();
+    }
+    await store.close();
   });
 
   it('refuses to write a record that would fail validation on read', async () => {

@@ -9,6 +9,7 @@
 import type { OperationRecord } from '../../model.js';
 import type { WriteOptions } from '../store.js';
 import { check, same } from './assert.js';
+import { acrossHandles } from './handles.js';
 import type { ContractCase, StoreContractOptions } from './options.js';
 import { sampleRecord } from './sample.js';
 
@@ -66,21 +67,21 @@ export function durabilityCases(options: StoreContractOptions): ContractCase[] {
       },
     },
   ];
-  if (options.reopen !== undefined) {
-    const reopen = options.reopen;
-    cases.push({
-      name: 'a relaxed write is visible through another handle, and updates there build on it',
-      run: async () => {
-        const store = await options.create();
+  cases.push(
+    ...acrossHandles(
+      options,
+      'a relaxed write is visible through another handle, and updates there build on it',
+      async (store) => {
         await store.put(sampleRecord('k1'));
         await store.update('k1', bump, RELAXED);
-        const again = await reopen(store);
+      },
+      async (again, store) => {
         same((await again.get('k1'))?.epoch, 1, 'a relaxed write is not visible through another handle');
         const next = await again.update('k1', bump, RELAXED);
         same(next?.epoch, 2, 'an update through another handle did not build on the relaxed write');
         check((await store.get('k1'))?.epoch === 2, 'the first handle does not see the other handle’s write');
       },
-    });
-  }
+    ),
+  );
   return cases;
 }

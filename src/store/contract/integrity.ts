@@ -7,6 +7,7 @@
 import type { OperationRecord } from '../../model.js';
 import { summaryOf } from '../store.js';
 import { check, same } from './assert.js';
+import { acrossHandles } from './handles.js';
 import type { ContractCase, StoreContractOptions } from './options.js';
 import { sampleRecord } from './sample.js';
 
@@ -54,18 +55,18 @@ export function integrityCases(options: StoreContractOptions): ContractCase[] {
     },
   });
 
-  if (options.reopen !== undefined) {
-    const reopen = options.reopen;
-    cases.push({
-      name: 'a write is visible through another handle once it resolves (durable)',
-      run: async () => {
-        const store = await options.create();
+  cases.push(
+    ...acrossHandles(
+      options,
+      'a write is visible through another handle once it resolves (durable)',
+      async (store) => {
         await store.put(sampleRecord('k1', { state: 'in_flight' }));
-        const again = await reopen(store);
+      },
+      async (again) => {
         same((await again.get('k1'))?.state, 'in_flight', 'not visible through another handle');
       },
-    });
-  }
+    ),
+  );
 
   if (options.corrupt !== undefined) {
     const corrupt = options.corrupt;

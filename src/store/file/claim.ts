@@ -10,7 +10,6 @@
  * nothing is committed).
  */
 import * as fs from 'node:fs';
-import { OncelyError } from '../../errors.js';
 import type { Runtime } from '../../runtime.js';
 import {
   breakClaim,
@@ -21,10 +20,12 @@ import {
   UNREADABLE_CLAIM_GRACE_MS,
 } from './claim-files.js';
 import { writeSteps } from './durable.js';
-import { isErrno, openFile, renameFile, unlinkFile, writeAllSync } from './io.js';
+import { isErrno, openFile, renameFile, unlinkFile, writeTextSync } from './io.js';
 import { fileClockNow, hostId, randomToken } from './liveness.js';
+import { LockTimeoutError } from './lock-timeout.js';
 
 export { sweepBroken, sweepClaim, sweepNewClaim, UNREADABLE_CLAIM_GRACE_MS } from './claim-files.js';
+export { LockTimeoutError } from './lock-timeout.js';
 
 export interface ClaimOptions {
   /** How long a claim of a holder we cannot check must stay unchanged before it is taken over. */
@@ -40,24 +41,6 @@ export interface ClaimOptions {
 }
 
 const MAX_POLL_MS = 16;
-
-/**
- * The file store waited `lockTimeoutMs` for another live process that holds
- * the same record and gave up. Nothing was written; the call can be repeated.
- */
-export class LockTimeoutError extends OncelyError {
-  override name = 'LockTimeoutError';
-  /** The claim file waited for. */
-  readonly path: string;
-  constructor(path: string, timeoutMs: number, holder: string) {
-    super(
-      'lock_timeout',
-      `Timed out after ${timeoutMs} ms waiting for ${path}, held by ${holder}; nothing was written. ` +
-        'A hold normally lasts one write: check what that process is doing, then try again, or raise `lockTimeoutMs`.',
-    );
-    this.path = path;
-  }
-}
 
 function step(name: Parameters<NonNullable<typeof writeSteps.hook>>[0]): void {
   writeSteps.hook?.(name);
@@ -116,20 +99,26 @@ export class Claim {
    * false, having published nothing, when the claim was lost (the caller
    * retries). The caller releases the claim in every case (`finally`).
    * Once published, the file's descriptor goes to `keep` (which owns it from
-   * then on) instead of being closed.
+   * then on) instead of being closed, with what the ownership check's `stat`
+   * saw of the file (a rename changes neither its inode, size nor mtime).
+   * `replacing` runs just before the rename, once the claim is known to be
+   * still ours.
    */
   async commit(
     recordPath: string,
     text: string,
     makeDurable: (fd: number) => Promise<void> | undefined,
-    keep?: (fd: number) => void,
+    keep?: (fd: number, stat: fs.Stats) => void,
+    replacing?: () => void,
   ): Promise<boolean> {
-    writeAllSync(this.#fd, Buffer.from(text, 'utf8'), 0);
+    writeTextSync(this.#fd, text, 0);
     step('temp-written');
     const durable = makeDurable(this.#fd);
     if (durable !== undefined) await durable;
     step('durable');
-    if (!this.#stillOurs()) return false;
+    const stat = statIfOwned(this.#path, this.#ino);
+    if (stat === undefined) return false;
+    replacing?.();
     try {
       await renameFile(this.#path, recordPath);
     } catch (error) {
@@ -140,7 +129,7 @@ export class Claim {
     this.#done = true;
     if (keep !== undefined) {
       this.#handedOver = true;
-      keep(this.#fd);
+      keep(this.#fd, stat);
     }
     step('renamed');
     await this.release();
@@ -166,7 +155,7 @@ export class Claim {
 
   /** The claim path is still the file we created (not taken over and replaced). */
   #stillOurs(): boolean {
-    return ownedAt(this.#path, this.#ino);
+    return statIfOwned(this.#path, this.#ino) !== undefined;
   }
 
   #touch(): void {
@@ -258,17 +247,17 @@ async function tryCreate(path: string, holderLine: string): Promise<Created | un
   let result: Created | undefined;
   try {
     step('claim-opened');
-    writeAllSync(fd, Buffer.from(holderLine, 'utf8'), 0);
+    writeTextSync(fd, holderLine, 0);
     const { ino } = fs.fstatSync(fd);
     step('claim-written');
     result = { path, fd, ino };
     return result;
   } finally {
     if (result === undefined) {
-      // Ours, unless a sweep took it for a leftover meanwhile (then `ownedAt` says no).
+      // Ours, unless a sweep took it for a leftover meanwhile (then `statIfOwned` says no).
       const ino = inoOf(fd);
       closeQuietly(fd);
-      if (ino !== undefined && ownedAt(path, ino)) await unlinkFile(path).catch(() => undefined);
+      if (ino !== undefined && statIfOwned(path, ino) !== undefined) await unlinkFile(path).catch(() => undefined);
     }
   }
 }
@@ -281,12 +270,13 @@ function inoOf(fd: number): number | undefined {
   }
 }
 
-/** Whether `path` is still the file with inode `ino`. */
-function ownedAt(path: string, ino: number): boolean {
+/** What `stat` says of `path` when it is still the file with inode `ino`; else undefined. */
+function statIfOwned(path: string, ino: number): fs.Stats | undefined {
   try {
-    return fs.statSync(path).ino === ino;
+    const stat = fs.statSync(path);
+    return stat.ino === ino ? stat : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

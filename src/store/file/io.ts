@@ -44,6 +44,24 @@ export function writeAllSync(fd: number, bytes: Uint8Array, position: number): v
   while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset, position + offset);
 }
 
+/**
+ * Writes all of `text` (UTF-8) at file offset `position`, or at the end of
+ * a file opened with `O_APPEND` when `position` is null, synchronously.
+ * Resolves with its length in bytes. Handed to the kernel from the string
+ * itself: no Buffer copied per write; only a short write (which a regular
+ * file does not do) encodes the rest.
+ */
+export function writeTextSync(fd: number, text: string, position: number | null): number {
+  const written = fs.writeSync(fd, text, position, 'utf8');
+  const length = Buffer.byteLength(text, 'utf8');
+  if (written < length) {
+    const rest = Buffer.from(text, 'utf8').subarray(written);
+    if (position === null) appendAllSync(fd, rest);
+    else writeAllSync(fd, rest, position + written);
+  }
+  return length;
+}
+
 /** Writes all of `bytes` at file offset `position`. */
 export async function writeAt(fd: number, bytes: Uint8Array, position: number): Promise<void> {
   let offset = 0;

@@ -4,14 +4,17 @@
  *
  * An operation writes its record three times within milliseconds, and each
  * write reads the record twice (once to compute the change without the
- * claim, once under it: records.ts). The file a commit renames into place is
+ * claim, from `peek`, once under it: records.ts). The file a commit renames into place is
  * the claim file this handle just wrote (claim.ts), so its text is known.
  * Keeping its descriptor open pins its inode: the inode number cannot be
  * given to another file while it is open, and the store never writes into a
  * record file after renaming it into place (every version is a new file). So
  * when the path still names that inode, the file still holds that text. Size
- * and times are compared too, so even a file rewritten in place by hand
- * (which the store never does) is read again.
+ * and mtime are compared too, so even a file rewritten in place by hand
+ * (which the store never does) is read again. Nothing else is spent on it:
+ * the pin's inode, size and mtime come from the `stat` by which the claim
+ * checked it still owned the file before the rename (claim.ts), and the
+ * revision of its text from the commit that wrote it.
  *
  * At most `MAX_PINNED` descriptors per handle, least recently used dropped
  * first; `close()` drops them all. Not on Windows, where an open file gets
@@ -28,11 +31,15 @@ const CAN_PIN = process.platform !== 'win32';
 interface Pin {
   fd: number;
   text: string;
+  /** The revision in `text`'s writer line (what the next version's revision builds on). */
+  rev: number;
   ino: number;
   size: number;
   mtimeMs: number;
-  ctimeMs: number;
 }
+
+/** What a pin compares with the path's `stat` on every read. */
+type FileStat = Pick<fs.Stats, 'ino' | 'size' | 'mtimeMs'>;
 
 export class PinnedRecords {
   readonly #dir: string;
@@ -46,23 +53,18 @@ export class PinnedRecords {
   }
 
   /**
-   * Keeps `fd`, the file just renamed to record `name` with content `text`.
-   * Takes ownership of `fd` in every case (closes it when it cannot keep it).
+   * Keeps `fd`, the file just renamed to record `name` with content `text`
+   * at revision `rev`, as `stat` (taken just before the rename, which
+   * changes none of these) saw it. Takes ownership of `fd` in every case
+   * (closes it when it cannot keep it).
    */
-  pin(name: string, fd: number, text: string): void {
+  pin(name: string, fd: number, text: string, rev: number, stat: FileStat): void {
     if (!CAN_PIN) {
       closeQuietly(fd);
       return;
     }
-    let stat: fs.Stats;
-    try {
-      stat = fs.fstatSync(fd);
-    } catch {
-      closeQuietly(fd);
-      return;
-    }
     this.drop(name);
-    this.#pins.set(name, { fd, text, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs });
+    this.#pins.set(name, { fd, text, rev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs });
     if (this.#pins.size > MAX_PINNED) {
       const oldest = this.#pins.keys().next().value;
       if (oldest !== undefined) this.drop(oldest);
@@ -86,13 +88,7 @@ export class PinnedRecords {
       this.drop(name);
       return { kind: 'missing' };
     }
-    if (
-      stat.ino !== pin.ino ||
-      stat.size !== pin.size ||
-      stat.mtimeMs !== pin.mtimeMs ||
-      stat.ctimeMs !== pin.ctimeMs ||
-      !stat.isFile()
-    ) {
+    if (stat.ino !== pin.ino || stat.size !== pin.size || stat.mtimeMs !== pin.mtimeMs || !stat.isFile()) {
       this.drop(name);
       return undefined;
     }
@@ -103,12 +99,46 @@ export class PinnedRecords {
     return { kind: 'text', text: pin.text, ino: pin.ino, size: pin.size, mtimeMs: pin.mtimeMs };
   }
 
+  /**
+   * The text pinned for `name`, without checking that the path still names
+   * its file: for a guess that is checked later (records.ts, `readAhead`).
+   */
+  peek(name: string): string | undefined {
+    return this.#pins.get(name)?.text;
+  }
+
+  /** The revision of `text`, when it is the text pinned for `name` (no need to parse its writer line). */
+  revOf(name: string, text: string): number | undefined {
+    const pin = this.#pins.get(name);
+    return pin !== undefined && pin.text === text ? pin.rev : undefined;
+  }
+
   /** Forgets the pin of `name` (closing its descriptor), if any. */
   drop(name: string): void {
     const pin = this.#pins.get(name);
     if (pin === undefined) return;
     this.#pins.delete(name);
     closeQuietly(pin.fd);
+  }
+
+  /**
+   * Forgets the pin of `name` just before its file is replaced or removed,
+   * closing its descriptor at once. The caller holds the record's claim and
+   * has just read the record through this pin (`read` checked that the path
+   * still names the pinned file), so the file is still linked: closing it
+   * frees nothing and does not wait for the disk, unlike the close of a file
+   * already replaced (`closeQuietly`), and it saves a thread-pool round trip
+   * per write.
+   */
+  release(name: string): void {
+    const pin = this.#pins.get(name);
+    if (pin === undefined) return;
+    this.#pins.delete(name);
+    try {
+      fs.closeSync(pin.fd);
+    } catch {
+      // Already closed: nothing to release.
+    }
   }
 
   /** Closes every pinned descriptor. */

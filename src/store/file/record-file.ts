@@ -3,6 +3,8 @@
  * naming the process that wrote it and the record's revision. How it is
  * read back, checked and written; no I/O here.
  */
+
+import { isExactRecord } from '../../model/exact.js';
 import { type OperationRecord, type ParseResult, parseRecord } from '../../model.js';
 import { belongsTo, parseFileName } from './names.js';
 
@@ -34,9 +36,16 @@ export function idOf(name: string, text: string): string {
   return name;
 }
 
-/** JSON text of a record, and the record as a later read will return it (validated before anything is written). */
+/**
+ * JSON text of a record, and the record as a later read will return it
+ * (validated before anything is written). A record exactly in the current
+ * shape and made of plain JSON values only (what the engine's transitions
+ * build) reads back as itself, so it is returned as is, and its text is not
+ * parsed back: a parse per write was most of what a write allocated.
+ */
 export function serialize(record: OperationRecord): { text: string; stored: OperationRecord } {
   const text = JSON.stringify(record);
+  if (isExactRecord(record) && isJsonValue(record)) return { text, stored: record };
   const parsed = parseRecord(JSON.parse(text));
   if (!parsed.ok) {
     throw new TypeError(`Refusing to store an invalid record for ${record.key}: ${parsed.problems.join('; ')}`);
@@ -60,4 +69,33 @@ export function revOf(text: string): number {
 function recordLine(text: string): string {
   const end = text.indexOf('\n');
   return end === -1 ? text : text.slice(0, end);
+}
+
+/**
+ * Whether `value` is JSON data that `JSON.parse(JSON.stringify(value))`
+ * gives back equal: null, booleans, strings, finite numbers other than -0,
+ * and arrays and plain objects of those (no holes, no `undefined` values,
+ * which JSON drops or turns into null).
+ */
+function isJsonValue(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+        for (let i = 0; i < value.length; i++) if (!isJsonValue(value[i])) return false;
+        return true;
+      }
+      if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+      for (const key in value) if (!isJsonValue((value as Record<string, unknown>)[key])) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
 }

@@ -19,6 +19,8 @@ import type { PinnedRecords } from './pinned.js';
 import type { Quarantine } from './quarantine.js';
 import { check, revOf } from './record-file.js';
 
+const MISSING: FileRead = { kind: 'missing' };
+
 /** Tells `exclusive` to take the claim again and redo the task (the claim was lost before committing). */
 export const RETRY = Symbol('retry');
 
@@ -103,9 +105,17 @@ export class RecordFiles {
       return undefined;
     });
 
-  /** What is at record `name`: from its pinned descriptor when it is still that file (pinned.ts), else read. */
+  /**
+   * What is at record `name`: from its pinned descriptor when it is still
+   * that file (pinned.ts), else read. A record not there yet (the first
+   * write of every operation looks twice) is told by `existsSync`, which
+   * reports a missing file without the exception a failed `open` throws.
+   */
   #readFile(name: string): FileRead {
-    return this.#c.pinned.read(name) ?? readRegular(join(this.#c.dir, name));
+    const pinned = this.#c.pinned.read(name);
+    if (pinned !== undefined) return pinned;
+    const path = join(this.#c.dir, name);
+    return fs.existsSync(path) ? readRegular(path) : MISSING;
   }
 
   /** Reads one record without a claim; a bad file (or not a file at all) is quarantined. */
@@ -154,22 +164,16 @@ export class RecordFiles {
    * nothing here: the locked path runs `fn` and handles it.
    */
   readAhead(name: string, fn: Updater): ReadAhead {
+    // The text this handle pinned, taken without even a `stat`: a change computed from it stands only if
+    // the read under the claim finds that very text, so only an `unchanged` answer needs the file checked.
+    const pinned = this.#c.pinned.peek(name);
+    if (pinned !== undefined) {
+      const ahead = aheadOf(name, pinned, fn);
+      if (ahead.kind === 'change') return ahead;
+    }
     const found = this.#readFile(name);
     if (found.kind === 'odd') return { kind: 'unknown' };
-    const text = found.kind === 'text' ? found.text : undefined;
-    let current: OperationRecord | undefined;
-    if (text !== undefined) {
-      const checked = check(name, text);
-      if (!checked.ok) return { kind: 'unknown' };
-      current = checked.record;
-    }
-    try {
-      const next = fn(current);
-      if (next === current || next === undefined) return { kind: 'unchanged', record: current };
-      return { kind: 'change', text, next };
-    } catch {
-      return { kind: 'unknown' };
-    }
+    return aheadOf(name, found.kind === 'text' ? found.text : undefined, fn);
   }
 
   /**
@@ -187,14 +191,17 @@ export class RecordFiles {
   ): Promise<boolean> {
     this.commits++;
     const { dir, journal, pinned } = this.#c;
-    const rev = nextRev(currentText === undefined ? 0 : revOf(currentText), this.#c.now());
+    const currentRev = currentText === undefined ? 0 : (pinned.revOf(name, currentText) ?? revOf(currentText));
+    const rev = nextRev(currentRev, this.#c.now());
     const text = claim.fileText(recordText, rev);
     const line: JournalLine = { n: name, r: rev, t: text };
     return claim.commit(
       join(dir, name),
       text,
       () => (relaxed && journal.appendRelaxed(line, currentText !== undefined) ? undefined : journal.append(line)),
-      (fd) => pinned.pin(name, fd, text),
+      (fd, stat) => pinned.pin(name, fd, text, rev, stat),
+      // The pin of the version being replaced, read under this claim: its file is still linked until the rename.
+      () => pinned.release(name),
     );
   }
 
@@ -212,4 +219,21 @@ export class RecordFiles {
       await records.sync();
       return true;
     });
+}
+
+/** What `fn` makes of record `name` as `text` holds it (`readAhead`). */
+function aheadOf(name: string, text: string | undefined, fn: Updater): ReadAhead {
+  let current: OperationRecord | undefined;
+  if (text !== undefined) {
+    const checked = check(name, text);
+    if (!checked.ok) return { kind: 'unknown' };
+    current = checked.record;
+  }
+  try {
+    const next = fn(current);
+    if (next === current || next === undefined) return { kind: 'unchanged', record: current };
+    return { kind: 'change', text, next };
+  } catch {
+    return { kind: 'unknown' };
+  }
 }

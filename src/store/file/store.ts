@@ -28,7 +28,8 @@
  *   refuses to relax a write that could cost an earlier durable version
  *   (journal.ts);
  * - the record files this handle wrote last stay open (pinned.ts), so
- *   reading one back (each write reads its record twice) costs one `stat`;
+ *   reading one back costs one `stat` (an update's guess before the claim
+ *   costs none: the read under the claim checks it);
  * - `update` is atomic across processes: within a process updates of a key
  *   queue up (keyed-queue.ts), then take the record's claim file (claim.ts);
  *   `fn` always sees the latest record on disk, read under the claim, so the
@@ -47,38 +48,21 @@ import { join } from 'node:path';
 import type { OperationRecord } from '../../model.js';
 import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { summaryOf } from '../store.js';
-import { DirSync, makeDirectory } from './durable.js';
+import { closeHandle, handlePaths, type Opened, openHandle } from './handle.js';
 import { isErrno, unlinkFile } from './io.js';
-import { Journal, nextRev } from './journal.js';
-import { type KeyedQueue, queueFor } from './keyed-queue.js';
+import { nextRev } from './journal.js';
 import { fileNameFor } from './names.js';
 import { type FileStore, type FileStoreOptions, resolveFileStoreOptions, statsOf } from './options.js';
-import { PinnedRecords } from './pinned.js';
-import { Quarantine } from './quarantine.js';
 import { check, revOf, serialize } from './record-file.js';
-import { RETRY, type ReadAhead, RecordFiles } from './records.js';
+import { RETRY, type ReadAhead, type RecordFiles } from './records.js';
 import { settleDeadJournals } from './recovery.js';
 import { scanRecords } from './scan.js';
 
 export type { FileStore, FileStoreOptions, FileStoreStats } from './options.js';
 export { fileStoreStats } from './options.js';
 
-const QUARANTINE_DIR = 'quarantine';
-const JOURNAL_DIR = 'journal';
 /** Listing also settles the journals of writers that died since, at most this often. */
 const SETTLE_EVERY_MS = 30_000;
-
-interface Opened {
-  records: DirSync;
-  quarantineDir: DirSync;
-  quarantine: Quarantine;
-  journal: Journal;
-  pinned: PinnedRecords;
-  queue: KeyedQueue;
-  files: RecordFiles;
-  /** Dead writers' journals settled (replayed after a reboot): before the first read or write. */
-  recovered: Promise<void> | undefined;
-}
 
 /**
  * A durable, crash-safe, multi-process store for Node.js.
@@ -89,9 +73,9 @@ interface Opened {
  * await client.resume(); // finish what a previous run left in flight
  */
 export function fileStore(options: FileStoreOptions = {}): FileStore {
-  const { dir, now, runtime, claimOptions } = resolveFileStoreOptions(options);
-  const quarantinePath = join(dir, QUARANTINE_DIR);
-  const journalDir = join(dir, JOURNAL_DIR);
+  const resolved = resolveFileStoreOptions(options);
+  const { dir, runtime, claimOptions } = resolved;
+  const { quarantinePath, journalDir } = handlePaths(dir);
   const pending = new Set<Promise<unknown>>();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
   let opened: Opened | undefined;
@@ -103,27 +87,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   function open(): Opened {
     if (closed) throw new Error(`file store ${dir} is closed`);
     if (opened !== undefined) return opened;
-    makeDirectory(dir);
-    makeDirectory(quarantinePath);
-    makeDirectory(journalDir);
-    const records = new DirSync(dir);
-    const quarantineDir = new DirSync(quarantinePath);
-    const quarantine = new Quarantine(records, quarantineDir, now, listeners);
-    const journal = new Journal(new DirSync(journalDir), records, runtime);
-    const queue = queueFor(fs.realpathSync(dir));
-    const pinned = new PinnedRecords(dir);
-    const files = new RecordFiles({
-      dir,
-      records,
-      quarantine,
-      journal,
-      pinned,
-      queue,
-      claimOptions,
-      now: runtime.now,
-      track,
-    });
-    opened = { records, quarantineDir, quarantine, journal, pinned, queue, files, recovered: undefined };
+    opened = openHandle(resolved, listeners, track);
     return opened;
   }
 
@@ -240,7 +204,8 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
         await files.adopt(key);
         await files.exclusive(name, async () => {
           const text = await files.readLocked(name);
-          pinned.drop(name);
+          // Read under this claim: its file is still linked, so its pin is closed at once (pinned.ts).
+          pinned.release(name);
           if (text === undefined) return undefined;
           files.commits++;
           // The removal is journaled first, so a replay after a power cut does not bring the record back.
@@ -277,19 +242,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       while (pending.size > 0) await Promise.allSettled([...pending]);
       closed = true;
       if (opened === undefined) return;
-      const { recovered: recovery, journal, records, quarantineDir, pinned } = opened;
-      // Each handle is released even when closing another one failed.
-      try {
-        await recovery?.catch(() => undefined);
-        await journal.close();
-      } finally {
-        pinned.close();
-        try {
-          await records.close();
-        } finally {
-          await quarantineDir.close();
-        }
-      }
+      await closeHandle(opened);
     },
   };
   statsOf.set(store, () => ({

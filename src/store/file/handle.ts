@@ -1,0 +1,82 @@
+/**
+ * The parts of one open file store handle (directories, journal, pinned
+ * records, record files), created on its first read or write and closed
+ * together. store.ts composes them into the public operations.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { QuarantineEntry } from '../store.js';
+import { DirSync, makeDirectory } from './durable.js';
+import { Journal } from './journal.js';
+import { type KeyedQueue, queueFor } from './keyed-queue.js';
+import type { ResolvedFileStoreOptions } from './options.js';
+import { PinnedRecords } from './pinned.js';
+import { Quarantine } from './quarantine.js';
+import { RecordFiles } from './records.js';
+
+const QUARANTINE_DIR = 'quarantine';
+const JOURNAL_DIR = 'journal';
+
+export interface Opened {
+  records: DirSync;
+  quarantineDir: DirSync;
+  quarantine: Quarantine;
+  journal: Journal;
+  pinned: PinnedRecords;
+  queue: KeyedQueue;
+  files: RecordFiles;
+  /** Dead writers' journals settled (replayed after a reboot): before the first read or write. */
+  recovered: Promise<void> | undefined;
+}
+
+/** Where a handle on `dir` keeps its quarantine and its journal. */
+export function handlePaths(dir: string): { quarantinePath: string; journalDir: string } {
+  return { quarantinePath: join(dir, QUARANTINE_DIR), journalDir: join(dir, JOURNAL_DIR) };
+}
+
+/** Creates the directories (synchronously: once per handle) and the parts of a handle on them. */
+export function openHandle(
+  options: ResolvedFileStoreOptions,
+  listeners: Set<(entry: QuarantineEntry) => void>,
+  track: <T>(work: Promise<T>) => Promise<T>,
+): Opened {
+  const { dir, now, runtime, claimOptions } = options;
+  const { quarantinePath, journalDir } = handlePaths(dir);
+  makeDirectory(dir);
+  makeDirectory(quarantinePath);
+  makeDirectory(journalDir);
+  const records = new DirSync(dir);
+  const quarantineDir = new DirSync(quarantinePath);
+  const quarantine = new Quarantine(records, quarantineDir, now, listeners);
+  const journal = new Journal(new DirSync(journalDir), records, runtime);
+  const queue = queueFor(fs.realpathSync(dir));
+  const pinned = new PinnedRecords(dir);
+  const files = new RecordFiles({
+    dir,
+    records,
+    quarantine,
+    journal,
+    pinned,
+    queue,
+    claimOptions,
+    now: runtime.now,
+    track,
+  });
+  return { records, quarantineDir, quarantine, journal, pinned, queue, files, recovered: undefined };
+}
+
+/** Closes every part of a handle, each even when closing another one failed. */
+export async function closeHandle(opened: Opened): Promise<void> {
+  const { recovered, journal, records, quarantineDir, pinned } = opened;
+  try {
+    await recovered?.catch(() => undefined);
+    await journal.close();
+  } finally {
+    pinned.close();
+    try {
+      await records.close();
+    } finally {
+      await quarantineDir.close();
+    }
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * The segments of one handle's journal: which one takes the next lines, when
+ * a new one is started, and when an old one is checkpointed and deleted.
+ *
+ * A segment is needed only until the record files it names are durable, so
+ * once it is old or large enough the handle starts a new one and, some 35 s
+ * later, *checkpoints* the old one in the background: one fsync per distinct
+ * record file (an operation's three writes to one record cost one fsync, and
+ * usually a cheap one: by then the kernel has written most of it back), one
+ * directory fsync, then the segment is deleted (checkpoint.ts).
+ *
+ * The segments also say which records a relaxed write may skip the flush for
+ * (`anchors`, line-queue.ts): a flushed line in a segment no checkpoint has
+ * started on. A checkpoint therefore first flushes everything queued (the
+ * journal's barrier), so the segment it deletes never held the only line of
+ * a record whose newer relaxed version is not yet durable.
+ *
+ * Segment names carry the writer's host and pid
+ * (`<host>-<pid>-<token>.<n>.log`), so another process can tell the journal
+ * of a crashed writer from a live one's (recovery.ts).
+ */
+import { join } from 'node:path';
+import type { Runtime } from '../../runtime.js';
+import { checkpoint } from './checkpoint.js';
+import type { DirSync } from './durable.js';
+import { closeFile, openFile, unlinkFile } from './io.js';
+import { hostId } from './liveness.js';
+
+/** A new segment is started once the current one is this old (its records then get checkpointed). */
+const SEGMENT_MAX_AGE_MS = 30_000;
+/** ... or this large. */
+const SEGMENT_MAX_BYTES = 32 * 1024 * 1024;
+/**
+ * A retired segment is checkpointed this long after it stopped taking lines.
+ * By then the kernel has written back the record files it names (Linux
+ * writes dirty pages back after 30 s), so their fsyncs find little to do
+ * instead of competing with the writes in progress for the disk.
+ */
+const CHECKPOINT_DELAY_MS = 35_000;
+
+export const SEGMENT_SUFFIX = '.log';
+
+export interface Segment {
+  path: string;
+  fd: number;
+  /** When it was opened, on the runtime's monotonic clock. */
+  openedAtMs: number;
+  bytes: number;
+  /** Cancels the retirement of this segment when it stays idle (set once opened). */
+  cancelIdleRetire: () => void;
+  /** Record files written through this segment: what its checkpoint fsyncs. */
+  names: Set<string>;
+  /** A flush failed: nothing more is written to it (a failed fsync cannot be retried on the same file). */
+  broken: boolean;
+}
+
+/** What the segments need from their journal. */
+export interface SegmentsContext {
+  /** The journal directory (created by the store). */
+  dir: DirSync;
+  /** The record directory, fsynced by checkpoints. */
+  records: DirSync;
+  /** The clock of segment ages and the timers of checkpoints. */
+  runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>;
+  /** The journal's token, in every segment name. */
+  token: string;
+  /** Resolves once every line queued so far is flushed: a checkpoint waits for it first. */
+  barrier: () => Promise<void>;
+  /** A flush is running (an idle segment is not retired under it). */
+  flushing: () => boolean;
+  /** Counted once a checkpoint has removed its segment. */
+  onCheckpoint: () => void;
+}
+
+export class Segments {
+  readonly #c: SegmentsContext;
+  #sequence = 0;
+  #segment: Segment | undefined;
+  #opening: Promise<Segment> | undefined;
+  readonly #checkpoints = new Set<Promise<void>>();
+  /** Retired segments waiting for their checkpoint: starting one now (at close) cancels its timer. */
+  readonly #waiting = new Map<Segment, () => void>();
+
+  constructor(context: SegmentsContext) {
+    this.#c = context;
+  }
+
+  /** This handle holds a flushed line of record `name` in a segment no checkpoint has started on. */
+  anchors(name: string): boolean {
+    if (this.#segment?.names.has(name) === true && !this.#segment.broken) return true;
+    for (const segment of this.#waiting.keys()) if (!segment.broken && segment.names.has(name)) return true;
+    return false;
+  }
+
+  /** The segment to append to: a new one when there is none, it broke, or it is due for a checkpoint. */
+  async current(): Promise<Segment> {
+    const segment = this.#segment;
+    if (
+      segment !== undefined &&
+      !segment.broken &&
+      this.#c.runtime.monotonicNow() - segment.openedAtMs < SEGMENT_MAX_AGE_MS &&
+      segment.bytes < SEGMENT_MAX_BYTES
+    ) {
+      return segment;
+    }
+    if (segment !== undefined) this.#retire(segment);
+    this.#opening ??= this.#open().finally(() => {
+      this.#opening = undefined;
+    });
+    return this.#opening;
+  }
+
+  async #open(): Promise<Segment> {
+    const { dir, runtime, token } = this.#c;
+    const name = `${hostId()}-${process.pid}-${token}.${this.#sequence++}${SEGMENT_SUFFIX}`;
+    const path = join(dir.path, name);
+    const fd = await openFile(path, 'ax', 0o600);
+    try {
+      // The segment's own directory entry must survive a power cut before any line in it counts.
+      await dir.sync();
+    } catch (error) {
+      // Not a segment after all: release the descriptor and the empty file (the next append opens another).
+      await closeFile(fd).catch(() => undefined);
+      await unlinkFile(path).catch(() => undefined);
+      throw error;
+    }
+    const segment: Segment = {
+      path,
+      fd,
+      openedAtMs: runtime.monotonicNow(),
+      bytes: 0,
+      names: new Set(),
+      broken: false,
+      cancelIdleRetire: () => undefined,
+    };
+    this.#segment = segment;
+    // An idle handle still checkpoints: its record files become durable on their own and the segment goes.
+    segment.cancelIdleRetire = runtime.schedule(SEGMENT_MAX_AGE_MS, () => {
+      if (this.#segment === segment && !this.#c.flushing()) this.#retire(segment);
+    });
+    return segment;
+  }
+
+  /** Stops writing to `segment`; it is checkpointed in the background, `CHECKPOINT_DELAY_MS` later. */
+  #retire(segment: Segment): void {
+    if (this.#segment === segment) this.#segment = undefined;
+    segment.cancelIdleRetire();
+    this.#waiting.set(
+      segment,
+      this.#c.runtime.schedule(CHECKPOINT_DELAY_MS, () => this.#checkpoint(segment)),
+    );
+  }
+
+  #checkpoint(segment: Segment): void {
+    this.#waiting.get(segment)?.();
+    // From here on its lines anchor no relaxed write; those queued before are flushed before it goes.
+    this.#waiting.delete(segment);
+    const done = this.#c
+      .barrier()
+      .then(() => checkpoint(segment.path, segment.names, this.#c.records, segment.fd))
+      .then(this.#c.onCheckpoint, (error: unknown) => {
+        // The segment stays on disk: recovery checkpoints it later. Nothing is lost.
+        process.emitWarning(`oncely: journal checkpoint of ${segment.path} failed: ${String(error)}`);
+      });
+    this.#checkpoints.add(done);
+    void done.then(() => this.#checkpoints.delete(done));
+  }
+
+  /** Checkpoints every segment and removes them (the journal has flushed everything first). */
+  async close(): Promise<void> {
+    await this.#opening?.catch(() => undefined);
+    if (this.#segment !== undefined) this.#retire(this.#segment);
+    for (const segment of [...this.#waiting.keys()]) this.#checkpoint(segment);
+    while (this.#checkpoints.size > 0) await Promise.all(this.#checkpoints);
+    await this.#c.dir.close();
+  }
+}
