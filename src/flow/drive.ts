@@ -31,9 +31,9 @@ import {
   storedResult,
 } from './outcome.js';
 import type { StartedAttempt } from './start-at-once.js';
+import { attemptTimeoutMs } from './timeouts.js';
 import {
   assertFenced,
-  attemptTimeoutMs,
   endAttempt,
   refreshAuth,
   release,

@@ -12,7 +12,7 @@ import type { OperationRecord } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
 import type { Engine } from './engine.js';
 import { gateFor, lastAttemptWasBudgeted } from './gating.js';
-import { attemptTimeoutMs } from './transitions.js';
+import { attemptTimeoutMs } from './timeouts.js';
 
 /** Attempt N, recorded as started by the write that gave this owner the operation: what the loop needs to send it. */
 export interface StartedAttempt {

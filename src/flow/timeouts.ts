@@ -11,7 +11,21 @@
  * its next attempt before that, and keeps the sleep that is already running.
  * Nothing stays scheduled once no attempt is in flight.
  */
+import type { ResolvedPolicy } from '../options.js';
 import type { Runtime } from '../runtime.js';
+
+/**
+ * How long an attempt started at `nowMs` may take: the endpoint's
+ * `attemptTimeoutMs`, cut to the window that is left (`untilMs`: the
+ * deadline, or the last look's window), and never less than 1 ms.
+ */
+export function attemptTimeoutMs(
+  policy: Pick<ResolvedPolicy, 'attemptTimeoutMs'>,
+  untilMs: number,
+  nowMs: number,
+): number {
+  return Math.max(1, Math.min(policy.attemptTimeoutMs, untilMs - nowMs));
+}
 
 interface Pending {
   atMs: number;

@@ -146,19 +146,6 @@ export function assertFenced(
   return current;
 }
 
-/**
- * How long an attempt started at `nowMs` may take: the endpoint's
- * `attemptTimeoutMs`, cut to the window that is left (`untilMs`: the
- * deadline, or the last look's window), and never less than 1 ms.
- */
-export function attemptTimeoutMs(
-  policy: Pick<ResolvedPolicy, 'attemptTimeoutMs'>,
-  untilMs: number,
-  nowMs: number,
-): number {
-  return Math.max(1, Math.min(policy.attemptTimeoutMs, untilMs - nowMs));
-}
-
 /** Records attempt `n` as started before it is sent; the lease covers the whole attempt. */
 export function startAttempt(
   record: OperationRecord,

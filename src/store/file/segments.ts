@@ -5,7 +5,7 @@
  * A segment is needed only until the record files it names are durable, so
  * once it is old or large enough the handle starts a new one and, some 35 s
  * later, *checkpoints* the old one in the background: one fsync per distinct
- * record file (an operation's three writes to one record cost one fsync, and
+ * record file (all of an operation's writes to one record cost one fsync, and
  * usually a cheap one: by then the kernel has written most of it back), one
  * directory fsync, then the segment is deleted (checkpoint.ts).
  *
