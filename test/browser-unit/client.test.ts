@@ -515,7 +515,11 @@ describe('live view and options', () => {
     hold.release();
     await w.rt.run(settled);
     await w.rt.advance(50);
-    expect(states).toEqual(['in_flight', 'succeeded']);
+    // The view is loaded with import() (real time): when its first look comes before the drainer's
+    // claim, it sees the operation still pending, and only then. What must hold is the live part:
+    // the attempt in flight while the server holds it, then the success.
+    expect(states.filter((state) => state !== 'pending')).toEqual(['in_flight', 'succeeded']);
+    expect(states.indexOf('pending')).toBeLessThanOrEqual(0);
   });
 
   it('refuses bad options, naming the field', async () => {
