@@ -41,6 +41,17 @@ async function observed(options: Partial<ClientOptions> = {}) {
   return { h, writes, atFirstByte, inner };
 }
 
+/** Two sends of `key` at once, the server slow to answer: both get one answer from one request and one attempt. */
+async function sendTwiceAtOnce(h: Awaited<ReturnType<typeof harness>>, key: string): Promise<void> {
+  h.server.script({ kind: 'delay', ms: 50 });
+  const request = { method: 'POST', url: '/payments', key, json: { amount: 2 } } as const;
+  const [a, b] = await h.rt.run(Promise.all([h.client.send(request), h.client.send(request)]));
+  expect(a.data).toEqual(b.data);
+  expect(h.server.ledger.requestsFor(key)).toHaveLength(1);
+  // No second loop claimed it from under the first: attempt 1 was never marked as lost.
+  expect((await h.client.get(key))?.attempts).toMatchObject([{ n: 1, sent: 'definitely' }]);
+}
+
 describe('the write-ahead starts attempt 1 when it can go at once', () => {
   it('one durable store write before the first byte, holding attempt 1 as started; two writes in all', async () => {
     const { h, writes, atFirstByte, inner } = await observed();
@@ -81,13 +92,8 @@ describe('the write-ahead starts attempt 1 when it can go at once', () => {
 
   it('two sends of one key at once: one loop, one request, one attempt, the same answer', async () => {
     const { h, atFirstByte } = await observed();
-    h.server.script({ kind: 'delay', ms: 50 });
-    const request = { method: 'POST', url: '/payments', key: 'twice', json: { amount: 2 } } as const;
-    const [a, b] = await h.rt.run(Promise.all([h.client.send(request), h.client.send(request)]));
-    expect(a.data).toEqual(b.data);
+    await sendTwiceAtOnce(h, 'twice');
     expect(atFirstByte).toHaveLength(1);
-    expect(h.server.ledger.requestsFor('twice')).toHaveLength(1);
-    expect((await h.client.get('twice'))?.attempts).toMatchObject([{ n: 1, sent: 'definitely' }]);
   });
 
   it('…also when the store tells the first writer late (the second sees the record before its loop has started)', async () => {
@@ -105,14 +111,7 @@ describe('the write-ahead starts attempt 1 when it can go at once', () => {
         return record;
       },
     };
-    const h = await harness({ store });
-    h.server.script({ kind: 'delay', ms: 50 });
-    const request = { method: 'POST', url: '/payments', key: 'late', json: { amount: 3 } } as const;
-    const [a, b] = await h.rt.run(Promise.all([h.client.send(request), h.client.send(request)]));
-    expect(a.data).toEqual(b.data);
-    expect(h.server.ledger.requestsFor('late')).toHaveLength(1);
-    // No second loop claimed it from under the first: attempt 1 was never marked as lost.
-    expect((await h.client.get('late'))?.attempts).toMatchObject([{ n: 1, sent: 'definitely' }]);
+    await sendTwiceAtOnce(await harness({ store }), 'late');
   });
 
   it('a write-ahead that fails leaves nothing behind: the next send of the key writes and sends normally', async () => {
