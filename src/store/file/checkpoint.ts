@@ -17,12 +17,23 @@ const CHECKPOINT_PARALLEL = 1;
  * file that still exists, then of the directory, which also makes renames
  * and removals durable), then deletes the segment at `path`. Also used by
  * recovery on the segments of crashed writers.
+ *
+ * `names` is drained as the files are synced: under sustained writes the
+ * checkpoints of several segments can run at once, tens of thousands of
+ * names each, and a name let go once its file is synced (rather than a copy
+ * of the whole list held to the end) keeps that backlog's memory shrinking
+ * while it is worked off. A failed checkpoint loses nothing by it: the
+ * segment stays on disk and recovery checkpoints it from its own lines.
  */
-export async function checkpoint(path: string, names: Iterable<string>, records: DirSync, fd?: number): Promise<void> {
+export async function checkpoint(path: string, names: Set<string>, records: DirSync, fd?: number): Promise<void> {
   if (fd !== undefined) await closeFile(fd).catch(() => undefined);
-  const pending = [...names];
+  const next = names.values();
   const worker = async (): Promise<void> => {
-    for (let name = pending.pop(); name !== undefined; name = pending.pop()) await syncFileAt(join(records.path, name));
+    for (let item = next.next(); item.done !== true; item = next.next()) {
+      // Deleting the entry just returned does not disturb a Set's iteration.
+      names.delete(item.value);
+      await syncFileAt(join(records.path, item.value));
+    }
   };
   await Promise.all(Array.from({ length: CHECKPOINT_PARALLEL }, worker));
   await records.sync();
