@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
-import { checkpoint } from '../../src/store/file/checkpoint.js';
-import { DirSync, type WriteStep, writeSteps } from '../../src/store/file/durable.js';
+import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
 import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
@@ -187,45 +186,5 @@ describe('fileStore journal', () => {
     expect(segmentsIn(dir)).toContain(own);
     await other.close();
     await writer.close();
-  });
-
-  it('a checkpoint lets go of each name once its file is synced, not all at the end', async () => {
-    // Under sustained writes several checkpoints of tens of thousands of names run at once: the names
-    // they still hold are what the store's memory grows by, so each goes as soon as its file is durable.
-    const dir = tempDir();
-    const names = ['a.json', 'b.json', 'c.json', 'gone.json'];
-    for (const name of names.slice(0, 3)) fs.writeFileSync(join(dir, name), `${name}\n`);
-    const segment = join(dir, 'segment.log');
-    fs.writeFileSync(segment, 'lines\n');
-    let turns = 0;
-    let ticking = true;
-    const tick = (): void => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
-    tick();
-    const deletedAt: { name: string; turn: number; left: number }[] = [];
-    class Watched extends Set<string> {
-      override delete(name: string): boolean {
-        const deleted = super.delete(name);
-        deletedAt.push({ name, turn: turns, left: this.size });
-        return deleted;
-      }
-    }
-    const pending = new Watched(names);
-    try {
-      await checkpoint(segment, pending, new DirSync(dir));
-    } finally {
-      ticking = false;
-    }
-    expect(pending.size).toBe(0);
-    expect(deletedAt.map((d) => d.name).sort()).toEqual([...names].sort());
-    // One name at a time: the event loop turned (a file's sync ran) between consecutive releases.
-    for (let i = 1; i < deletedAt.length; i++) {
-      expect(deletedAt[i]?.turn).toBeGreaterThan(deletedAt[i - 1]?.turn ?? Number.POSITIVE_INFINITY);
-      expect(deletedAt[i]?.left).toBe(names.length - 1 - i);
-    }
-    expect(fs.existsSync(segment)).toBe(false);
-    for (const name of names.slice(0, 3)) expect(fs.readFileSync(join(dir, name), 'utf8')).toBe(`${name}\n`);
   });
 });

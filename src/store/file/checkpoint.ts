@@ -8,34 +8,48 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { DirSync } from './durable.js';
 import { closeFile, fsyncFile, isErrno, openForReading, unlinkFile } from './io.js';
-
-/** Record fsyncs a checkpoint issues at once: leaves thread-pool room for the writes in progress. */
-const CHECKPOINT_PARALLEL = 1;
+import { forEachSegmentName } from './segment-names.js';
 
 /**
- * Makes every record file in `names` durable where it is now (fsync of each
- * file that still exists, then of the directory, which also makes renames
- * and removals durable), then deletes the segment at `path`. Also used by
- * recovery on the segments of crashed writers.
- *
- * `names` is drained as the files are synced: under sustained writes the
- * checkpoints of several segments can run at once, tens of thousands of
- * names each, and a name let go once its file is synced (rather than a copy
- * of the whole list held to the end) keeps that backlog's memory shrinking
- * while it is worked off. A failed checkpoint loses nothing by it: the
- * segment stays on disk and recovery checkpoints it from its own lines.
+ * How many of the names last synced a checkpoint remembers, to skip a
+ * repeat. A record's lines in one segment are usually close together (an
+ * operation writes its record a few times within moments), so a short
+ * memory catches nearly every repeat; one it misses costs a second fsync of
+ * a file already clean, never a missed one.
  */
-export async function checkpoint(path: string, names: Set<string>, records: DirSync, fd?: number): Promise<void> {
-  if (fd !== undefined) await closeFile(fd).catch(() => undefined);
-  const next = names.values();
-  const worker = async (): Promise<void> => {
-    for (let item = next.next(); item.done !== true; item = next.next()) {
-      // Deleting the entry just returned does not disturb a Set's iteration.
-      names.delete(item.value);
-      await syncFileAt(join(records.path, item.value));
-    }
+const RECENT_NAMES = 4096;
+
+export interface CheckpointOptions {
+  /** The segment's open descriptor (the journal's own segment): closed first. */
+  fd?: number;
+  /**
+   * Records whose lines may be missing from the segment: a flush into it
+   * failed after their relaxed writes had renamed their files into place.
+   * Synced like the names the segment holds.
+   */
+  unwritten?: Iterable<string> | undefined;
+}
+
+/**
+ * Makes every record file the segment at `path` has lines for durable where
+ * it is now (an fsync of each file that still exists, then of the
+ * directory, which also makes renames and removals durable), then deletes
+ * the segment. The names are read back from the segment itself
+ * (segment-names.ts), so a checkpoint waiting for its turn holds nothing in
+ * memory. Also used by recovery on the segments of crashed writers.
+ */
+export async function checkpoint(path: string, records: DirSync, options: CheckpointOptions = {}): Promise<void> {
+  if (options.fd !== undefined) await closeFile(options.fd).catch(() => undefined);
+  const recent = new Set<string>();
+  // One file at a time: leaves the thread pool to the writes in progress.
+  const sync = async (name: string): Promise<void> => {
+    if (recent.has(name)) return;
+    recent.add(name);
+    if (recent.size > RECENT_NAMES) recent.delete(recent.values().next().value as string);
+    await syncFileAt(join(records.path, name));
   };
-  await Promise.all(Array.from({ length: CHECKPOINT_PARALLEL }, worker));
+  for (const name of options.unwritten ?? []) await sync(name);
+  await forEachSegmentName(path, sync);
   await records.sync();
   await unlinkFile(path).catch((error: unknown) => {
     if (!isErrno(error, 'ENOENT')) throw error;

@@ -140,12 +140,14 @@ export class Journal {
           await datasync(segment.fd);
         } catch (error) {
           segment.broken = true;
-          // Named anyway: its checkpoint fsyncs them, which is what their writers needed.
-          for (const entry of batch) if (entry.name !== undefined) segment.names.add(entry.name);
+          // Named anyway (their lines may be missing from the file): its checkpoint fsyncs them, which is what
+          // their writers needed.
+          segment.unwritten ??= new Set();
+          for (const entry of batch) if (entry.name !== undefined) segment.unwritten.add(entry.name);
           throw error;
         }
-        // Named once flushed: only a flushed line anchors a relaxed write (`appendRelaxed`).
-        for (const entry of batch) if (entry.name !== undefined) segment.names.add(entry.name);
+        // Anchored once flushed: only a flushed line anchors a relaxed write (`appendRelaxed`).
+        for (const entry of batch) if (entry.name !== undefined) this.#segments.anchor(entry.name, segment);
         segment.bytes += bytes;
         this.stats.flushes++;
         for (const entry of batch) {

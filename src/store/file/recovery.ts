@@ -77,8 +77,7 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
     }
     for (const line of latest.values()) if (await context.restore(line)) report.replayed++;
     for (const segment of dead) {
-      const names = new Set((linesOf.get(segment.path) ?? []).map((line) => line.n));
-      await checkpoint(segment.path, names, context.records);
+      await checkpoint(segment.path, context.records);
       report.settled++;
     }
   } finally {

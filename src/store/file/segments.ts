@@ -15,6 +15,13 @@
  * journal's barrier), so the segment it deletes never held the only line of
  * a record whose newer relaxed version is not yet durable.
  *
+ * Memory stays bounded however long the writes go on: a segment holds no
+ * list of its records (its checkpoint reads them back from the file:
+ * segment-names.ts), and the anchors are the last `ANCHORED_NAMES` records
+ * flushed. A relaxed write follows its record's durable one within moments
+ * (the write-ahead, then the result), so a record that has dropped out of
+ * that window only costs its relaxed write a flush, never safety.
+ *
  * Segment names carry the writer's host and pid
  * (`<host>-<pid>-<token>.<n>.log`), so another process can tell the journal
  * of a crashed writer from a live one's (recovery.ts).
@@ -37,6 +44,8 @@ const SEGMENT_MAX_BYTES = 32 * 1024 * 1024;
  * instead of competing with the writes in progress for the disk.
  */
 const CHECKPOINT_DELAY_MS = 35_000;
+/** Records whose last flushed line is remembered as an anchor for a relaxed write (see the top of this file). */
+const ANCHORED_NAMES = 16_384;
 
 export const SEGMENT_SUFFIX = '.log';
 
@@ -48,10 +57,15 @@ export interface Segment {
   bytes: number;
   /** Cancels the retirement of this segment when it stays idle (set once opened). */
   cancelIdleRetire: () => void;
-  /** Record files written through this segment: what its checkpoint fsyncs. */
-  names: Set<string>;
+  /**
+   * Records whose lines may be missing from this segment's file (a flush into
+   * it failed): its checkpoint syncs them besides those the file names.
+   */
+  unwritten: Set<string> | undefined;
   /** A flush failed: nothing more is written to it (a failed fsync cannot be retried on the same file). */
   broken: boolean;
+  /** Its checkpoint has started: its lines anchor no relaxed write any more. */
+  checkpointing: boolean;
 }
 
 /** What the segments need from their journal. */
@@ -70,6 +84,8 @@ export interface SegmentsContext {
   flushing: () => boolean;
   /** Counted once a checkpoint has removed its segment. */
   onCheckpoint: () => void;
+  /** How many records' anchors are remembered (tests make it small). @default 16384 */
+  anchorLimit?: number;
 }
 
 export class Segments {
@@ -80,16 +96,26 @@ export class Segments {
   readonly #checkpoints = new Set<Promise<void>>();
   /** Retired segments waiting for their checkpoint: starting one now (at close) cancels its timer. */
   readonly #waiting = new Map<Segment, () => void>();
+  /** The segment of each record's last flushed line, for the last `anchorLimit` records, oldest first. */
+  readonly #anchored = new Map<string, Segment>();
+  readonly #anchorLimit: number;
 
   constructor(context: SegmentsContext) {
     this.#c = context;
+    this.#anchorLimit = context.anchorLimit ?? ANCHORED_NAMES;
+  }
+
+  /** Record `name` has a flushed line in `segment` (its latest). */
+  anchor(name: string, segment: Segment): void {
+    this.#anchored.delete(name);
+    this.#anchored.set(name, segment);
+    if (this.#anchored.size > this.#anchorLimit) this.#anchored.delete(this.#anchored.keys().next().value as string);
   }
 
   /** This handle holds a flushed line of record `name` in a segment no checkpoint has started on. */
   anchors(name: string): boolean {
-    if (this.#segment?.names.has(name) === true && !this.#segment.broken) return true;
-    for (const segment of this.#waiting.keys()) if (!segment.broken && segment.names.has(name)) return true;
-    return false;
+    const segment = this.#anchored.get(name);
+    return segment !== undefined && !segment.broken && !segment.checkpointing;
   }
 
   /** The segment to append to: a new one when there is none, it broke, or it is due for a checkpoint. */
@@ -129,8 +155,9 @@ export class Segments {
       fd,
       openedAtMs: runtime.monotonicNow(),
       bytes: 0,
-      names: new Set(),
+      unwritten: undefined,
       broken: false,
+      checkpointing: false,
       cancelIdleRetire: () => undefined,
     };
     this.#segment = segment;
@@ -155,9 +182,10 @@ export class Segments {
     this.#waiting.get(segment)?.();
     // From here on its lines anchor no relaxed write; those queued before are flushed before it goes.
     this.#waiting.delete(segment);
+    segment.checkpointing = true;
     const done = this.#c
       .barrier()
-      .then(() => checkpoint(segment.path, segment.names, this.#c.records, segment.fd))
+      .then(() => checkpoint(segment.path, this.#c.records, { fd: segment.fd, unwritten: segment.unwritten }))
       .then(this.#c.onCheckpoint, (error: unknown) => {
         // The segment stays on disk: recovery checkpoints it later. Nothing is lost.
         process.emitWarning(`oncely: journal checkpoint of ${segment.path} failed: ${String(error)}`);
