@@ -27,6 +27,7 @@ export interface ScanContext {
 
 /** What `scan` sorts by. */
 interface Ordered {
+  key: string;
   nextAttemptAt: number;
   createdAt: number;
   seq?: number | undefined;
@@ -45,7 +46,6 @@ export async function scanRecords<T extends Ordered>(
   pick: (record: OperationRecord) => T,
 ): Promise<T[]> {
   const { dir } = context;
-  const names = await fs.promises.readdir(dir);
   const states = filter?.state === undefined ? undefined : ([] as string[]).concat(filter.state);
   const matches = (record: OperationRecord): boolean =>
     (states === undefined || states.includes(record.state)) &&
@@ -56,29 +56,38 @@ export async function scanRecords<T extends Ordered>(
   const corrupt: string[] = [];
   const legacy: string[] = [];
   let seen = 0;
-  for (const name of names) {
-    if (++seen % LIST_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
-    const parsed = parseFileName(name);
-    // Crash debris: claims of dead processes, claims half-created, takeovers that died half-way.
-    if (parsed.kind === 'pending') sweepClaim(join(dir, name));
-    if (parsed.kind === 'new-claim') sweepNewClaim(join(dir, name));
-    if (parsed.kind === 'broken') sweepBroken(join(dir, name));
-    if (parsed.kind === 'record' && parsed.legacy) {
-      legacy.push(parsed.key);
-      continue;
+  // Entries are read a batch at a time, not as one array of every name: with 100k records that array alone
+  // was some 7 MB held through the whole scan. A file created meanwhile may or may not be listed, as with
+  // any read concurrent with writes; none is listed twice (a name is one directory entry).
+  const entries = await fs.promises.opendir(dir, { bufferSize: LIST_YIELD_EVERY });
+  try {
+    for (let entry = entries.readSync(); entry !== null; entry = entries.readSync()) {
+      if (++seen % LIST_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+      const name = entry.name;
+      const parsed = parseFileName(name);
+      // Crash debris: claims of dead processes, claims half-created, takeovers that died half-way.
+      if (parsed.kind === 'pending') sweepClaim(join(dir, name));
+      if (parsed.kind === 'new-claim') sweepNewClaim(join(dir, name));
+      if (parsed.kind === 'broken') sweepBroken(join(dir, name));
+      if (parsed.kind === 'record' && parsed.legacy) {
+        legacy.push(parsed.key);
+        continue;
+      }
+      if (parsed.kind !== 'record' && parsed.kind !== 'hashed') continue;
+      const read = readRegular(join(dir, name));
+      if (read.kind === 'missing') continue;
+      const checked = read.kind === 'text' ? check(name, read.text) : undefined;
+      if (checked === undefined || !checked.ok) {
+        corrupt.push(name);
+        continue;
+      }
+      // Filter as we go and keep at most ~2×limit: a list of 100k records holds only what it returns.
+      if (!matches(checked.record)) continue;
+      selected.push(pick(checked.record));
+      if (limit !== undefined && selected.length >= 2 * limit + 64) selected = earliestFirst(selected, limit);
     }
-    if (parsed.kind !== 'record' && parsed.kind !== 'hashed') continue;
-    const read = readRegular(join(dir, name));
-    if (read.kind === 'missing') continue;
-    const checked = read.kind === 'text' ? check(name, read.text) : undefined;
-    if (checked === undefined || !checked.ok) {
-      corrupt.push(name);
-      continue;
-    }
-    // Filter as we go and keep at most ~2×limit: a list of 100k records holds only what it returns.
-    if (!matches(checked.record)) continue;
-    selected.push(pick(checked.record));
-    if (limit !== undefined && selected.length >= 2 * limit + 64) selected = earliestFirst(selected, limit);
+  } finally {
+    entries.closeSync();
   }
   for (const name of corrupt) {
     const record = await context.recheck(name);
@@ -91,8 +100,17 @@ export async function scanRecords<T extends Ordered>(
   return earliestFirst(selected, limit);
 }
 
-/** Earliest `nextAttemptAt` first (then oldest), at most `limit` (the order of `applyFilter`). */
+/**
+ * Earliest `nextAttemptAt` first (then oldest), at most `limit` (the order of
+ * `applyFilter`); ties by key, so the order does not depend on the order the
+ * directory lists its entries in (which differs between file systems).
+ */
 function earliestFirst<T extends Ordered>(items: T[], limit: number | undefined): T[] {
-  items.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
+  items.sort(
+    (a, b) =>
+      a.nextAttemptAt - b.nextAttemptAt ||
+      writeOrder(a) - writeOrder(b) ||
+      (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+  );
   return limit === undefined ? items : items.slice(0, limit);
 }

@@ -44,8 +44,12 @@ const SEGMENT_MAX_BYTES = 32 * 1024 * 1024;
  * instead of competing with the writes in progress for the disk.
  */
 const CHECKPOINT_DELAY_MS = 35_000;
-/** Records whose last flushed line is remembered as an anchor for a relaxed write (see the top of this file). */
-const ANCHORED_NAMES = 16_384;
+/**
+ * Records whose last flushed line is remembered as an anchor for a relaxed
+ * write (see the top of this file): room for some 2,000 operations in flight
+ * between their durable write and their relaxed one, at about 100 bytes each.
+ */
+const ANCHORED_NAMES = 4_096;
 
 export const SEGMENT_SUFFIX = '.log';
 
@@ -84,7 +88,7 @@ export interface SegmentsContext {
   flushing: () => boolean;
   /** Counted once a checkpoint has removed its segment. */
   onCheckpoint: () => void;
-  /** How many records' anchors are remembered (tests make it small). @default 16384 */
+  /** How many records' anchors are remembered (tests make it small). @default 4096 */
   anchorLimit?: number;
 }
 

@@ -133,7 +133,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   }
 
   /** Lists through scan.ts, settling dead writers' journals first from time to time. */
-  async function scan<T extends { nextAttemptAt: number; createdAt: number }>(
+  async function scan<T extends { key: string; nextAttemptAt: number; createdAt: number }>(
     files: RecordFiles,
     filter: RecordFilter | undefined,
     pick: (record: OperationRecord) => T,
