@@ -98,6 +98,27 @@ describe('fileStore: relaxed writes', () => {
     await store.close();
   });
 
+  it('are made durable when another handle wrote the record since this one flushed a line of it', async () => {
+    const dir = tempDir();
+    const store = fileStore({ dir });
+    await store.put(sampleRecord('k1'));
+    // Another writer (another process, in effect: its own journal) writes k1 durably, then checkpoints and
+    // removes its journal: the version it wrote is now durable in its file alone.
+    const other = fileStore({ dir });
+    expect((await other.update('k1', bump))?.epoch).toBe(1);
+    await other.close();
+    // This handle's line of k1 is of the version before: after a power cut it would bring that one back
+    // over a torn file, losing the other writer's durable version. So this write is not relaxed.
+    const relaxed = fileStoreStats(store).relaxedLines;
+    expect((await store.update('k1', bump, RELAXED))?.epoch).toBe(2);
+    expect(fileStoreStats(store).relaxedLines).toBe(relaxed);
+    expect(epochInJournal(dir, 2)).toBe(true);
+    // Its own line now anchors the next one.
+    await store.update('k1', bump, RELAXED);
+    expect(fileStoreStats(store).relaxedLines).toBe(relaxed + 1);
+    await store.close();
+  });
+
   it('a checkpoint flushes queued relaxed lines before it deletes the segment that anchored them', async () => {
     const { dir, rt, store } = await storeWithK1();
     const [first] = segmentsIn(dir);

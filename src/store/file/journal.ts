@@ -104,19 +104,22 @@ export class Journal {
 
   /** Resolves once `line` is on disk (its flush's `fdatasync` returned), with every line queued before it. */
   append(line: JournalLine): Promise<void> {
-    return this.#queue.durable(`${JSON.stringify(line)}\n`, line.n);
+    this.#segments.written(line.n, line.r);
+    return this.#queue.durable(`${JSON.stringify(line)}\n`, line.n, line.r);
   }
 
   /**
    * Queues `line` without waiting for its flush, when that is safe (see
-   * line-queue.ts): true. False when the record's only recoverable version
-   * may be its file, and the caller must `append` instead. Synchronous, so
-   * the decision and the queueing happen before the caller's rename, and no
-   * checkpoint starts in between.
+   * line-queue.ts): true. False when the version it replaces (revision
+   * `replacesRev`; undefined when there is no file yet) may have no other
+   * recoverable copy than its file, and the caller must `append` instead.
+   * Synchronous, so the decision and the queueing happen before the
+   * caller's rename, and no checkpoint starts in between.
    */
-  appendRelaxed(line: JournalLine, replacesFile: boolean): boolean {
-    if (replacesFile && !this.#segments.anchors(line.n)) return false;
-    this.#queue.relaxed(`${JSON.stringify(line)}\n`, line.n, this.#flushing !== undefined);
+  appendRelaxed(line: JournalLine, replacesRev: number | undefined): boolean {
+    if (replacesRev !== undefined && !this.#segments.anchors(line.n, replacesRev)) return false;
+    this.#segments.written(line.n, line.r);
+    this.#queue.relaxed(`${JSON.stringify(line)}\n`, line.n, line.r, this.#flushing !== undefined);
     this.stats.relaxed++;
     return true;
   }
@@ -147,7 +150,10 @@ export class Journal {
           throw error;
         }
         // Anchored once flushed: only a flushed line anchors a relaxed write (`appendRelaxed`).
-        for (const entry of batch) if (entry.name !== undefined) this.#segments.anchor(entry.name, segment);
+        for (const entry of batch) {
+          if (entry.name !== undefined && entry.rev !== undefined)
+            this.#segments.flushed(entry.name, entry.rev, segment);
+        }
         segment.bytes += bytes;
         this.stats.flushes++;
         for (const entry of batch) {

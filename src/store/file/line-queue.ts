@@ -32,6 +32,8 @@ export interface Entry {
   line: string;
   /** The record file it writes; undefined for a barrier. */
   name: string | undefined;
+  /** The revision it writes; undefined for a barrier. */
+  rev: number | undefined;
   waiter: Waiter | undefined;
 }
 
@@ -55,20 +57,20 @@ export class LineQueue {
     return this.#entries.length;
   }
 
-  /** Queues `line` of record `name`; resolves once a flush made it durable. */
-  durable(line: string, name: string | undefined): Promise<void> {
+  /** Queues `line` of record `name` at revision `rev`; resolves once a flush made it durable. */
+  durable(line: string, name: string | undefined, rev: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.#entries.push({ line, name, waiter: { resolve, reject } });
+      this.#entries.push({ line, name, rev, waiter: { resolve, reject } });
       this.#flush();
     });
   }
 
   /**
-   * Queues `line` of record `name` with nobody waiting; when no flush is
-   * `running`, one starts within `RELAXED_FLUSH_DELAY_MS`.
+   * Queues `line` of record `name` at revision `rev` with nobody waiting;
+   * when no flush is `running`, one starts within `RELAXED_FLUSH_DELAY_MS`.
    */
-  relaxed(line: string, name: string, running: boolean): void {
-    this.#entries.push({ line, name, waiter: undefined });
+  relaxed(line: string, name: string, rev: number, running: boolean): void {
+    this.#entries.push({ line, name, rev, waiter: undefined });
     if (!running && this.#cancelTimer === undefined) {
       this.#cancelTimer = this.#schedule(RELAXED_FLUSH_DELAY_MS, () => {
         this.#cancelTimer = undefined;
@@ -80,7 +82,7 @@ export class LineQueue {
   /** Resolves once everything queued so far is on disk (at once when nothing is queued nor `running`). */
   barrier(running: boolean): Promise<void> {
     if (this.#entries.length === 0 && !running) return Promise.resolve();
-    return this.durable('', undefined);
+    return this.durable('', undefined, undefined);
   }
 
   /** A flush is starting: the relaxed timer has nothing left to do. */

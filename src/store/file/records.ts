@@ -198,7 +198,10 @@ export class RecordFiles {
     return claim.commit(
       join(dir, name),
       text,
-      () => (relaxed && journal.appendRelaxed(line, currentText !== undefined) ? undefined : journal.append(line)),
+      () =>
+        relaxed && journal.appendRelaxed(line, currentText === undefined ? undefined : currentRev)
+          ? undefined
+          : journal.append(line),
       (fd, stat) => pinned.pin(name, fd, text, rev, stat),
       // The pin of the version being replaced, read under this claim: its file is still linked until the rename.
       () => pinned.release(name),

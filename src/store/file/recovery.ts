@@ -65,12 +65,12 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
   try {
     // Listed again under the claim: another process may have settled them meanwhile.
     const dead = deadSegments(context.journalDir).sort((a, b) => a.mtimeMs - b.mtimeMs);
-    const linesOf = new Map<string, JournalLine[]>();
-    for (const segment of dead) linesOf.set(segment.path, readLines(segment.path));
+    // Only segments written before the last boot are replayed (a power cut may have lost their records'
+    // writes since); the others are only checkpointed, which reads their names itself.
     const latest = new Map<string, JournalLine>();
     for (const segment of dead) {
       if (!segment.previousBoot) continue;
-      for (const line of linesOf.get(segment.path) ?? []) {
+      for (const line of readLines(segment.path)) {
         const seen = latest.get(line.n);
         if (seen === undefined || line.r >= seen.r) latest.set(line.n, line);
       }

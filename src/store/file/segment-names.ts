@@ -44,26 +44,33 @@ export async function forEachSegmentName(
     // Without blocking: something else (a FIFO) may sit where the segment was.
     handle = await fs.promises.open(path, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (error) {
-    if (isErrno(error, 'ENOENT') || isErrno(error, 'ENXIO')) return;
+    // Gone, a FIFO without a writer, or a directory (Windows refuses to open one): nothing of ours to read.
+    if (isErrno(error, 'ENOENT') || isErrno(error, 'ENXIO') || isErrno(error, 'EISDIR')) return;
     throw error;
   }
   try {
     if (!(await handle.stat()).isFile()) return;
     const chunk = Buffer.allocUnsafe(chunkBytes);
-    // The start of a line the last chunk ended in (copied: `chunk` is reused).
-    let rest: Buffer | undefined;
+    // The start of a line that earlier chunks ended in (copied: `chunk` is reused). Only the new chunk is
+    // searched for its end, so a line longer than many chunks costs one copy, not one per chunk.
+    let partial: Buffer[] = [];
     for (;;) {
       const { bytesRead } = await handle.read(chunk, 0, chunkBytes, null);
       if (bytesRead === 0) return;
-      const data =
-        rest === undefined ? chunk.subarray(0, bytesRead) : Buffer.concat([rest, chunk.subarray(0, bytesRead)]);
+      const data = chunk.subarray(0, bytesRead);
       let start = 0;
-      for (let end = data.indexOf(NEWLINE, start); end !== -1; end = data.indexOf(NEWLINE, start)) {
-        const name = nameOfLine(data, start, end);
+      for (let end = data.indexOf(NEWLINE); end !== -1; end = data.indexOf(NEWLINE, start)) {
+        let name: string | undefined;
+        if (partial.length === 0) name = nameOfLine(data, start, end);
+        else {
+          const line = Buffer.concat([...partial, data.subarray(0, end)]);
+          partial = [];
+          name = nameOfLine(line, 0, line.length);
+        }
         start = end + 1;
         if (name !== undefined) await visit(name);
       }
-      rest = start < data.length ? Buffer.from(data.subarray(start)) : undefined;
+      if (start < data.length) partial.push(Buffer.from(data.subarray(start)));
     }
   } finally {
     await handle.close();

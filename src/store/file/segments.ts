@@ -10,8 +10,14 @@
  * directory fsync, then the segment is deleted (checkpoint.ts).
  *
  * The segments also say which records a relaxed write may skip the flush for
- * (`anchors`, line-queue.ts): a flushed line in a segment no checkpoint has
- * started on. A checkpoint therefore first flushes everything queued (the
+ * (`anchors`, line-queue.ts): those whose version it replaces this handle
+ * wrote itself, with a flushed line of that record (that version's or an
+ * earlier one of its own) in a segment no checkpoint has started on. Who
+ * wrote the version matters: another process may have written the record
+ * since this handle's line, durably, and checkpointed its own journal; a
+ * torn file after a power cut would then bring back this handle's older
+ * version and lose that durable one. Versions this handle wrote since its
+ * flushed line are its own relaxed writes, which a power cut may take back. A checkpoint therefore first flushes everything queued (the
  * journal's barrier), so the segment it deletes never held the only line of
  * a record whose newer relaxed version is not yet durable.
  *
@@ -100,8 +106,12 @@ export class Segments {
   readonly #checkpoints = new Set<Promise<void>>();
   /** Retired segments waiting for their checkpoint: starting one now (at close) cancels its timer. */
   readonly #waiting = new Map<Segment, () => void>();
-  /** The segment of each record's last flushed line, for the last `anchorLimit` records, oldest first. */
-  readonly #anchored = new Map<string, Segment>();
+  /**
+   * Per record, for the last `anchorLimit` records written, oldest first:
+   * the revision of the last line this handle queued, and the segment of the
+   * last one flushed.
+   */
+  readonly #anchored = new Map<string, { rev: number; segment: Segment | undefined }>();
   readonly #anchorLimit: number;
 
   constructor(context: SegmentsContext) {
@@ -109,17 +119,34 @@ export class Segments {
     this.#anchorLimit = context.anchorLimit ?? ANCHORED_NAMES;
   }
 
-  /** Record `name` has a flushed line in `segment` (its latest). */
-  anchor(name: string, segment: Segment): void {
-    this.#anchored.delete(name);
-    this.#anchored.set(name, segment);
-    if (this.#anchored.size > this.#anchorLimit) this.#anchored.delete(this.#anchored.keys().next().value as string);
+  /** This handle queued a line of revision `rev` of record `name` (the version now in its file, or about to be). */
+  written(name: string, rev: number): void {
+    const anchor = this.#anchored.get(name);
+    this.#remember(name, { rev, segment: anchor?.segment });
   }
 
-  /** This handle holds a flushed line of record `name` in a segment no checkpoint has started on. */
-  anchors(name: string): boolean {
-    const segment = this.#anchored.get(name);
-    return segment !== undefined && !segment.broken && !segment.checkpointing;
+  /** A line of revision `rev` of record `name` is flushed, in `segment`. */
+  flushed(name: string, rev: number, segment: Segment): void {
+    const anchor = this.#anchored.get(name);
+    // Lines of one record are flushed in the order they were queued: a later one may be queued already.
+    this.#remember(name, { rev: anchor === undefined ? rev : anchor.rev, segment });
+  }
+
+  /**
+   * A relaxed write replacing revision `rev` of record `name` may skip the
+   * flush: this handle wrote that revision, and holds a flushed line of the
+   * record in a segment no checkpoint has started on.
+   */
+  anchors(name: string, rev: number): boolean {
+    const anchor = this.#anchored.get(name);
+    const segment = anchor?.segment;
+    return anchor?.rev === rev && segment !== undefined && !segment.broken && !segment.checkpointing;
+  }
+
+  #remember(name: string, anchor: { rev: number; segment: Segment | undefined }): void {
+    this.#anchored.delete(name);
+    this.#anchored.set(name, anchor);
+    if (this.#anchored.size > this.#anchorLimit) this.#anchored.delete(this.#anchored.keys().next().value as string);
   }
 
   /** The segment to append to: a new one when there is none, it broke, or it is due for a checkpoint. */
