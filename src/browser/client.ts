@@ -8,7 +8,7 @@
  *     + drainer election (leader.ts), drain loop (drain-loop.ts) and dispatch (drainer.ts): one tab sends
  *     + tab channel (channel.ts, tabs.ts): kicks, settlements, changes between tabs
  *     + storage (storage-watch.ts, persistence.ts): persist(), wipe detection
- *     + live view (subscribe.ts): snapshots for UIs
+ *     + live view (subscribe.ts, wired by live.ts): snapshots for UIs
  *     + per-user queues (user.ts) and clear() (clear.ts)
  *
  * This file only wires them: which browser event or tab message reaches
@@ -38,9 +38,10 @@ import { globalEnv } from './env.js';
 import { BrowserEmitter, listen } from './events.js';
 import { Hints } from './hints.js';
 import { electLeader } from './leader.js';
+import { liveSubscriptions } from './live.js';
 import { type BrowserClientOptions, browserSettings } from './options.js';
 import { StorageWatch } from './storage-watch.js';
-import type { ClientStatus, LiveView, SubscribeOptions, Subscriber } from './subscribe.js';
+import type { ClientStatus } from './subscribe.js';
 import { TabSync } from './tabs.js';
 import { userScope } from './user.js';
 import { onVisible } from './visibility.js';
@@ -70,9 +71,11 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   const emitter = new BrowserEmitter();
   const users = userScope(options.user);
   const background = (during: string) => (error: unknown) => emitter.emit('background:error', { error, during });
-  /** The live view, loaded when the app first subscribes (until then there is nobody to refresh). */
-  let live: LiveView | undefined;
-  const refresh = (): void => void live?.refresh();
+  const views = liveSubscriptions(
+    { load: () => store.list(), status, currentUser: users.current, onError: background('live view') },
+    runtime,
+  );
+  const refresh = (): void => views.refresh();
 
   const leadership = electLeader({
     name: `oncely:drainer:${database}`,
@@ -144,31 +147,6 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     // The drainer's slots are the limit; resume() hands every due operation to it at once.
     concurrency: Number.MAX_SAFE_INTEGER,
   });
-
-  const liveView = lazy(async () => {
-    const { LiveView } = await import('./subscribe.js');
-    live = new LiveView({
-      load: () => store.list(),
-      status,
-      currentUser: users.current,
-      onError: background('live view'),
-    });
-    return live;
-  }, runtime);
-
-  function subscribe(fn: Subscriber, subscribeOptions: SubscribeOptions = {}): () => void {
-    // Whose operations is decided now, not when the view has loaded.
-    const resolved = 'userId' in subscribeOptions ? subscribeOptions : { ...subscribeOptions, userId: users.current() };
-    let unsubscribe: (() => void) | undefined;
-    let cancelled = false;
-    liveView().then((view) => {
-      if (!cancelled) unsubscribe = view.subscribe(fn, resolved);
-    }, background('live view'));
-    return () => {
-      cancelled = true;
-      unsubscribe?.();
-    };
-  }
 
   function status(): ClientStatus {
     return {
@@ -269,7 +247,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     sweep: () => core.sweep(),
     policyFor: (method, url) => core.policyFor(method, url),
     on: (event, fn) => listen(emitter, core, event, fn),
-    subscribe,
+    subscribe: views.subscribe,
 
     async clear(clearOptions?: ClearOptions): Promise<ClearResult> {
       const perUser = options.user !== undefined;
