@@ -1,6 +1,6 @@
 /**
  * The ground floor: operation states, attempt classes, stop reasons, the
- * persisted record (types, schema, parsing and migrations). Everything else
+ * persisted record (types, parsing and migrations). Everything else
  * imports downward from here; nothing here imports from the layers above
  * (policy, flow, client, platform entries). A test walks the imports to keep
  * it so.
@@ -20,7 +20,6 @@ export type {
   StoredRequest,
   StoredResult,
 } from './model/schema.js';
-export { recordSchema } from './model/schema.js';
 export type { AttemptClass, EffectStatus, OperationState, SentStatus, StopReason } from './model/vocabulary.js';
 export {
   ATTEMPT_CLASSES,

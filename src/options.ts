@@ -1,7 +1,7 @@
 /**
  * Public options in three parts: what callers write (everything optional,
  * documented with `@default`), the defaults, and the resolved form the
- * engine reads. Validated with zod at construction: a bad value throws
+ * engine reads. Checked at construction (policy/check.ts): a bad value throws
  * `InvalidOptionsError` naming the field, before anything is sent or stored.
  */
 import { InvalidOptionsError } from './errors.js';

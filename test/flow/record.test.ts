@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type OperationRecord, parseRecord, recordSchema } from '../../src/model.js';
+import { recordSchema } from '../../src/model/schema.js';
+import { type OperationRecord, parseRecord } from '../../src/model.js';
 import { sampleRecord } from '../../src/store/contract.js';
 
 /** Shapes the engine writes: fresh, in flight, retried, succeeded, stopped, with every optional field. */
