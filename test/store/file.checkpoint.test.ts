@@ -40,7 +40,10 @@ afterEach(() => {
   return removeTempDirs();
 });
 
-const line = (n: string, t = `{"key":"${n}"}\n{"rev":1}\n`): string => `${JSON.stringify({ n, r: 1, t })}\n`;
+/** A journal line's fields: the record file's name, its revision, and the record file's text. */
+const entry = (n: string, r = 1, t = `{"key":"${n}"}\n{"rev":${r}}\n`) => ({ n, r, t });
+/** The line as a segment file holds it. */
+const line = (n: string, t?: string): string => `${JSON.stringify(entry(n, 1, t))}\n`;
 
 async function namesOf(path: string, chunkBytes?: number): Promise<string[]> {
   const names: string[] = [];
@@ -207,19 +210,18 @@ describe('a journal flush that fails', () => {
     fs.mkdirSync(journalDir);
     const runtime = createFakeRuntime();
     const journal = new Journal(new DirSync(journalDir), new DirSync(dir), runtime);
-    const lineOf = (n: string, r: number) => ({ n, r, t: `{"key":"${n}"}\n{"rev":${r}}\n` });
-    await journal.append(lineOf('a.json', 1));
-    expect(journal.appendRelaxed(lineOf('a.json', 2), 1)).toBe(true);
+    await journal.append(entry('a.json', 1));
+    expect(journal.appendRelaxed(entry('a.json', 2), 1)).toBe(true);
     // Flushed with the next durable line (a relaxed line in a failed flush would be reported as lost).
-    await journal.append(lineOf('c.json', 1));
+    await journal.append(entry('c.json', 1));
     failWrite.next = true;
-    await expect(journal.append(lineOf('b.json', 1))).rejects.toThrow('injected write failure');
+    await expect(journal.append(entry('b.json', 1))).rejects.toThrow('injected write failure');
     // The segment is broken: its lines anchor nothing any more (a.json's), and b.json's never reached it.
-    expect(journal.appendRelaxed(lineOf('a.json', 3), 2)).toBe(false);
-    expect(journal.appendRelaxed(lineOf('b.json', 2), 1)).toBe(false);
+    expect(journal.appendRelaxed(entry('a.json', 3), 2)).toBe(false);
+    expect(journal.appendRelaxed(entry('b.json', 2), 1)).toBe(false);
     // A durable line in a new segment anchors again.
-    await journal.append(lineOf('a.json', 3));
-    expect(journal.appendRelaxed(lineOf('a.json', 4), 3)).toBe(true);
+    await journal.append(entry('a.json', 3));
+    expect(journal.appendRelaxed(entry('a.json', 4), 3)).toBe(true);
     opened.length = 0;
     await journal.close();
     // Both segments checkpointed; b.json is synced though no segment file names it.
