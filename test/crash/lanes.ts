@@ -132,7 +132,9 @@ export async function verifyLane(server: ReferenceServer, lane: Lane, report: La
   // holder line was written; a takeover killed half-way) is swept once older
   // than the grace (claim.md): give young debris its time, then sweep again.
   const debris = (): string[] => [
-    ...fs.readdirSync(lane.dir).filter((n) => !n.endsWith('.json') && n !== 'quarantine' && n !== 'journal'),
+    ...fs
+      .readdirSync(lane.dir)
+      .filter((n) => !n.endsWith('.json') && n !== 'quarantine' && n !== 'journal' && n !== 'removed'),
     ...fs
       .readdirSync(join(lane.dir, 'journal'))
       .filter((n) => !n.endsWith('.log'))

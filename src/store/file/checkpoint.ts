@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { DirSync } from './durable.js';
 import { closeFile, fsyncFile, isErrno, openForReading, unlinkFile } from './io.js';
+import type { RemovedRecords } from './removed.js';
 import { forEachSegmentName } from './segment-names.js';
 
 /**
@@ -28,13 +29,18 @@ export interface CheckpointOptions {
    * Synced like the names the segment holds.
    */
   unwritten?: Iterable<string> | undefined;
+  /**
+   * Where the segment's removals moved their records (removed.ts): made
+   * durable before the segment goes, and pruned after.
+   */
+  removed?: RemovedRecords | undefined;
 }
 
 /**
  * Makes every record file the segment at `path` has lines for durable where
  * it is now (an fsync of each file that still exists, then of the
- * directory, which also makes renames and removals durable), then deletes
- * the segment. The names are read back from the segment itself
+ * directory, which also makes renames and removals durable, and of the
+ * directory of removed records), then deletes the segment. The names are read back from the segment itself
  * (segment-names.ts), so a checkpoint waiting for its turn holds nothing in
  * memory. Also used by recovery on the segments of crashed writers.
  */
@@ -51,9 +57,16 @@ export async function checkpoint(path: string, records: DirSync, options: Checkp
   for (const name of options.unwritten ?? []) await sync(name);
   await forEachSegmentName(path, sync);
   await records.sync();
+  await options.removed?.sync();
   await unlinkFile(path).catch((error: unknown) => {
     if (!isErrno(error, 'ENOENT')) throw error;
   });
+  try {
+    options.removed?.prune();
+  } catch (error) {
+    // Entries left are only kept longer: the next checkpoint prunes them.
+    process.emitWarning(`oncely: pruning removed records failed: ${String(error)}`);
+  }
 }
 
 async function syncFileAt(path: string): Promise<void> {

@@ -13,6 +13,7 @@ import type { ResolvedFileStoreOptions } from './options.js';
 import { PinnedRecords } from './pinned.js';
 import { Quarantine } from './quarantine.js';
 import { RecordFiles } from './records.js';
+import { RemovedRecords } from './removed.js';
 
 const QUARANTINE_DIR = 'quarantine';
 const JOURNAL_DIR = 'journal';
@@ -25,6 +26,8 @@ export interface Opened {
   pinned: PinnedRecords;
   queue: KeyedQueue;
   files: RecordFiles;
+  /** Deleted records, kept aside until no journal line could bring them back. */
+  removed: RemovedRecords;
   /** Dead writers' journals settled (replayed after a reboot): before the first read or write. */
   recovered: Promise<void> | undefined;
 }
@@ -48,7 +51,8 @@ export function openHandle(
   const records = new DirSync(dir);
   const quarantineDir = new DirSync(quarantinePath);
   const quarantine = new Quarantine(records, quarantineDir, now, listeners);
-  const journal = new Journal(new DirSync(journalDir), records, runtime);
+  const removed = new RemovedRecords(dir, journalDir);
+  const journal = new Journal(new DirSync(journalDir), records, runtime, removed);
   const queue = queueFor(fs.realpathSync(dir));
   const pinned = new PinnedRecords(dir);
   const files = new RecordFiles({
@@ -62,12 +66,12 @@ export function openHandle(
     now: runtime.now,
     track,
   });
-  return { records, quarantineDir, quarantine, journal, pinned, queue, files, recovered: undefined };
+  return { records, quarantineDir, quarantine, journal, pinned, queue, files, removed, recovered: undefined };
 }
 
 /** Closes every part of a handle, each even when closing another one failed. */
 export async function closeHandle(opened: Opened): Promise<void> {
-  const { recovered, journal, records, quarantineDir, pinned } = opened;
+  const { recovered, journal, records, quarantineDir, pinned, removed } = opened;
   try {
     await recovered?.catch(() => undefined);
     await journal.close();
@@ -76,7 +80,11 @@ export async function closeHandle(opened: Opened): Promise<void> {
     try {
       await records.close();
     } finally {
-      await quarantineDir.close();
+      try {
+        await quarantineDir.close();
+      } finally {
+        await removed.close();
+      }
     }
   }
 }

@@ -21,6 +21,7 @@ import type { DirSync } from './durable.js';
 import { datasync, writeTextSync } from './io.js';
 import { type Entry, LineQueue } from './line-queue.js';
 import { randomToken } from './liveness.js';
+import type { RemovedRecords } from './removed.js';
 import { Segments } from './segments.js';
 
 export { SEGMENT_SUFFIX } from './segments.js';
@@ -85,12 +86,19 @@ export class Journal {
    * @param dir the journal directory (created by the store)
    * @param records the record directory, fsynced by checkpoints
    * @param runtime the clock of segment ages and the timers of checkpoints and relaxed lines
+   * @param removed where deletions moved their records (removed.ts), synced and pruned by checkpoints
    */
-  constructor(dir: DirSync, records: DirSync, runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>) {
+  constructor(
+    dir: DirSync,
+    records: DirSync,
+    runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>,
+    removed?: RemovedRecords,
+  ) {
     this.#queue = new LineQueue(runtime.schedule, () => this.#startFlush());
     this.#segments = new Segments({
       dir,
       records,
+      removed,
       runtime,
       token: this.#token,
       barrier: () => this.#queue.barrier(this.#flushing !== undefined),

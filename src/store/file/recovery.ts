@@ -11,7 +11,9 @@
  *   The segments are *replayed*: for every record they name, the line with
  *   the highest revision across all of them is restored when the record file
  *   is missing, unreadable, or at a lower revision, and a removal line
- *   removes it again. Then they are checkpointed like the others.
+ *   removes it again; a line below the revision of a deletion kept in
+ *   `removed/` is not restored (removed.ts). Then they are checkpointed
+ *   like the others.
  *
  * One process settles the journals at a time, under a claim on
  * `<journal dir>/recovery.pending` (claim.ts); the others wait for it. A
@@ -27,6 +29,7 @@ import { isErrno, readRegular } from './io.js';
 import { isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
 import { bootedAtMs, hostId, pidAlive } from './liveness.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
+import type { RemovedRecords } from './removed.js';
 
 const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)\.(\d+)\.log$/;
 const RECOVERY_CLAIM = 'recovery.pending';
@@ -42,6 +45,8 @@ export interface RecoveryContext {
    * is missing, unreadable or older. True when it changed the file.
    */
   restore(line: JournalLine): Promise<boolean>;
+  /** Where deletions moved their records: no line below a removal kept there is restored. */
+  removed?: RemovedRecords | undefined;
 }
 
 export interface RecoveryReport {
@@ -75,9 +80,15 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
         if (seen === undefined || line.r >= seen.r) latest.set(line.n, line);
       }
     }
-    for (const line of latest.values()) if (await context.restore(line)) report.replayed++;
+    // A deletion whose own segment may be gone already: the versions it removed (every revision below
+    // its removal's) stay removed; a version written after it (a record created again) is restored.
+    const removedAt = latest.size === 0 ? undefined : context.removed?.revisions();
+    for (const line of latest.values()) {
+      if (line.t !== undefined && line.r < (removedAt?.get(line.n) ?? Number.NEGATIVE_INFINITY)) continue;
+      if (await context.restore(line)) report.replayed++;
+    }
     for (const segment of dead) {
-      await checkpoint(segment.path, context.records);
+      await checkpoint(segment.path, context.records, { removed: context.removed });
       report.settled++;
     }
   } finally {

@@ -13,6 +13,8 @@
  *                         renamed over the record to commit: a write costs
  *                         two directory changes (this create, that rename)
  *   quarantine/<at>-<token>-<name>.json   records that failed validation
+ *   removed/<rev>-<name>  deleted records, until no journal line older than
+ *                         their deletion is left anywhere (removed.ts)
  *   journal/<host>-<pid>-<token>.<n>.log  write-ahead journal segments, one
  *                         writer each (journal.ts, recovery.ts)
  *
@@ -49,7 +51,6 @@ import type { OperationRecord } from '../../model.js';
 import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { summaryOf } from '../store.js';
 import { closeHandle, handlePaths, type Opened, openHandle } from './handle.js';
-import { isErrno, unlinkFile } from './io.js';
 import { nextRev } from './journal.js';
 import { fileNameFor } from './names.js';
 import { type FileStore, type FileStoreOptions, resolveFileStoreOptions, statsOf } from './options.js';
@@ -118,8 +119,8 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   /** Settles the journals of writers that are gone (recovery.ts). */
   async function settle(): Promise<void> {
     settledAtMs = runtime.monotonicNow();
-    const { records, files } = open();
-    await settleDeadJournals({ journalDir, records, claimOptions, restore: files.restore });
+    const { records, files, removed } = open();
+    await settleDeadJournals({ journalDir, records, claimOptions, restore: files.restore, removed });
   }
 
   /** Tracks work so `close()` can wait for it. */
@@ -200,7 +201,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
 
     async delete(key) {
       const name = fileNameFor(key);
-      await whenReady(async ({ files, journal, pinned }) => {
+      await whenReady(async ({ files, journal, pinned, removed }) => {
         await files.adopt(key);
         await files.exclusive(name, async () => {
           const text = await files.readLocked(name);
@@ -208,11 +209,11 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
           pinned.release(name);
           if (text === undefined) return undefined;
           files.commits++;
-          // The removal is journaled first, so a replay after a power cut does not bring the record back.
-          await journal.append({ n: name, r: nextRev(revOf(text), runtime.now()), d: 1 });
-          await unlinkFile(join(dir, name)).catch((error: unknown) => {
-            if (!isErrno(error, 'ENOENT')) throw error;
-          });
+          // The removal is journaled first, so a replay after a power cut does not bring the record back;
+          // the file is kept aside, so neither does an older line another writer's journal still holds.
+          const rev = nextRev(revOf(text), runtime.now());
+          await journal.append({ n: name, r: rev, d: 1 });
+          await removed.moveAside(name, rev);
           return undefined;
         });
       });
