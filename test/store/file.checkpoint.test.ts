@@ -117,7 +117,12 @@ describe('anchors of relaxed writes', () => {
   function segmentsIn(
     dir: string,
     anchorLimit: number,
-    options: { runtime?: ReturnType<typeof createFakeRuntime>; barrier?: () => Promise<void> } = {},
+    options: {
+      runtime?: ReturnType<typeof createFakeRuntime>;
+      barrier?: () => Promise<void>;
+      flushing?: () => boolean;
+      onCheckpoint?: () => void;
+    } = {},
   ): Segments {
     const journal = join(dir, 'journal');
     fs.mkdirSync(journal);
@@ -127,11 +132,37 @@ describe('anchors of relaxed writes', () => {
       runtime: options.runtime ?? createFakeRuntime(),
       token: '0123456789ab',
       barrier: options.barrier ?? (async () => undefined),
-      flushing: () => false,
-      onCheckpoint: () => undefined,
+      flushing: options.flushing ?? (() => false),
+      onCheckpoint: options.onCheckpoint ?? (() => undefined),
       anchorLimit,
     });
   }
+
+  it('an idle segment whose retirement meets a running flush is retired once the flush is over', async () => {
+    const dir = tempDir();
+    const runtime = createFakeRuntime();
+    let flushing = false;
+    let checkpoints = 0;
+    const segments = segmentsIn(dir, 4, {
+      runtime,
+      flushing: () => flushing,
+      onCheckpoint: () => {
+        checkpoints++;
+      },
+    });
+    await segments.current();
+    flushing = true;
+    await runtime.advance(30_000);
+    flushing = false;
+    // Not retired under the flush (that would checkpoint it at 65 s), but 1 s later, and checkpointed 35 s after.
+    await runtime.advance(35_000);
+    expect(checkpoints).toBe(0);
+    expect(fs.readdirSync(join(dir, 'journal'))).toHaveLength(1);
+    await runtime.advance(1_000);
+    await vi.waitUntil(() => checkpoints === 1, { timeout: 5_000 });
+    expect(fs.readdirSync(join(dir, 'journal'))).toEqual([]);
+    await segments.close();
+  });
 
   it('remember the last records flushed, up to the limit, oldest forgotten first, each at its revision', async () => {
     const segments = segmentsIn(tempDir(), 2);

@@ -38,11 +38,14 @@ import { checkpoint } from './checkpoint.js';
 import type { DirSync } from './durable.js';
 import { closeFile, openFile, unlinkFile } from './io.js';
 import { hostId } from './liveness.js';
+import type { RemovedRecords } from './removed.js';
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
 const SEGMENT_MAX_AGE_MS = 30_000;
 /** ... or this large. */
 const SEGMENT_MAX_BYTES = 32 * 1024 * 1024;
+/** An idle segment whose retirement met a running flush looks again this much later. */
+const IDLE_RETRY_MS = 1_000;
 /**
  * A retired segment is checkpointed this long after it stopped taking lines.
  * By then the kernel has written back the record files it names (Linux
@@ -84,6 +87,8 @@ export interface SegmentsContext {
   dir: DirSync;
   /** The record directory, fsynced by checkpoints. */
   records: DirSync;
+  /** Where deletions moved their records: synced and pruned by checkpoints. */
+  removed?: RemovedRecords | undefined;
   /** The clock of segment ages and the timers of checkpoints. */
   runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>;
   /** The journal's token, in every segment name. */
@@ -192,11 +197,22 @@ export class Segments {
       cancelIdleRetire: () => undefined,
     };
     this.#segment = segment;
-    // An idle handle still checkpoints: its record files become durable on their own and the segment goes.
-    segment.cancelIdleRetire = runtime.schedule(SEGMENT_MAX_AGE_MS, () => {
-      if (this.#segment === segment && !this.#c.flushing()) this.#retire(segment);
-    });
+    this.#retireWhenIdle(segment, SEGMENT_MAX_AGE_MS);
     return segment;
+  }
+
+  /**
+   * An idle handle still checkpoints: its record files become durable on
+   * their own and the segment goes. Not under a running flush (which writes
+   * to it): then it looks again shortly, or a segment of a handle that went
+   * idle right then would stay current until the handle closes.
+   */
+  #retireWhenIdle(segment: Segment, delayMs: number): void {
+    segment.cancelIdleRetire = this.#c.runtime.schedule(delayMs, () => {
+      if (this.#segment !== segment) return;
+      if (this.#c.flushing()) this.#retireWhenIdle(segment, IDLE_RETRY_MS);
+      else this.#retire(segment);
+    });
   }
 
   /** Stops writing to `segment`; it is checkpointed in the background, `CHECKPOINT_DELAY_MS` later. */
@@ -216,7 +232,13 @@ export class Segments {
     segment.checkpointing = true;
     const done = this.#c
       .barrier()
-      .then(() => checkpoint(segment.path, this.#c.records, { fd: segment.fd, unwritten: segment.unwritten }))
+      .then(() =>
+        checkpoint(segment.path, this.#c.records, {
+          fd: segment.fd,
+          unwritten: segment.unwritten,
+          removed: this.#c.removed,
+        }),
+      )
       .then(this.#c.onCheckpoint, (error: unknown) => {
         // The segment stays on disk: recovery checkpoints it later. Nothing is lost.
         process.emitWarning(`oncely: journal checkpoint of ${segment.path} failed: ${String(error)}`);
