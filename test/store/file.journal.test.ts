@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { hostId } from '../../src/store/file/liveness.js';
+import { bootId, hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
@@ -143,6 +143,28 @@ describe('fileStore journal', () => {
     expect(segmentsIn(dir)).toEqual([]);
     await store.close();
   });
+
+  // Where the system has a boot id (Linux): the segment's name says which boot wrote it.
+  it.skipIf(bootId() === undefined)(
+    'replays a segment this host wrote during another boot, though its time says this boot',
+    async () => {
+      const dir = tempDir();
+      const left = await journalLeftBy(dir, deadPid(), async (store) => {
+        await store.put(sampleRecord('lost'));
+      });
+      // As a machine that restarted within a second (or with its clock behind) leaves it: a recent time.
+      const otherBoot = left.replace(
+        /\.0\.log$/,
+        `-b${bootId() === '0'.repeat(12) ? '1' : '0'}${'0'.repeat(11)}.0.log`,
+      );
+      fs.renameSync(left, otherBoot);
+      fs.rmSync(join(dir, 'lost.json')); // the rename never reached the disk
+      const store = fileStore({ dir });
+      expect((await store.get('lost'))?.key).toBe('lost');
+      expect(segmentsIn(dir)).toEqual([]);
+      await store.close();
+    },
+  );
 
   it('settles the journal of a writer killed on this boot without replaying it', async () => {
     const dir = tempDir();

@@ -5,6 +5,7 @@
  * of waiting for a timeout.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { hostname, uptime } from 'node:os';
 import { systemRuntime } from '../../runtime.js';
 
@@ -37,6 +38,27 @@ let bootedAtMemo: number | undefined;
 export function bootedAtMs(): number {
   bootedAtMemo ??= fileClockNow() - uptime() * 1_000 - 1_000;
   return bootedAtMemo;
+}
+
+let bootIdMemo: string | null | undefined;
+
+/**
+ * A short id of this boot of the machine (Linux's `boot_id`), or
+ * `undefined` where there is none. Journal segments carry it: a segment of
+ * another boot is one a power cut may have left, whatever the clocks say
+ * (a machine that restarts within a second, or boots with its clock behind
+ * until NTP sets it, makes file times useless for that).
+ */
+export function bootId(): string | undefined {
+  if (bootIdMemo === undefined) {
+    try {
+      const id = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim().replace(/-/g, '');
+      bootIdMemo = /^[0-9a-f]{32}$/.test(id) ? id.slice(0, 12) : null;
+    } catch {
+      bootIdMemo = null;
+    }
+  }
+  return bootIdMemo ?? undefined;
 }
 
 /**

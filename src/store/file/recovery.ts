@@ -6,7 +6,8 @@
  *   resolved, which may be dropped). Its segments only need the checkpoint
  *   their writer did not get to: fsync the record files they name, then the
  *   directory, then delete them.
- * - Before the last boot (a power cut, or a crash of the machine): record
+ * - Before the last boot (a power cut, or a crash of the machine; told by
+ *   the boot id in the segment's name, or by its time): record
  *   files written since their last checkpoint may be empty, stale or gone.
  *   The segments are *replayed*: for every record they name, the line with
  *   the highest revision across all of them is restored when the record file
@@ -27,11 +28,12 @@ import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } 
 import type { DirSync } from './durable.js';
 import { isErrno, readRegular } from './io.js';
 import { isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
-import { bootedAtMs, hostId, pidAlive } from './liveness.js';
+import { bootedAtMs, bootId, hostId, pidAlive } from './liveness.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 import type { RemovedRecords } from './removed.js';
 
-const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)\.(\d+)\.log$/;
+/** `<host>-<pid>-<token>[-b<boot>].<n>.log` (segments.ts; names without a boot part come from older versions too). */
+const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)(?:-b([0-9a-f]+))?\.(\d+)\.log$/;
 const RECOVERY_CLAIM = 'recovery.pending';
 const RECOVERY_NEW_CLAIM = `${RECOVERY_CLAIM}${NEW_CLAIM_INFIX}`;
 const RECOVERY_BROKEN_CLAIM = `${RECOVERY_CLAIM}${BROKEN_CLAIM_INFIX}`;
@@ -120,7 +122,7 @@ function deadSegments(journalDir: string): DeadSegment[] {
     if (!name.endsWith(SEGMENT_SUFFIX)) continue;
     const match = SEGMENT_NAME.exec(name);
     if (match === null) continue;
-    const [, host, pidText, token = ''] = match;
+    const [, host, pidText, token = '', boot] = match;
     const path = join(journalDir, name);
     let mtimeMs: number;
     try {
@@ -128,13 +130,20 @@ function deadSegments(journalDir: string): DeadSegment[] {
     } catch {
       continue; // settled by someone else meanwhile
     }
-    const previousBoot = mtimeMs < bootedAtMs();
+    // Written on this host during another boot (by the boot id, when both have one), or before this boot began.
+    const previousBoot = (host === hostId() && isOtherBoot(boot)) || mtimeMs < bootedAtMs();
     const pid = Number(pidText);
     const gone =
       previousBoot || (host === hostId() && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
     if (gone) dead.push({ path, mtimeMs, previousBoot });
   }
   return dead;
+}
+
+/** A segment's boot part names a boot other than this one (neither may be known). */
+function isOtherBoot(boot: string | undefined): boolean {
+  const current = bootId();
+  return boot !== undefined && current !== undefined && boot !== current;
 }
 
 /** The whole lines of a segment; a torn last line (the writer died mid-append) ends it. */

@@ -28,16 +28,18 @@
  * (the write-ahead, then the result), so a record that has dropped out of
  * that window only costs its relaxed write a flush, never safety.
  *
- * Segment names carry the writer's host and pid
- * (`<host>-<pid>-<token>.<n>.log`), so another process can tell the journal
- * of a crashed writer from a live one's (recovery.ts).
+ * Segment names carry the writer's host, pid and boot
+ * (`<host>-<pid>-<token>-b<boot>.<n>.log`; no boot part where the system
+ * has no boot id), so another process can tell the journal of a crashed
+ * writer from a live one's, and one a power cut left from one of this boot
+ * (recovery.ts).
  */
 import { join } from 'node:path';
 import type { Runtime } from '../../runtime.js';
 import { checkpoint } from './checkpoint.js';
 import type { DirSync } from './durable.js';
 import { closeFile, openFile, unlinkFile } from './io.js';
-import { hostId } from './liveness.js';
+import { bootId, hostId } from './liveness.js';
 import type { RemovedRecords } from './removed.js';
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
@@ -174,7 +176,8 @@ export class Segments {
 
   async #open(): Promise<Segment> {
     const { dir, runtime, token } = this.#c;
-    const name = `${hostId()}-${process.pid}-${token}.${this.#sequence++}${SEGMENT_SUFFIX}`;
+    const boot = bootId();
+    const name = `${hostId()}-${process.pid}-${token}${boot === undefined ? '' : `-b${boot}`}.${this.#sequence++}${SEGMENT_SUFFIX}`;
     const path = join(dir.path, name);
     const fd = await openFile(path, 'ax', 0o600);
     try {
