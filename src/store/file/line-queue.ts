@@ -4,7 +4,9 @@
  * (`WriteOptions`) does not, and its line rides the next flush, which the
  * next durable write of this handle (of any record) starts, or a timer
  * `RELAXED_FLUSH_DELAY_MS` later. So a durable write that resolves covers
- * every relaxed write queued before it.
+ * every relaxed write queued before it, unless the flush that took a
+ * relaxed line failed (journal.ts): then the checkpoint of that segment,
+ * which syncs the records whose lines it lost, covers it.
  *
  * A relaxed write must never cost an earlier durable version: after a power
  * cut its renamed file may come back torn, and only a journal line can
