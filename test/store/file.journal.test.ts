@@ -1,14 +1,15 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { bootId, hostId } from '../../src/store/file/liveness.js';
+import { bootId, hostId, hostIdOf } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
-import { beforeBoot, deadPid, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { agedBy, beforeBoot, deadPid, removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => {
   writeSteps.hook = undefined;
@@ -166,6 +167,25 @@ describe('fileStore journal', () => {
     },
   );
 
+  it("leaves alone the journal of a writer whose pid it cannot check (another container's pid 1), until idle for an hour", async () => {
+    const dir = tempDir();
+    const left = await journalLeftBy(dir, process.pid, async (store) => {
+      await store.put(sampleRecord('theirs'));
+    });
+    // The same host name, another pid namespace: its pid means nothing here, even when it equals ours.
+    const twin = join(journalOf(dir), `${hostIdOf('twin', 'pid:[1]')}-${process.pid}-0123456789ab.0.log`);
+    fs.renameSync(left, twin);
+    const store = fileStore({ dir });
+    expect((await store.list()).map((r) => r.key)).toEqual(['theirs']);
+    expect(fs.existsSync(twin)).toBe(true);
+    await store.close();
+    agedBy(twin, 3_600_000 + 60_000);
+    const later = fileStore({ dir });
+    expect((await later.get('theirs'))?.key).toBe('theirs');
+    expect(fs.existsSync(twin)).toBe(false);
+    await later.close();
+  });
+
   it('settles the journal of a writer killed on this boot without replaying it', async () => {
     const dir = tempDir();
     const segment = await journalLeftBy(dir, deadPid(), async (store) => {
@@ -208,5 +228,13 @@ describe('fileStore journal', () => {
     expect(segmentsIn(dir)).toContain(own);
     await other.close();
     await writer.close();
+  });
+});
+
+describe('hostIdOf', () => {
+  it('tells pid namespaces of one host name apart, and is the host name alone without one', () => {
+    expect(hostIdOf('box', 'pid:[4026531836]')).not.toBe(hostIdOf('box', 'pid:[4026532201]'));
+    expect(hostIdOf('box', 'pid:[4026531836]')).toMatch(/^[0-9a-f]{8}$/);
+    expect(hostIdOf('box', '')).toBe(createHash('sha256').update('box').digest('hex').slice(0, 8));
   });
 });

@@ -5,19 +5,40 @@
  * of waiting for a timeout.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname, uptime } from 'node:os';
 import { systemRuntime } from '../../runtime.js';
 
 let hostIdMemo: string | undefined;
 
 /**
- * A short, file-name-safe id of this host (processes in other containers
- * see another one). Computed on first use: importing the module does no work.
+ * A short, file-name-safe id of the place whose pids this process can
+ * check: its host name and its pid namespace. Two containers that share a
+ * host name (host networking, a fixed `hostname:`) and a store directory
+ * each run their own pid 1: by host name alone, each would take the other's
+ * live journal and claims for its own dead ones. Computed on first use:
+ * importing the module does no work.
  */
 export function hostId(): string {
-  hostIdMemo ??= createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+  hostIdMemo ??= hostIdOf(hostname(), pidNamespace());
   return hostIdMemo;
+}
+
+/** `hostId` from its parts (`pidNamespace` is empty where the system has none). */
+export function hostIdOf(host: string, pidNamespace: string): string {
+  const hash = createHash('sha256').update(host);
+  // Without a namespace, the id is the host name's alone (as before namespaces were part of it).
+  if (pidNamespace !== '') hash.update(`\0${pidNamespace}`);
+  return hash.digest('hex').slice(0, 8);
+}
+
+/** Linux's pid namespace of this process (`pid:[4026531836]`), or '' where there is none to read. */
+function pidNamespace(): string {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return '';
+  }
 }
 
 /**
