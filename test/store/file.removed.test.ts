@@ -11,7 +11,7 @@ import { fileStore } from '../../src/node.js';
 import { RemovedRecords } from '../../src/store/file/removed.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
-import { agedBy, beforeBoot, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { beforeBoot, removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 afterEach(() => removeTempDirs());
 
@@ -76,8 +76,10 @@ describe('fileStore: deleted records after a power cut', () => {
     // No segment is left, but the deletion is seconds old: a relaxed line queued before it may still land.
     expect(segmentsIn(dir)).toEqual([]);
     const [entry] = removedIn(dir);
-    expect(entry).toMatch(/^\d+-k\.json$/);
-    agedBy(join(dir, 'removed', entry ?? ''), 61_000);
+    expect(entry).toMatch(/^\d+-\d+-k\.json$/);
+    // A minute later (the entry's time is in its name).
+    const [rev, atMs] = (entry ?? '').split('-');
+    fs.renameSync(join(dir, 'removed', entry ?? ''), join(dir, 'removed', `${rev}-${Number(atMs) - 61_000}-k.json`));
     // The next checkpoint prunes it.
     const next = fileStore({ dir });
     await next.put(sampleRecord('other'));
@@ -103,7 +105,8 @@ describe('RemovedRecords', () => {
     expect(await removed.moveAside('gone.json', 3)).toBe(false);
     expect(fs.existsSync(join(dir, 'a.json'))).toBe(false);
     expect(removed.revisions()).toEqual(new Map([['a.json', 9]]));
-    expect(fs.readFileSync(join(dir, 'removed', '9-a.json'), 'utf8')).toBe('second');
+    const latest = fs.readdirSync(join(dir, 'removed')).find((name) => name.startsWith('9-'));
+    expect(fs.readFileSync(join(dir, 'removed', latest ?? ''), 'utf8')).toBe('second');
     await removed.close();
   });
 
@@ -112,22 +115,30 @@ describe('RemovedRecords', () => {
     // A segment started before the deletion: it may hold an older line of the record.
     const older = join(journalDir, 'host-1-token.0.log');
     fs.writeFileSync(older, '');
+    const bornMs = fs.statSync(older).birthtimeMs;
     fs.writeFileSync(join(dir, 'a.json'), 'x');
     await removed.moveAside('a.json', 5);
-    const entry = join(dir, 'removed', '5-a.json');
-    removed.prune();
+    // The deletion as made just after the segment started (file times have finer steps than an entry's ms),
+    // and in the past: only the older segment keeps it.
+    const [made] = fs.readdirSync(join(dir, 'removed'));
+    const atMs = Math.ceil(bornMs) + 1;
+    const entry = join(dir, 'removed', `5-${atMs}-a.json`);
+    fs.renameSync(join(dir, 'removed', made ?? ''), entry);
+    while (Date.now() <= atMs) {
+      // at most a few milliseconds
+    }
+    await new RemovedRecords(dir, journalDir, { marginMs: 0 }).prune();
     expect(fs.existsSync(entry)).toBe(true);
     // Gone: nothing older than the deletion is left.
     fs.rmSync(older);
-    agedBy(entry, 1_000);
-    removed.prune();
+    await new RemovedRecords(dir, journalDir, { marginMs: 0 }).prune();
     expect(fs.existsSync(entry)).toBe(false);
     await removed.close();
   });
 
   it('a store that never deletes has no removed/ directory', async () => {
     const { dir, removed } = setUp();
-    removed.prune();
+    await removed.prune();
     await removed.sync();
     expect(removed.revisions().size).toBe(0);
     expect(fs.existsSync(join(dir, 'removed'))).toBe(false);

@@ -62,7 +62,7 @@ export async function checkpoint(path: string, records: DirSync, options: Checkp
     if (!isErrno(error, 'ENOENT')) throw error;
   });
   try {
-    options.removed?.prune();
+    await options.removed?.prune();
   } catch (error) {
     // Entries left are only kept longer: the next checkpoint prunes them.
     process.emitWarning(`oncely: pruning removed records failed: ${String(error)}`);

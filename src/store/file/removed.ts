@@ -7,22 +7,24 @@
  * record (its checkpoint has not run, or failed): after a power cut, replay
  * would find the record file missing and restore that line, bringing back
  * an operation that was discarded or swept, which resuming would then send.
- * So `delete` moves the record file to `removed/<revision>-<name>` instead
- * of unlinking it; replay never restores a line below the revision of a
+ * So `delete` moves the record file to `removed/<revision>-<at>-<name>`
+ * instead of unlinking it; replay never restores a line below the revision of a
  * removal kept here (recovery.ts); and an entry is removed for good only
  * once every journal segment alive was started after it was made (plus a
  * margin for lines still queued in memory), when no line older than the
  * deletion is left anywhere.
  *
- * An entry's time is its file's modification time, set when it is moved
- * here; segments' start times are their files' birth times. Both are the
- * file system's clock. A file system that reports no birth time keeps
- * entries until no segment is left at all.
+ * An entry's time (`<at>`, in its name: pruning reads no file) is the wall
+ * clock when it was moved here; segments' start times are their files'
+ * birth times, on the file system's clock, which is the same one. A file
+ * system that reports no birth time keeps entries until no segment is left
+ * at all.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { DirSync, makeDirectory } from './durable.js';
-import { isErrno, renameFile } from './io.js';
+import { isErrno, renameFile, unlinkFile } from './io.js';
+import { fileClockNow } from './liveness.js';
 import { SEGMENT_SUFFIX } from './segments.js';
 
 /** The directory, inside the store's, of deleted records. */
@@ -46,6 +48,8 @@ export class RemovedRecords {
   readonly #journalDir: string;
   readonly #marginMs: number;
   readonly #dir: DirSync;
+  /** No entry kept by the last look is older than this: until `now - margin` passes it, none can go. */
+  #keptSinceMs = Number.NEGATIVE_INFINITY;
 
   constructor(recordsDir: string, journalDir: string, options: RemovedOptions = {}) {
     this.#recordsDir = recordsDir;
@@ -61,9 +65,10 @@ export class RemovedRecords {
    * the record file was gone.
    */
   async moveAside(name: string, rev: number): Promise<boolean> {
-    const target = join(this.#dir.path, `${rev}-${name}`);
+    // The wall clock, not the store's runtime: it is compared with file birth times.
+    const atMs = Math.floor(fileClockNow());
     try {
-      await renameFile(join(this.#recordsDir, name), target);
+      await renameFile(join(this.#recordsDir, name), join(this.#dir.path, `${rev}-${atMs}-${name}`));
     } catch (error) {
       if (isErrno(error, 'ENOENT') && !fs.existsSync(this.#dir.path)) {
         // Created on the first deletion, so a store that never deletes (or is opened read-only) has none.
@@ -73,9 +78,7 @@ export class RemovedRecords {
       if (isErrno(error, 'ENOENT')) return false;
       throw error;
     }
-    const nowS = Date.now() / 1000;
-    // The entry's time is its deletion: pruning compares it with when segments were started.
-    fs.utimesSync(target, nowS, nowS);
+    this.#keptSinceMs = Math.min(this.#keptSinceMs, atMs);
     return true;
   }
 
@@ -94,26 +97,38 @@ export class RemovedRecords {
     return revisions;
   }
 
-  /** Removes for good the entries no journal segment alive could bring back. */
-  prune(): void {
+  /**
+   * Removes for good the entries no journal segment alive could bring back.
+   * Looks at the directory only once the oldest entry the last look kept
+   * may go (entries made since are younger): after a sweep that deleted
+   * 100k records, a checkpoint does not list them all again every time.
+   */
+  async prune(): Promise<void> {
+    const nowMs = fileClockNow();
+    if (nowMs - this.#marginMs <= this.#keptSinceMs) return;
     const entries = this.#entries();
-    if (entries.length === 0) return;
-    const until = Math.min(this.#oldestSegmentStartMs(), Date.now()) - this.#marginMs;
+    const untilMs = Math.min(this.#oldestSegmentStartMs(), nowMs) - this.#marginMs;
+    // With nothing kept, the next look is a margin away (another process's deletions may arrive meanwhile).
+    let keptSinceMs = nowMs;
     for (const entry of entries) {
-      const path = join(this.#dir.path, entry.file);
-      try {
-        if (fs.statSync(path).mtimeMs < until) fs.unlinkSync(path);
-      } catch (error) {
-        if (!isErrno(error, 'ENOENT')) throw error;
+      if (entry.atMs >= untilMs) {
+        keptSinceMs = Math.min(keptSinceMs, entry.atMs);
+        continue;
       }
+      // One at a time, off the main thread: a big sweep's entries go without stalling the process.
+      await unlinkFile(join(this.#dir.path, entry.file)).catch((error: unknown) => {
+        if (!isErrno(error, 'ENOENT')) throw error;
+      });
     }
+    // Kept because of an old segment, not for their age: look again at the next checkpoint.
+    this.#keptSinceMs = keptSinceMs < nowMs - this.#marginMs ? Number.NEGATIVE_INFINITY : keptSinceMs;
   }
 
   async close(): Promise<void> {
     await this.#dir.close();
   }
 
-  #entries(): { file: string; name: string; rev: number }[] {
+  #entries(): { file: string; name: string; rev: number; atMs: number }[] {
     let files: string[];
     try {
       files = fs.readdirSync(this.#dir.path);
@@ -121,10 +136,11 @@ export class RemovedRecords {
       if (isErrno(error, 'ENOENT')) return [];
       throw error;
     }
-    const entries: { file: string; name: string; rev: number }[] = [];
+    const entries: { file: string; name: string; rev: number; atMs: number }[] = [];
     for (const file of files) {
-      const match = /^(\d+)-(.+)$/.exec(file);
-      if (match !== null) entries.push({ file, name: match[2] as string, rev: Number(match[1]) });
+      const match = /^(\d+)-(\d+)-(.+)$/.exec(file);
+      if (match !== null)
+        entries.push({ file, name: match[3] as string, rev: Number(match[1]), atMs: Number(match[2]) });
     }
     return entries;
   }
