@@ -13,7 +13,7 @@
  *                         renamed over the record to commit: a write costs
  *                         two directory changes (this create, that rename)
  *   quarantine/<at>-<token>-<name>.json   records that failed validation
- *   removed/<rev>-<name>  deleted records, until no journal line older than
+ *   removed/<rev>-<at>-<name>  deleted records, until no journal line older than
  *                         their deletion is left anywhere (removed.ts)
  *   journal/<host>-<pid>-<token>-b<boot>.<n>.log  write-ahead journal segments, one
  *                         writer each (journal.ts, recovery.ts)
