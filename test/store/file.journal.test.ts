@@ -232,8 +232,10 @@ describe('fileStore journal', () => {
 });
 
 describe('hostIdOf', () => {
-  it('tells pid namespaces of one host name apart, and is the host name alone without one', () => {
+  it('tells pid namespaces and machines of one host name apart, and is the host name alone without them', () => {
     expect(hostIdOf('box', 'pid:[4026531836]')).not.toBe(hostIdOf('box', 'pid:[4026532201]'));
+    // Two machines of one host name, both in the initial namespace (named alike on every kernel).
+    expect(hostIdOf('box', 'pid:[4026531836]', 'a1')).not.toBe(hostIdOf('box', 'pid:[4026531836]', 'b2'));
     expect(hostIdOf('box', 'pid:[4026531836]')).toMatch(/^[0-9a-f]{8}$/);
     expect(hostIdOf('box', '')).toBe(createHash('sha256').update('box').digest('hex').slice(0, 8));
   });

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileStore } from '../../src/node.js';
+import { hostId } from '../../src/store/file/liveness.js';
 import { RemovedRecords } from '../../src/store/file/removed.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
@@ -67,6 +68,58 @@ describe('fileStore: deleted records after a power cut', () => {
     await writer.close();
   });
 
+  it('a removal that recovery replays stays kept, though recovery dies before the older segment is settled', async () => {
+    const dir = tempDir();
+    const writer = fileStore({ dir });
+    await writer.put(sampleRecord('k'));
+    const [writerSegment = ''] = segmentsIn(dir);
+    const writerLines = fs.readFileSync(join(journalOf(dir), writerSegment));
+    const written = fs.readFileSync(join(dir, 'k.json'));
+    const deleter = fileStore({ dir });
+    await deleter.delete('k');
+    const deleterSegment = segmentsIn(dir).find((name) => name !== writerSegment) ?? '';
+    const deleterLines = fs.readFileSync(join(journalOf(dir), deleterSegment));
+    await deleter.close();
+    await writer.close();
+    // The power cut: the move into removed/ never reached the disk, and neither segment was checkpointed.
+    fs.rmSync(join(dir, 'removed'), { recursive: true });
+    fs.writeFileSync(join(dir, 'k.json'), written);
+    const leave = (lines: Buffer, name: string): string => {
+      const path = join(journalOf(dir), `${hostId()}-4000000-${name}.0.log`);
+      fs.writeFileSync(path, lines);
+      beforeBoot(path);
+      return path;
+    };
+    leave(deleterLines, 'dddddddddddd');
+    leave(writerLines, 'eeeeeeeeeeee');
+
+    const first = fileStore({ dir });
+    expect(await first.get('k')).toBeUndefined();
+    await first.close();
+    // As if that recovery had died after settling the deleter's segment, before the writer's.
+    leave(writerLines, 'eeeeeeeeeeee');
+    const second = fileStore({ dir });
+    expect(await second.get('k')).toBeUndefined();
+    await second.close();
+  });
+
+  it('a record deleted and created again within the same millisecond (a discard, then a send) comes back', async () => {
+    const dir = tempDir();
+    const rt = createFakeRuntime();
+    const store = fileStore({ dir, runtime: rt });
+    await store.put(sampleRecord('k'));
+    await store.delete('k');
+    // No time passes: by the clock alone its revision would be below the removal's.
+    await store.put({ ...sampleRecord('k'), epoch: 7 });
+    fs.rmSync(join(dir, 'k.json')); // the power cut lost its rename
+    powerCut(dir);
+
+    const after = fileStore({ dir });
+    expect((await after.get('k'))?.epoch).toBe(7);
+    await after.close();
+    await store.close();
+  });
+
   it('keeps a deletion aside while a journal segment started before it is left, and at least a minute', async () => {
     const dir = tempDir();
     const store = fileStore({ dir });
@@ -110,29 +163,45 @@ describe('RemovedRecords', () => {
     await removed.close();
   });
 
-  it('prunes an entry only once every segment left was started after it', async () => {
+  it('prunes an entry only once every segment left was started after it (by the time in its name)', async () => {
     const { dir, journalDir, removed } = setUp();
-    // A segment started before the deletion: it may hold an older line of the record.
-    const older = join(journalDir, 'host-1-token.0.log');
-    fs.writeFileSync(older, '');
-    const bornMs = fs.statSync(older).birthtimeMs;
     fs.writeFileSync(join(dir, 'a.json'), 'x');
     await removed.moveAside('a.json', 5);
-    // The deletion as made just after the segment started (file times have finer steps than an entry's ms),
-    // and in the past: only the older segment keeps it.
-    const [made] = fs.readdirSync(join(dir, 'removed'));
-    const atMs = Math.ceil(bornMs) + 1;
-    const entry = join(dir, 'removed', `5-${atMs}-a.json`);
-    fs.renameSync(join(dir, 'removed', made ?? ''), entry);
+    const [entry = ''] = fs.readdirSync(join(dir, 'removed'));
+    const atMs = Number(entry.split('-')[1]);
     while (Date.now() <= atMs) {
-      // at most a few milliseconds
+      // at most a millisecond: the deletion is in the past, so only a segment can keep it
     }
-    await new RemovedRecords(dir, journalDir, { marginMs: 0 }).prune();
-    expect(fs.existsSync(entry)).toBe(true);
-    // Gone: nothing older than the deletion is left.
-    fs.rmSync(older);
-    await new RemovedRecords(dir, journalDir, { marginMs: 0 }).prune();
-    expect(fs.existsSync(entry)).toBe(false);
+    const prune = () => new RemovedRecords(dir, journalDir, { marginMs: 0 }).prune();
+    // Started before the deletion, or by a version that does not say when: may hold an older line of it.
+    for (const older of [`ab12-1-0123-t${atMs - 1}.0.log`, 'ab12-1-0123.0.log']) {
+      fs.writeFileSync(join(journalDir, older), '');
+      await prune();
+      expect(fs.readdirSync(join(dir, 'removed'))).toEqual([entry]);
+      fs.rmSync(join(journalDir, older));
+    }
+    // Started after it: whatever it holds of the record is newer.
+    fs.writeFileSync(join(journalDir, `ab12-1-0123-b0a1-t${atMs + 1}.0.log`), '');
+    await prune();
+    expect(fs.readdirSync(join(dir, 'removed'))).toEqual([]);
+    await removed.close();
+  });
+
+  it('looks at the directory again only once the oldest entry it kept may go', async () => {
+    const { dir, journalDir } = setUp();
+    const removed = new RemovedRecords(dir, journalDir, { marginMs: 60_000 });
+    fs.writeFileSync(join(dir, 'a.json'), 'x');
+    await removed.moveAside('a.json', 5);
+    await removed.prune();
+    const [entry = ''] = fs.readdirSync(join(dir, 'removed'));
+    // Aged past the margin behind this handle's back: its next look is not due yet, so it keeps it.
+    const [rev, atMs] = entry.split('-');
+    fs.renameSync(join(dir, 'removed', entry), join(dir, 'removed', `${rev}-${Number(atMs) - 120_000}-a.json`));
+    await removed.prune();
+    expect(fs.readdirSync(join(dir, 'removed'))).toHaveLength(1);
+    // Another handle (no look yet) prunes it.
+    await new RemovedRecords(dir, journalDir, { marginMs: 60_000 }).prune();
+    expect(fs.readdirSync(join(dir, 'removed'))).toEqual([]);
     await removed.close();
   });
 

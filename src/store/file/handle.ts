@@ -64,6 +64,7 @@ export function openHandle(
     queue,
     claimOptions,
     now: runtime.now,
+    removedRevOf: (name) => removed.revisionOf(name),
     track,
   });
   return { records, quarantineDir, quarantine, journal, pinned, queue, files, removed, recovered: undefined };

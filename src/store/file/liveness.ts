@@ -13,23 +13,37 @@ let hostIdMemo: string | undefined;
 
 /**
  * A short, file-name-safe id of the place whose pids this process can
- * check: its host name and its pid namespace. Two containers that share a
+ * check: its host name, its pid namespace and its machine id. Two containers that share a
  * host name (host networking, a fixed `hostname:`) and a store directory
  * each run their own pid 1: by host name alone, each would take the other's
  * live journal and claims for its own dead ones. Computed on first use:
  * importing the module does no work.
  */
 export function hostId(): string {
-  hostIdMemo ??= hostIdOf(hostname(), pidNamespace());
+  hostIdMemo ??= hostIdOf(hostname(), pidNamespace(), machineId());
   return hostIdMemo;
 }
 
-/** `hostId` from its parts (`pidNamespace` is empty where the system has none). */
-export function hostIdOf(host: string, pidNamespace: string): string {
+/**
+ * `hostId` from its parts (each empty where the system has none). The
+ * machine id tells apart two machines that share a host name and a store
+ * directory (a network file system) while both run in the initial pid
+ * namespace, which has the same name on every Linux kernel.
+ */
+export function hostIdOf(host: string, pidNamespace: string, machine = ''): string {
   const hash = createHash('sha256').update(host);
-  // Without a namespace, the id is the host name's alone (as before namespaces were part of it).
-  if (pidNamespace !== '') hash.update(`\0${pidNamespace}`);
+  // Without a namespace nor a machine id, the id is the host name's alone (as in earlier versions).
+  if (pidNamespace !== '' || machine !== '') hash.update(`\0${pidNamespace}\0${machine}`);
   return hash.digest('hex').slice(0, 8);
+}
+
+/** `/etc/machine-id` (systemd's, also in most containers' images), or ''. */
+function machineId(): string {
+  try {
+    return readFileSync('/etc/machine-id', 'utf8').trim();
+  } catch {
+    return '';
+  }
 }
 
 /** Linux's pid namespace of this process (`pid:[4026531836]`), or '' where there is none to read. */

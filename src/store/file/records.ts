@@ -41,6 +41,8 @@ export interface RecordFilesContext {
   claimOptions: ClaimOptions;
   /** Wall clock of revisions (`nextRev`): keeps them growing across restarts. */
   now: () => number;
+  /** Revisions this handle removed records at: a record written again starts above them. */
+  removedRevOf?: (name: string) => number | undefined;
   /** Tracks work so the handle's `close()` waits for it. */
   track<T>(work: Promise<T>): Promise<T>;
 }
@@ -191,7 +193,12 @@ export class RecordFiles {
   ): Promise<boolean> {
     this.commits++;
     const { dir, journal, pinned } = this.#c;
-    const currentRev = currentText === undefined ? 0 : (pinned.revOf(name, currentText) ?? revOf(currentText));
+    // A record created again after its deletion goes above the removal, even within the same millisecond:
+    // replay restores no line below a kept removal (recovery.ts).
+    const currentRev =
+      currentText === undefined
+        ? (this.#c.removedRevOf?.(name) ?? 0)
+        : (pinned.revOf(name, currentText) ?? revOf(currentText));
     const rev = nextRev(currentRev, this.#c.now());
     const text = claim.fileText(recordText, rev);
     const line: JournalLine = { n: name, r: rev, t: text };

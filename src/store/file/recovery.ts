@@ -31,9 +31,8 @@ import { isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.
 import { bootedAtMs, bootId, fileClockNow, hostId, pidAlive } from './liveness.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 import type { RemovedRecords } from './removed.js';
+import { parseSegmentName } from './segments.js';
 
-/** `<host>-<pid>-<token>[-b<boot>].<n>.log` (segments.ts; names without a boot part come from older versions too). */
-const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)(?:-b([0-9a-f]+))?\.(\d+)\.log$/;
 const RECOVERY_CLAIM = 'recovery.pending';
 /**
  * A segment of a writer whose pid cannot be checked here (another host
@@ -97,8 +96,11 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
     const removedAt = latest.size === 0 ? undefined : context.removed?.revisions();
     for (const line of latest.values()) {
       if (line.t !== undefined && line.r < (removedAt?.get(line.n) ?? Number.NEGATIVE_INFINITY)) continue;
+      // A removal replayed outlives the segment it came from (deleted below), as its own deletion's entry would.
+      if (line.t === undefined) context.removed?.remember(line.n, line.r);
       if (await context.restore(line)) report.replayed++;
     }
+    await context.removed?.sync();
     for (const segment of dead) {
       await checkpoint(segment.path, context.records, { removed: context.removed });
       report.settled++;
@@ -131,9 +133,9 @@ function deadSegments(journalDir: string): DeadSegment[] {
     if (name.startsWith(RECOVERY_NEW_CLAIM)) sweepNewClaim(join(journalDir, name));
     if (name.startsWith(RECOVERY_BROKEN_CLAIM)) sweepBroken(join(journalDir, name));
     if (!name.endsWith(SEGMENT_SUFFIX)) continue;
-    const match = SEGMENT_NAME.exec(name);
-    if (match === null) continue;
-    const [, host, pidText, token = '', boot] = match;
+    const parsed = parseSegmentName(name);
+    if (parsed === undefined) continue;
+    const { host, pid, token, boot } = parsed;
     const path = join(journalDir, name);
     let mtimeMs: number;
     try {
@@ -143,7 +145,6 @@ function deadSegments(journalDir: string): DeadSegment[] {
     }
     // Written on this host during another boot (by the boot id, when both have one), or before this boot began.
     const previousBoot = (host === hostId() && isOtherBoot(boot)) || mtimeMs < bootedAtMs();
-    const pid = Number(pidText);
     const gone =
       previousBoot ||
       (host === hostId()

@@ -14,18 +14,18 @@
  * margin for lines still queued in memory), when no line older than the
  * deletion is left anywhere.
  *
- * An entry's time (`<at>`, in its name: pruning reads no file) is the wall
- * clock when it was moved here; segments' start times are their files'
- * birth times, on the file system's clock, which is the same one. A file
- * system that reports no birth time keeps entries until no segment is left
- * at all.
+ * An entry's time (`<at>`, in its name) is the wall clock when it was
+ * moved here; a segment's start time is in its name too (segments.ts), so
+ * pruning reads no file and depends on no file system's birth times. A
+ * segment whose name does not say (an older version's) keeps every entry
+ * until it is gone.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { DirSync, makeDirectory } from './durable.js';
 import { isErrno, renameFile, unlinkFile } from './io.js';
 import { fileClockNow } from './liveness.js';
-import { SEGMENT_SUFFIX } from './segments.js';
+import { parseSegmentName, SEGMENT_SUFFIX } from './segments.js';
 
 /** The directory, inside the store's, of deleted records. */
 export const REMOVED_DIR = 'removed';
@@ -38,6 +38,9 @@ export const REMOVED_DIR = 'removed';
  */
 const REMOVED_MARGIN_MS = 60_000;
 
+/** How many recent removals a handle remembers (`revisionOf`): a delete then a send of the same key is close. */
+const REMEMBERED_REMOVALS = 4_096;
+
 export interface RemovedOptions {
   /** Tests set 0. @default 60_000 */
   marginMs?: number;
@@ -48,6 +51,8 @@ export class RemovedRecords {
   readonly #journalDir: string;
   readonly #marginMs: number;
   readonly #dir: DirSync;
+  /** The revisions this handle removed records at, for the last `REMEMBERED_REMOVALS` records. */
+  readonly #removedRevs = new Map<string, number>();
   /** No entry kept by the last look is older than this: until `now - margin` passes it, none can go. */
   #keptSinceMs = Number.NEGATIVE_INFINITY;
 
@@ -65,6 +70,10 @@ export class RemovedRecords {
    * the record file was gone.
    */
   async moveAside(name: string, rev: number): Promise<boolean> {
+    this.#removedRevs.delete(name);
+    this.#removedRevs.set(name, rev);
+    if (this.#removedRevs.size > REMEMBERED_REMOVALS)
+      this.#removedRevs.delete(this.#removedRevs.keys().next().value as string);
     // The wall clock, not the store's runtime: it is compared with file birth times.
     const atMs = Math.floor(fileClockNow());
     try {
@@ -80,6 +89,30 @@ export class RemovedRecords {
     }
     this.#keptSinceMs = Math.min(this.#keptSinceMs, atMs);
     return true;
+  }
+
+  /**
+   * Records that `name` was removed at revision `rev` without moving a file
+   * (an empty entry): recovery does it for the removals it replays, so that
+   * they outlive the dead segments it then deletes. Durable after `sync`.
+   */
+  remember(name: string, rev: number): void {
+    if (!fs.existsSync(this.#dir.path)) makeDirectory(this.#dir.path);
+    try {
+      fs.writeFileSync(join(this.#dir.path, `${rev}-${Math.floor(fileClockNow())}-${name}`), '', { flag: 'wx' });
+    } catch (error) {
+      if (!isErrno(error, 'EEXIST')) throw error;
+    }
+  }
+
+  /**
+   * The revision this handle last removed record `name` at, if it did
+   * lately: a record written again starts above it (records.ts), so replay
+   * never takes it for a version the deletion removed, even when it is
+   * written within the same millisecond.
+   */
+  revisionOf(name: string): number | undefined {
+    return this.#removedRevs.get(name);
   }
 
   /** Makes the moves into this directory durable (a checkpoint, before its segment goes). */
@@ -145,17 +178,12 @@ export class RemovedRecords {
     return entries;
   }
 
-  /** When the oldest journal segment in the directory was started (its birth time; 0 when unknown). */
+  /** When the oldest journal segment in the directory was started, by its name (0 for a name that does not say). */
   #oldestSegmentStartMs(): number {
     let oldest = Number.POSITIVE_INFINITY;
     for (const name of fs.readdirSync(this.#journalDir)) {
       if (!name.endsWith(SEGMENT_SUFFIX)) continue;
-      try {
-        const bornMs = fs.statSync(join(this.#journalDir, name)).birthtimeMs;
-        oldest = Math.min(oldest, Number.isFinite(bornMs) && bornMs > 0 ? bornMs : 0);
-      } catch (error) {
-        if (!isErrno(error, 'ENOENT')) throw error;
-      }
+      oldest = Math.min(oldest, parseSegmentName(name)?.startedAtMs ?? 0);
     }
     return oldest;
   }

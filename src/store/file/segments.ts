@@ -28,18 +28,19 @@
  * (the write-ahead, then the result), so a record that has dropped out of
  * that window only costs its relaxed write a flush, never safety.
  *
- * Segment names carry the writer's host, pid and boot
- * (`<host>-<pid>-<token>-b<boot>.<n>.log`; no boot part where the system
- * has no boot id), so another process can tell the journal of a crashed
- * writer from a live one's, and one a power cut left from one of this boot
- * (recovery.ts).
+ * Segment names carry the writer's host, pid and boot, and when the
+ * segment was started (`<host>-<pid>-<token>-b<boot>-t<ms>.<n>.log`; no boot
+ * part where the system has no boot id), so another process can tell the
+ * journal of a crashed writer from a live one's, one a power cut left from
+ * one of this boot (recovery.ts), and which deletions a segment may predate
+ * (removed.ts).
  */
 import { join } from 'node:path';
 import type { Runtime } from '../../runtime.js';
 import { checkpoint } from './checkpoint.js';
 import type { DirSync } from './durable.js';
 import { closeFile, openFile, unlinkFile } from './io.js';
-import { bootId, hostId } from './liveness.js';
+import { bootId, fileClockNow, hostId } from './liveness.js';
 import type { RemovedRecords } from './removed.js';
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
@@ -63,6 +64,33 @@ const CHECKPOINT_DELAY_MS = 35_000;
 const ANCHORED_NAMES = 4_096;
 
 export const SEGMENT_SUFFIX = '.log';
+
+/** What a segment's name says of its writer (see the top of this file). */
+export interface SegmentName {
+  host: string;
+  pid: number;
+  token: string;
+  /** The boot it was written in; undefined where the system has no boot id, and in older names. */
+  boot: string | undefined;
+  /** When it was started, ms on the wall clock; undefined in older names. */
+  startedAtMs: number | undefined;
+}
+
+const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)(?:-b([0-9a-f]+))?(?:-t(\d+))?\.(\d+)\.log$/;
+
+/** The parts of a segment's name; undefined for a name no journal writes. */
+export function parseSegmentName(name: string): SegmentName | undefined {
+  const match = SEGMENT_NAME.exec(name);
+  if (match === null) return undefined;
+  const [, host = '', pid, token = '', boot, startedAt] = match;
+  return {
+    host,
+    pid: Number(pid),
+    token,
+    boot,
+    startedAtMs: startedAt === undefined ? undefined : Number(startedAt),
+  };
+}
 
 export interface Segment {
   path: string;
@@ -177,7 +205,8 @@ export class Segments {
   async #open(): Promise<Segment> {
     const { dir, runtime, token } = this.#c;
     const boot = bootId();
-    const name = `${hostId()}-${process.pid}-${token}${boot === undefined ? '' : `-b${boot}`}.${this.#sequence++}${SEGMENT_SUFFIX}`;
+    const writer = `${hostId()}-${process.pid}-${token}${boot === undefined ? '' : `-b${boot}`}`;
+    const name = `${writer}-t${Math.floor(fileClockNow())}.${this.#sequence++}${SEGMENT_SUFFIX}`;
     const path = join(dir.path, name);
     const fd = await openFile(path, 'ax', 0o600);
     try {
