@@ -260,3 +260,43 @@ describe('a journal flush that fails', () => {
     expect(fs.readdirSync(journalDir)).toEqual([]);
   });
 });
+
+describe('a relaxed line that waited too long for its flush', () => {
+  it('is not written (a segment started after a deletion could bring an old version back); its record is synced by the checkpoint', async () => {
+    const dir = tempDir();
+    const journalDir = join(dir, 'journal');
+    fs.mkdirSync(journalDir);
+    for (const name of ['k.json', 'fresh.json', 'b.json']) fs.writeFileSync(join(dir, name), `${name}\n`);
+    // A process frozen with relaxed lines queued: no timer runs, and its clock moves on.
+    let nowMs = 0;
+    const runtime = { monotonicNow: () => nowMs, schedule: () => () => undefined };
+    const journal = new Journal(new DirSync(journalDir), new DirSync(dir), runtime);
+    await journal.append(entry('k.json', 1));
+    await journal.append(entry('fresh.json', 1));
+    expect(journal.appendRelaxed(entry('k.json', 2), 1)).toBe(true);
+    nowMs += 30_001;
+    expect(journal.appendRelaxed(entry('fresh.json', 2), 1)).toBe(true);
+    await journal.append(entry('b.json', 1));
+    // Two segments by now (the first one got too old): read in the order they were written.
+    const text = fs
+      .readdirSync(journalDir)
+      .sort((a, b) => Number(a.split('.').at(-2)) - Number(b.split('.').at(-2)))
+      .map((name) => fs.readFileSync(join(journalDir, name), 'utf8'))
+      .join('');
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l: { n: string; r: number }) => `${l.n}@${l.r}`)).toEqual([
+      'k.json@1',
+      'fresh.json@1',
+      'fresh.json@2',
+      'b.json@1',
+    ]);
+    opened.length = 0;
+    await journal.close();
+    expect(new Set(opened.map((path) => path.slice(dir.length + 1)))).toEqual(
+      new Set(['k.json', 'fresh.json', 'b.json']),
+    );
+  });
+});

@@ -22,7 +22,7 @@ import { datasync, writeTextSync } from './io.js';
 import { type Entry, LineQueue } from './line-queue.js';
 import { randomToken } from './liveness.js';
 import type { RemovedRecords } from './removed.js';
-import { Segments } from './segments.js';
+import { type Segment, Segments } from './segments.js';
 
 export { SEGMENT_SUFFIX } from './segments.js';
 
@@ -47,6 +47,9 @@ export interface JournalLine {
 export function nextRev(currentRev: number, nowMs: number): number {
   return Math.max(currentRev + 1, nowMs);
 }
+
+/** A relaxed line not flushed this long after it was queued is not written (see `#withoutStale`). */
+const STALE_RELAXED_MS = 30_000;
 
 /** Tokens of the journals of this process's open store handles. */
 const liveTokens = new Set<string>();
@@ -79,6 +82,7 @@ export class Journal {
   readonly #token = randomToken();
   readonly #queue: LineQueue;
   readonly #segments: Segments;
+  readonly #runtime: Pick<Runtime, 'monotonicNow'>;
   #flushing: Promise<void> | undefined;
   readonly stats: JournalStats = { lines: 0, flushes: 0, checkpoints: 0, relaxed: 0 };
 
@@ -94,6 +98,7 @@ export class Journal {
     runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>,
     removed?: RemovedRecords,
   ) {
+    this.#runtime = runtime;
     this.#queue = new LineQueue(runtime.schedule, () => this.#startFlush());
     this.#segments = new Segments({
       dir,
@@ -127,7 +132,13 @@ export class Journal {
   appendRelaxed(line: JournalLine, replacesRev: number | undefined): boolean {
     if (replacesRev !== undefined && !this.#segments.anchors(line.n, replacesRev)) return false;
     this.#segments.written(line.n, line.r);
-    this.#queue.relaxed(`${JSON.stringify(line)}\n`, line.n, line.r, this.#flushing !== undefined);
+    this.#queue.relaxed(
+      `${JSON.stringify(line)}\n`,
+      line.n,
+      line.r,
+      this.#flushing !== undefined,
+      this.#runtime.monotonicNow(),
+    );
     this.stats.relaxed++;
     return true;
   }
@@ -140,9 +151,11 @@ export class Journal {
   /** Writes and syncs everything queued, round after round, until the queue is empty. */
   async #flush(): Promise<void> {
     while (this.#queue.length > 0) {
-      const batch = this.#queue.take();
+      let batch = this.#queue.take();
       try {
         const segment = await this.#segments.current();
+        batch = this.#withoutStale(batch, segment);
+        if (batch.length === 0) continue;
         let bytes: number;
         try {
           // Written synchronously (page cache only, like the claim files: cheaper than a thread-pool round
@@ -180,6 +193,23 @@ export class Journal {
       }
     }
     this.#flushing = undefined;
+  }
+
+  /**
+   * `batch` without the relaxed lines queued more than `STALE_RELAXED_MS`
+   * ago (the process was frozen, or the disk stalled): written now, in a
+   * segment started after a deletion of their record, such a line could
+   * outlive the deletion's entry in `removed/` (kept a minute past the
+   * segments older than it) and bring the record back after a power cut.
+   * The checkpoint of `segment` syncs their records as they are instead.
+   */
+  #withoutStale(batch: Entry[], segment: Segment): Entry[] {
+    const nowMs = this.#runtime.monotonicNow();
+    const stale = (entry: Entry) => entry.queuedAtMs !== undefined && nowMs - entry.queuedAtMs > STALE_RELAXED_MS;
+    if (!batch.some(stale)) return batch;
+    segment.unwritten ??= new Set();
+    for (const entry of batch) if (stale(entry) && entry.name !== undefined) segment.unwritten.add(entry.name);
+    return batch.filter((entry) => !stale(entry));
   }
 
   /** Flushes what is queued, checkpoints every segment and removes them. */

@@ -5,8 +5,9 @@
  * next durable write of this handle (of any record) starts, or a timer
  * `RELAXED_FLUSH_DELAY_MS` later. So a durable write that resolves covers
  * every relaxed write queued before it, unless the flush that took a
- * relaxed line failed (journal.ts): then the checkpoint of that segment,
- * which syncs the records whose lines it lost, covers it.
+ * relaxed line failed, or the line had waited too long to be written
+ * (journal.ts): then the checkpoint of that segment, which syncs the
+ * records whose lines it lost, covers it.
  *
  * A relaxed write must never cost an earlier durable version: after a power
  * cut its renamed file may come back torn, and only a journal line can
@@ -37,6 +38,8 @@ export interface Entry {
   /** The revision it writes; undefined for a barrier. */
   rev: number | undefined;
   waiter: Waiter | undefined;
+  /** When a relaxed line was queued (the runtime's monotonic clock). */
+  queuedAtMs?: number | undefined;
 }
 
 export class LineQueue {
@@ -71,8 +74,8 @@ export class LineQueue {
    * Queues `line` of record `name` at revision `rev` with nobody waiting;
    * when no flush is `running`, one starts within `RELAXED_FLUSH_DELAY_MS`.
    */
-  relaxed(line: string, name: string, rev: number, running: boolean): void {
-    this.#entries.push({ line, name, rev, waiter: undefined });
+  relaxed(line: string, name: string, rev: number, running: boolean, queuedAtMs?: number): void {
+    this.#entries.push({ line, name, rev, waiter: undefined, queuedAtMs });
     if (!running && this.#cancelTimer === undefined) {
       this.#cancelTimer = this.#schedule(RELAXED_FLUSH_DELAY_MS, () => {
         this.#cancelTimer = undefined;
