@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { checkpoint } from '../../src/store/file/checkpoint.js';
 import { DirSync } from '../../src/store/file/durable.js';
 import { Journal } from '../../src/store/file/journal.js';
+import type { RemovedRecords } from '../../src/store/file/removed.js';
 import { forEachSegmentName } from '../../src/store/file/segment-names.js';
 import { Segments } from '../../src/store/file/segments.js';
 import { createFakeRuntime } from '../../src/testing.js';
@@ -298,5 +299,41 @@ describe('a relaxed line that waited too long for its flush', () => {
     expect(new Set(opened.map((path) => path.slice(dir.length + 1)))).toEqual(
       new Set(['k.json', 'fresh.json', 'b.json']),
     );
+  });
+});
+
+describe('a journal segment deleted under its writer', () => {
+  it('gets no more lines: the batch is written again, in a new segment, before its writers are told', async () => {
+    const dir = tempDir();
+    const journalDir = join(dir, 'journal');
+    fs.mkdirSync(journalDir);
+    const journal = new Journal(new DirSync(journalDir), new DirSync(dir), createFakeRuntime());
+    await journal.append(entry('a.json', 1));
+    // Another process took this writer for a dead one and settled its segment.
+    for (const name of fs.readdirSync(journalDir)) fs.rmSync(join(journalDir, name));
+    await journal.append(entry('b.json', 1));
+    const segments = fs.readdirSync(journalDir);
+    expect(segments).toHaveLength(1);
+    expect(fs.readFileSync(join(journalDir, segments[0] ?? ''), 'utf8')).toContain('"n":"b.json"');
+    await journal.close();
+  });
+});
+
+describe('a checkpoint with removed records', () => {
+  it('makes the moves into removed/ durable before it deletes its segment, and prunes after', async () => {
+    const dir = tempDir();
+    const segment = join(dir, 'segment.log');
+    fs.writeFileSync(segment, line('a.json'));
+    const steps: string[] = [];
+    const removed = {
+      sync: async () => {
+        steps.push(`sync (segment ${fs.existsSync(segment) ? 'still there' : 'gone'})`);
+      },
+      prune: async () => {
+        steps.push(`prune (segment ${fs.existsSync(segment) ? 'still there' : 'gone'})`);
+      },
+    } as unknown as RemovedRecords;
+    await checkpoint(segment, new DirSync(dir), { removed });
+    expect(steps).toEqual(['sync (segment still there)', 'prune (segment gone)']);
   });
 });

@@ -34,6 +34,8 @@ export interface CheckpointOptions {
    * durable before the segment goes, and pruned after.
    */
   removed?: RemovedRecords | undefined;
+  /** Prune `removed` afterwards. Recovery does it itself, once it no longer holds its claim. @default true */
+  prune?: boolean;
 }
 
 /**
@@ -61,6 +63,7 @@ export async function checkpoint(path: string, records: DirSync, options: Checkp
   await unlinkFile(path).catch((error: unknown) => {
     if (!isErrno(error, 'ENOENT')) throw error;
   });
+  if (options.prune === false) return;
   try {
     await options.removed?.prune();
   } catch (error) {

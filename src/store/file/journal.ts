@@ -16,6 +16,7 @@
  * it (recovery.ts). Old segments are checkpointed and deleted in the
  * background (segments.ts).
  */
+import * as fs from 'node:fs';
 import type { Runtime } from '../../runtime.js';
 import type { DirSync } from './durable.js';
 import { datasync, writeTextSync } from './io.js';
@@ -162,6 +163,13 @@ export class Journal {
           // trip, and a sequential write then waits for one round trip, the fdatasync, instead of two).
           bytes = writeTextSync(segment.fd, batch.length === 1 ? (batch[0] as Entry).line : joinLines(batch), null);
           await datasync(segment.fd);
+          if (fs.fstatSync(segment.fd).nlink === 0) {
+            // Deleted under us (another process settled it, taking this writer for a dead one): lines in an
+            // unlinked file would not survive a power cut. Written again, in a new segment.
+            segment.broken = true;
+            this.#queue.putBack(batch);
+            continue;
+          }
         } catch (error) {
           segment.broken = true;
           // Named anyway (their lines may be missing from the file): its checkpoint fsyncs them, which is what

@@ -96,6 +96,11 @@ export class LineQueue {
     this.#cancelTimer = undefined;
   }
 
+  /** Puts `batch` (taken, not written after all) back before everything queued since. */
+  putBack(batch: Entry[]): void {
+    this.#entries = batch.concat(this.#entries);
+  }
+
   /** Everything queued, in order, for the next round of a flush. */
   take(): Entry[] {
     const batch = this.#entries;

@@ -102,12 +102,17 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
     }
     await context.removed?.sync();
     for (const segment of dead) {
-      await checkpoint(segment.path, context.records, { removed: context.removed });
+      await checkpoint(segment.path, context.records, { removed: context.removed, prune: false });
       report.settled++;
     }
   } finally {
     await claim.release();
   }
+  // Not under the claim: after a big sweep, pruning may unlink many entries, and other processes wait for it.
+  await context.removed?.prune().catch((error: unknown) => {
+    // Entries left are only kept longer: the next checkpoint prunes them.
+    process.emitWarning(`oncely: pruning removed records failed: ${String(error)}`);
+  });
   return report;
 }
 

@@ -55,6 +55,7 @@ export class RemovedRecords {
   readonly #removedRevs = new Map<string, number>();
   /** No entry kept by the last look is older than this: until `now - margin` passes it, none can go. */
   #keptSinceMs = Number.NEGATIVE_INFINITY;
+  #pruning: Promise<void> | undefined;
 
   constructor(recordsDir: string, journalDir: string, options: RemovedOptions = {}) {
     this.#recordsDir = recordsDir;
@@ -136,7 +137,15 @@ export class RemovedRecords {
    * may go (entries made since are younger): after a sweep that deleted
    * 100k records, a checkpoint does not list them all again every time.
    */
-  async prune(): Promise<void> {
+  prune(): Promise<void> {
+    // One look at a time: checkpoints that end together (at close) share it.
+    this.#pruning ??= this.#prune().finally(() => {
+      this.#pruning = undefined;
+    });
+    return this.#pruning;
+  }
+
+  async #prune(): Promise<void> {
     const nowMs = fileClockNow();
     if (nowMs - this.#marginMs <= this.#keptSinceMs) return;
     const entries = this.#entries();
