@@ -267,7 +267,7 @@ describe('a relaxed line that waited too long for its flush', () => {
     const dir = tempDir();
     const journalDir = join(dir, 'journal');
     fs.mkdirSync(journalDir);
-    for (const name of ['k.json', 'fresh.json', 'b.json']) fs.writeFileSync(join(dir, name), `${name}\n`);
+    for (const name of ['k.json', 'only.json', 'fresh.json', 'b.json']) fs.writeFileSync(join(dir, name), `${name}\n`);
     // A process frozen with relaxed lines queued: no timer runs, and its clock moves on.
     let nowMs = 0;
     const runtime = { monotonicNow: () => nowMs, schedule: () => () => undefined };
@@ -275,6 +275,8 @@ describe('a relaxed line that waited too long for its flush', () => {
     await journal.append(entry('k.json', 1));
     await journal.append(entry('fresh.json', 1));
     expect(journal.appendRelaxed(entry('k.json', 2), 1)).toBe(true);
+    // A relaxed create: no other line names it, so only the checkpoint's own list of lost lines can sync it.
+    expect(journal.appendRelaxed(entry('only.json', 1), undefined)).toBe(true);
     nowMs += 30_001;
     expect(journal.appendRelaxed(entry('fresh.json', 2), 1)).toBe(true);
     await journal.append(entry('b.json', 1));
@@ -297,7 +299,7 @@ describe('a relaxed line that waited too long for its flush', () => {
     opened.length = 0;
     await journal.close();
     expect(new Set(opened.map((path) => path.slice(dir.length + 1)))).toEqual(
-      new Set(['k.json', 'fresh.json', 'b.json']),
+      new Set(['k.json', 'only.json', 'fresh.json', 'b.json']),
     );
   });
 });

@@ -28,22 +28,12 @@ import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } 
 import type { DirSync } from './durable.js';
 import { isErrno, readRegular } from './io.js';
 import { isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
-import { bootedAtMs, bootId, fileClockNow, hostId, pidAlive } from './liveness.js';
+import { bootedAtMs, bootId, hostId, pidAlive } from './liveness.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 import type { RemovedRecords } from './removed.js';
 import { parseSegmentName } from './segments.js';
 
 const RECOVERY_CLAIM = 'recovery.pending';
-/**
- * A segment of a writer whose pid cannot be checked here (another host
- * name, another container's pid namespace: say, the same container
- * restarted) is settled once it has not changed for this long. Settling only
- * does the checkpoint its writer would do, so it is harmless even if that
- * writer lives; but a live writer's current segment takes a line at least
- * every 30 s or is retired, and an hour leaves room for a writer that was
- * suspended meanwhile.
- */
-const UNCHECKED_IDLE_MS = 3_600_000;
 const RECOVERY_NEW_CLAIM = `${RECOVERY_CLAIM}${NEW_CLAIM_INFIX}`;
 const RECOVERY_BROKEN_CLAIM = `${RECOVERY_CLAIM}${BROKEN_CLAIM_INFIX}`;
 
@@ -118,9 +108,8 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
 
 /**
  * Segments whose writer is provably gone: written before the last boot, or
- * by a dead process of this host (and pid namespace); and those of a writer
- * that cannot be checked once they have been idle for an hour. Sweeps the
- * recovery claim's crash debris on the way.
+ * by a dead process of this host (and pid namespace). Sweeps the recovery
+ * claim's crash debris on the way.
  */
 function deadSegments(journalDir: string): DeadSegment[] {
   let names: string[];
@@ -150,13 +139,11 @@ function deadSegments(journalDir: string): DeadSegment[] {
     }
     // Written on this host during another boot (by the boot id, when both have one), or before this boot began.
     const previousBoot = (host === hostId() && isOtherBoot(boot)) || mtimeMs < bootedAtMs();
+    // A writer whose pid cannot be checked from here (another host name, pid namespace or machine: say,
+    // the same container restarted) is left alone until a reboot proves it gone: taking a live writer for
+    // a dead one would delete the segment it still writes to (a changed clock makes any idle rule unsafe).
     const gone =
-      previousBoot ||
-      (host === hostId()
-        ? pid === process.pid
-          ? !isLiveJournalToken(token)
-          : !pidAlive(pid)
-        : fileClockNow() - mtimeMs > UNCHECKED_IDLE_MS);
+      previousBoot || (host === hostId() && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
     if (gone) dead.push({ path, mtimeMs, previousBoot });
   }
   return dead;
