@@ -20,6 +20,8 @@ import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 const opened = vi.hoisted(() => [] as string[]);
 /** Set `next` to make the next synchronous write fail (in the journal-only test: the next flush's write). */
 const failWrite = vi.hoisted(() => ({ next: false }));
+/** Set `dir` to delete every journal segment in it as each flush syncs (a settler that keeps taking them). */
+const deleteOnSync = vi.hoisted(() => ({ dir: undefined as string | undefined }));
 vi.mock('../../src/store/file/io.js', async (importOriginal) => {
   const io = await importOriginal<typeof import('../../src/store/file/io.js')>();
   return {
@@ -27,6 +29,14 @@ vi.mock('../../src/store/file/io.js', async (importOriginal) => {
     openForReading: (path: string) => {
       opened.push(path);
       return io.openForReading(path);
+    },
+    datasync: async (fd: number) => {
+      const dir = deleteOnSync.dir;
+      if (dir !== undefined) {
+        const { readdirSync, rmSync } = await import('node:fs');
+        for (const name of readdirSync(dir)) if (name.endsWith('.log')) rmSync(`${dir}/${name}`);
+      }
+      return io.datasync(fd);
     },
     writeTextSync: (fd: number, text: string, position: number | null) => {
       if (!failWrite.next) return io.writeTextSync(fd, text, position);
@@ -317,6 +327,25 @@ describe('a journal segment deleted under its writer', () => {
     const segments = fs.readdirSync(journalDir);
     expect(segments).toHaveLength(1);
     expect(fs.readFileSync(join(journalDir, segments[0] ?? ''), 'utf8')).toContain('"n":"b.json"');
+    await journal.close();
+  });
+});
+
+describe('journal segments deleted as they are written, again and again', () => {
+  it('make the write fail after a few new segments, rather than resolve on lines nothing keeps', async () => {
+    const dir = tempDir();
+    const journalDir = join(dir, 'journal');
+    fs.mkdirSync(journalDir);
+    const journal = new Journal(new DirSync(journalDir), new DirSync(dir), createFakeRuntime());
+    deleteOnSync.dir = journalDir;
+    try {
+      await expect(journal.append(entry('a.json', 1))).rejects.toThrow(/was deleted as it was written/);
+    } finally {
+      deleteOnSync.dir = undefined;
+    }
+    // The next write goes to a segment that stays.
+    await journal.append(entry('b.json', 1));
+    expect(fs.readdirSync(journalDir)).toHaveLength(1);
     await journal.close();
   });
 });

@@ -49,6 +49,9 @@ export function nextRev(currentRev: number, nowMs: number): number {
   return Math.max(currentRev + 1, nowMs);
 }
 
+/** Segments found deleted right after a flush, in a row, before the flush gives up (see `#flush`). */
+const MAX_UNLINKED_IN_A_ROW = 3;
+
 /** A relaxed line not flushed this long after it was queued is not written (see `#withoutStale`). */
 const STALE_RELAXED_MS = 30_000;
 
@@ -151,6 +154,7 @@ export class Journal {
 
   /** Writes and syncs everything queued, round after round, until the queue is empty. */
   async #flush(): Promise<void> {
+    let unlinkedInARow = 0;
     while (this.#queue.length > 0) {
       let batch = this.#queue.take();
       try {
@@ -165,11 +169,15 @@ export class Journal {
           await datasync(segment.fd);
           if (fs.fstatSync(segment.fd).nlink === 0) {
             // Deleted under us (another process settled it, taking this writer for a dead one): lines in an
-            // unlinked file would not survive a power cut. Written again, in a new segment.
+            // unlinked file would not survive a power cut. Written again, in a new segment; after a few
+            // tries in a row, the writes fail rather than resolve on lines nothing keeps.
             segment.broken = true;
+            if (++unlinkedInARow > MAX_UNLINKED_IN_A_ROW)
+              throw new Error(`journal segment ${segment.path} was deleted as it was written`);
             this.#queue.putBack(batch);
             continue;
           }
+          unlinkedInARow = 0;
         } catch (error) {
           segment.broken = true;
           // Named anyway (their lines may be missing from the file): its checkpoint fsyncs them, which is what
