@@ -15,7 +15,7 @@
  *   quarantine/<at>-<token>-<name>.json   records that failed validation
  *   removed/<rev>-<at>-<name>  deleted records, until no journal line older than
  *                         their deletion is left anywhere (removed.ts)
- *   journal/<host>-<pid>-<token>-b<boot>.<n>.log  write-ahead journal segments, one
+ *   journal/<host>-<pid>-<token>-b<boot>-t<ms>.<n>.log  write-ahead journal segments, one
  *                         writer each (journal.ts, recovery.ts)
  *
  * Guarantees, and where they come from:
