@@ -68,6 +68,18 @@ async function namesOf(path: string, chunkBytes?: number): Promise<string[]> {
   return names;
 }
 
+/** A journal on a fresh store directory (`dir/journal`), on `runtime` (a fake one by default). */
+function journalIn(runtime: ConstructorParameters<typeof Journal>[2] = createFakeRuntime()): {
+  dir: string;
+  journalDir: string;
+  journal: Journal;
+} {
+  const dir = tempDir();
+  const journalDir = join(dir, 'journal');
+  fs.mkdirSync(journalDir);
+  return { dir, journalDir, journal: new Journal(new DirSync(journalDir), new DirSync(dir), runtime) };
+}
+
 describe('journal segment names, read back from the file', () => {
   it('names every whole line in order, repeats included, across chunk boundaries', async () => {
     const dir = tempDir();
@@ -247,11 +259,7 @@ describe('anchors of relaxed writes', () => {
 
 describe('a journal flush that fails', () => {
   it('anchors none of the lines of its segment, and the checkpoint still syncs the records whose lines it lost', async () => {
-    const dir = tempDir();
-    const journalDir = join(dir, 'journal');
-    fs.mkdirSync(journalDir);
-    const runtime = createFakeRuntime();
-    const journal = new Journal(new DirSync(journalDir), new DirSync(dir), runtime);
+    const { dir, journalDir, journal } = journalIn();
     await journal.append(entry('a.json', 1));
     expect(journal.appendRelaxed(entry('a.json', 2), 1)).toBe(true);
     // Flushed with the next durable line (a relaxed line in a failed flush would be reported as lost).
@@ -274,14 +282,10 @@ describe('a journal flush that fails', () => {
 
 describe('a relaxed line that waited too long for its flush', () => {
   it('is not written (a segment started after a deletion could bring an old version back); its record is synced by the checkpoint', async () => {
-    const dir = tempDir();
-    const journalDir = join(dir, 'journal');
-    fs.mkdirSync(journalDir);
-    for (const name of ['k.json', 'only.json', 'fresh.json', 'b.json']) fs.writeFileSync(join(dir, name), `${name}\n`);
     // A process frozen with relaxed lines queued: no timer runs, and its clock moves on.
     let nowMs = 0;
-    const runtime = { monotonicNow: () => nowMs, schedule: () => () => undefined };
-    const journal = new Journal(new DirSync(journalDir), new DirSync(dir), runtime);
+    const { dir, journalDir, journal } = journalIn({ monotonicNow: () => nowMs, schedule: () => () => undefined });
+    for (const name of ['k.json', 'only.json', 'fresh.json', 'b.json']) fs.writeFileSync(join(dir, name), `${name}\n`);
     await journal.append(entry('k.json', 1));
     await journal.append(entry('fresh.json', 1));
     expect(journal.appendRelaxed(entry('k.json', 2), 1)).toBe(true);
@@ -316,10 +320,7 @@ describe('a relaxed line that waited too long for its flush', () => {
 
 describe('a journal segment deleted under its writer', () => {
   it('gets no more lines: the batch is written again, in a new segment, before its writers are told', async () => {
-    const dir = tempDir();
-    const journalDir = join(dir, 'journal');
-    fs.mkdirSync(journalDir);
-    const journal = new Journal(new DirSync(journalDir), new DirSync(dir), createFakeRuntime());
+    const { journalDir, journal } = journalIn();
     await journal.append(entry('a.json', 1));
     // Another process took this writer for a dead one and settled its segment.
     for (const name of fs.readdirSync(journalDir)) fs.rmSync(join(journalDir, name));
@@ -333,10 +334,7 @@ describe('a journal segment deleted under its writer', () => {
 
 describe('journal segments deleted as they are written, again and again', () => {
   it('make the write fail after a few new segments, rather than resolve on lines nothing keeps', async () => {
-    const dir = tempDir();
-    const journalDir = join(dir, 'journal');
-    fs.mkdirSync(journalDir);
-    const journal = new Journal(new DirSync(journalDir), new DirSync(dir), createFakeRuntime());
+    const { journalDir, journal } = journalIn();
     deleteOnSync.dir = journalDir;
     try {
       await expect(journal.append(entry('a.json', 1))).rejects.toThrow(/was deleted as it was written/);

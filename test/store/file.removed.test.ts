@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { hostId } from '../../src/store/file/liveness.js';
 import { RemovedRecords } from '../../src/store/file/removed.js';
@@ -23,6 +24,18 @@ const removedIn = (dir: string) => (fs.existsSync(join(dir, 'removed')) ? fs.rea
 /** What a power cut leaves of the journal: every segment still there is from before the boot. */
 function powerCut(dir: string): void {
   for (const name of segmentsIn(dir)) beforeBoot(join(journalOf(dir), name));
+}
+
+/** Record `key` as a store opened after a power cut that also lost its file's last rename finds it. */
+async function afterPowerCutLosing(dir: string, key: string): Promise<OperationRecord | undefined> {
+  fs.rmSync(join(dir, `${key}.json`));
+  powerCut(dir);
+  const after = fileStore({ dir });
+  try {
+    return await after.get(key);
+  } finally {
+    await after.close();
+  }
 }
 
 describe('fileStore: deleted records after a power cut', () => {
@@ -58,13 +71,8 @@ describe('fileStore: deleted records after a power cut', () => {
     await deleter.close();
     await rt.advance(5);
     await writer.put({ ...sampleRecord('k'), epoch: 7 });
-    // The power cut also lost the new file's rename: only the journal has the version written again.
-    fs.rmSync(join(dir, 'k.json'));
-    powerCut(dir);
-
-    const after = fileStore({ dir });
-    expect((await after.get('k'))?.epoch).toBe(7);
-    await after.close();
+    // Only the journal has the version written again.
+    expect((await afterPowerCutLosing(dir, 'k'))?.epoch).toBe(7);
     await writer.close();
   });
 
@@ -111,12 +119,7 @@ describe('fileStore: deleted records after a power cut', () => {
     await store.delete('k');
     // No time passes: by the clock alone its revision would be below the removal's.
     await store.put({ ...sampleRecord('k'), epoch: 7 });
-    fs.rmSync(join(dir, 'k.json')); // the power cut lost its rename
-    powerCut(dir);
-
-    const after = fileStore({ dir });
-    expect((await after.get('k'))?.epoch).toBe(7);
-    await after.close();
+    expect((await afterPowerCutLosing(dir, 'k'))?.epoch).toBe(7);
     await store.close();
   });
 
