@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
 import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { bootId, hostId, hostIdOf } from '../../src/store/file/liveness.js';
+import { bootId, checkableFrom, hostId, hostIdOf } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
@@ -191,6 +191,26 @@ describe('fileStore journal', () => {
     await later.close();
   });
 
+  it('settles the journal an earlier version left on this host (host name only in its id) when it can check it', async () => {
+    const dir = tempDir();
+    const segment = await journalLeftBy(dir, deadPid(), async (store) => {
+      await store.put(sampleRecord('kept'));
+    });
+    const legacy = join(journalOf(dir), `${hostIdOf(hostname(), '')}-${deadPid()}-0123456789ab.0.log`);
+    fs.renameSync(segment, legacy);
+    const store = fileStore({ dir });
+    expect((await store.list()).map((r) => r.key)).toEqual(['kept']);
+    // Checkable from the initial pid namespace (its writer is dead: settled); from a container, left alone.
+    let initial = false;
+    try {
+      initial = fs.readlinkSync('/proc/self/ns/pid') === 'pid:[4026531836]';
+    } catch {
+      // No pid namespaces here: nothing to check it by.
+    }
+    expect(fs.existsSync(legacy)).toBe(!initial);
+    await store.close();
+  });
+
   it('settles the journal of a writer killed on this boot without replaying it', async () => {
     const dir = tempDir();
     const segment = await journalLeftBy(dir, deadPid(), async (store) => {
@@ -243,6 +263,16 @@ describe('hostIdOf', () => {
     expect(hostIdOf('box', 'pid:[4026531836]', 'a1')).not.toBe(hostIdOf('box', 'pid:[4026531836]', 'b2'));
     expect(hostIdOf('box', 'pid:[4026531836]')).toMatch(/^[0-9a-f]{8}$/);
     expect(hostIdOf('box', '')).toBe(createHash('sha256').update('box').digest('hex').slice(0, 8));
+  });
+
+  it("takes an earlier version's id (the host name's alone) for this host only in the initial pid namespace", () => {
+    const legacy = hostIdOf('box', '');
+    const id = hostIdOf('box', 'pid:[4026531836]', 'm1');
+    expect(checkableFrom(id, id, legacy, false)).toBe(true);
+    expect(checkableFrom(legacy, id, legacy, true)).toBe(true);
+    // In a container, an earlier version's writer of the same host name may be another container's.
+    expect(checkableFrom(legacy, id, legacy, false)).toBe(false);
+    expect(checkableFrom(hostIdOf('other', ''), id, legacy, true)).toBe(false);
   });
 
   it("is this process's host id from its host name, pid namespace and machine id", () => {

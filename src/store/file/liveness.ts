@@ -25,6 +25,25 @@ export function hostId(): string {
 }
 
 /**
+ * Whether a writer named `host` (in a journal segment's name) runs where
+ * this process can check its pid. Also true for the id earlier versions
+ * wrote (the host name's alone) when this process runs in the initial pid
+ * namespace, as those versions' writers on this host did unless they were
+ * in containers: so the journals an upgrade finds are still settled.
+ */
+export function isCheckableHost(host: string): boolean {
+  return checkableFrom(host, hostId(), hostIdOf(hostname(), ''), pidNamespace() === INITIAL_PID_NAMESPACE);
+}
+
+/** `isCheckableHost` from its parts: this process's id, the id an earlier version gave it, and its namespace. */
+export function checkableFrom(host: string, id: string, legacyId: string, initialNamespace: boolean): boolean {
+  return host === id || (initialNamespace && host === legacyId);
+}
+
+/** The initial pid namespace's name on every Linux kernel (`PROC_PID_INIT_INO`). */
+const INITIAL_PID_NAMESPACE = 'pid:[4026531836]';
+
+/**
  * `hostId` from its parts (each empty where the system has none). The
  * machine id tells apart two machines that share a host name and a store
  * directory (a network file system) while both run in the initial pid

@@ -28,7 +28,7 @@ import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } 
 import type { DirSync } from './durable.js';
 import { isErrno, readRegular } from './io.js';
 import { isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
-import { bootedAtMs, bootId, hostId, pidAlive } from './liveness.js';
+import { bootedAtMs, bootId, hostId, isCheckableHost, pidAlive } from './liveness.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 import type { RemovedRecords } from './removed.js';
 import { parseSegmentName } from './segments.js';
@@ -143,7 +143,7 @@ function deadSegments(journalDir: string): DeadSegment[] {
     // the same container restarted) is left alone until a reboot proves it gone: taking a live writer for
     // a dead one would delete the segment it still writes to (a changed clock makes any idle rule unsafe).
     const gone =
-      previousBoot || (host === hostId() && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
+      previousBoot || (isCheckableHost(host) && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
     if (gone) dead.push({ path, mtimeMs, previousBoot });
   }
   return dead;
