@@ -42,9 +42,9 @@ export interface CheckpointOptions {
  * Makes every record file the segment at `path` has lines for durable where
  * it is now (an fsync of each file that still exists, then of the
  * directory, which also makes renames and removals durable, and of the
- * directory of removed records), then deletes the segment. The names are read back from the segment itself
- * (segment-names.ts), so a checkpoint waiting for its turn holds nothing in
- * memory. Also used by recovery on the segments of crashed writers.
+ * directory of removed records), then deletes the segment. The names are
+ * read back from the segment itself (segment-names.ts), so a checkpoint
+ * waiting for its turn holds nothing in memory. Also used by recovery on the segments of crashed writers.
  */
 export async function checkpoint(path: string, records: DirSync, options: CheckpointOptions = {}): Promise<void> {
   if (options.fd !== undefined) await closeFile(options.fd).catch(() => undefined);

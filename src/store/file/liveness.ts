@@ -13,11 +13,11 @@ let hostIdMemo: string | undefined;
 
 /**
  * A short, file-name-safe id of the place whose pids this process can
- * check: its host name, its pid namespace and its machine id. Two containers that share a
- * host name (host networking, a fixed `hostname:`) and a store directory
- * each run their own pid 1: by host name alone, each would take the other's
- * live journal and claims for its own dead ones. Computed on first use:
- * importing the module does no work.
+ * check: its host name, its pid namespace and its machine id. Two
+ * containers that share a host name (host networking, a fixed `hostname:`)
+ * and a store directory each run their own pid 1: by host name alone, each
+ * would take the other's live journal and claims for its own dead ones.
+ * Computed on first use: importing the module does no work.
  */
 export function hostId(): string {
   hostIdMemo ??= hostIdOf(hostname(), pidNamespace(), machineId());
@@ -32,8 +32,13 @@ export function hostId(): string {
  * in containers: so the journals an upgrade finds are still settled.
  */
 export function isCheckableHost(host: string): boolean {
-  return checkableFrom(host, hostId(), hostIdOf(hostname(), ''), pidNamespace() === INITIAL_PID_NAMESPACE);
+  // Computed once: recovery asks for every segment it lists.
+  legacyIdMemo ??= pidNamespace() === INITIAL_PID_NAMESPACE ? hostIdOf(hostname(), '') : null;
+  return checkableFrom(host, hostId(), legacyIdMemo ?? '', legacyIdMemo !== null);
 }
+
+/** The id an earlier version gave this host, when it is one this process can check; `null` when not. */
+let legacyIdMemo: string | null | undefined;
 
 /** `isCheckableHost` from its parts: this process's id, the id an earlier version gave it, and its namespace. */
 export function checkableFrom(host: string, id: string, legacyId: string, initialNamespace: boolean): boolean {

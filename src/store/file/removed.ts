@@ -8,8 +8,8 @@
  * would find the record file missing and restore that line, bringing back
  * an operation that was discarded or swept, which resuming would then send.
  * So `delete` moves the record file to `removed/<revision>-<at>-<name>`
- * instead of unlinking it; replay never restores a line below the revision of a
- * removal kept here (recovery.ts); and an entry is removed for good only
+ * instead of unlinking it; replay never restores a line below the revision
+ * of a removal kept here (recovery.ts); and an entry is removed for good only
  * once every journal segment alive was started after it was made (plus a
  * margin for lines still queued in memory), when no line older than the
  * deletion is left anywhere.
@@ -53,7 +53,10 @@ export class RemovedRecords {
   readonly #dir: DirSync;
   /** The revisions this handle removed records at, for the last `REMEMBERED_REMOVALS` records. */
   readonly #removedRevs = new Map<string, number>();
-  /** No entry kept by the last look is older than this: until `now - margin` passes it, none can go. */
+  /**
+   * No entry kept by the last look is older than this, and entries made
+   * since are younger: until `now - margin` passes it, none can go.
+   */
   #keptSinceMs = Number.NEGATIVE_INFINITY;
   #pruning: Promise<void> | undefined;
 
@@ -75,20 +78,12 @@ export class RemovedRecords {
     this.#removedRevs.set(name, rev);
     if (this.#removedRevs.size > REMEMBERED_REMOVALS)
       this.#removedRevs.delete(this.#removedRevs.keys().next().value as string);
-    // The wall clock, not the store's runtime: it is compared with file birth times.
-    const atMs = Math.floor(fileClockNow());
     try {
-      await renameFile(join(this.#recordsDir, name), join(this.#dir.path, `${rev}-${atMs}-${name}`));
+      await renameFile(join(this.#recordsDir, name), this.#entryPath(name, rev));
     } catch (error) {
-      if (isErrno(error, 'ENOENT') && !fs.existsSync(this.#dir.path)) {
-        // Created on the first deletion, so a store that never deletes (or is opened read-only) has none.
-        makeDirectory(this.#dir.path);
-        return this.moveAside(name, rev);
-      }
       if (isErrno(error, 'ENOENT')) return false;
       throw error;
     }
-    this.#keptSinceMs = Math.min(this.#keptSinceMs, atMs);
     return true;
   }
 
@@ -98,12 +93,22 @@ export class RemovedRecords {
    * they outlive the dead segments it then deletes. Durable after `sync`.
    */
   remember(name: string, rev: number): void {
-    if (!fs.existsSync(this.#dir.path)) makeDirectory(this.#dir.path);
     try {
-      fs.writeFileSync(join(this.#dir.path, `${rev}-${Math.floor(fileClockNow())}-${name}`), '', { flag: 'wx' });
+      fs.writeFileSync(this.#entryPath(name, rev), '', { flag: 'wx' });
     } catch (error) {
       if (!isErrno(error, 'EEXIST')) throw error;
     }
+  }
+
+  /**
+   * Where the entry for removing `name` at `rev` goes, now. Its time is the
+   * wall clock, not the store's runtime: it is compared with the start times
+   * in segment names. The directory is created on the first deletion, so a
+   * store that never deletes (or is opened read-only) has none.
+   */
+  #entryPath(name: string, rev: number): string {
+    if (!fs.existsSync(this.#dir.path)) makeDirectory(this.#dir.path);
+    return join(this.#dir.path, `${rev}-${Math.floor(fileClockNow())}-${name}`);
   }
 
   /**
