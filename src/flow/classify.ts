@@ -102,7 +102,8 @@ export function classify(observation: Observation, rules: ClassifyRules): Classi
 
 function classifyRedirect(redirect: Extract<Observation, { kind: 'redirect' }>): Classification {
   const { status, location } = redirect;
-  const what = status === undefined ? 'a redirect' : `status ${status}`;
+  const what =
+    status === undefined ? 'a redirect (its status and Location hidden by the fetch in use)' : `status ${status}`;
   const to = location === undefined ? '' : ` to ${location}`;
   const how = redirect.followed === true ? 'followed by the fetch in use' : 'not followed';
   const c: Classification = {

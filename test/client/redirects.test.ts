@@ -6,7 +6,7 @@
  * Location in the detail, after one request.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { OperationError } from '../../src/index.js';
+import { createClient, memoryStore, OperationError } from '../../src/index.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { freePort } from '../helpers/free-port.js';
 import { closeAll, harness } from '../helpers/harness.js';
@@ -70,5 +70,84 @@ describe('redirects are observations, never followed', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ state: 'unknown', status: 302 });
     expect(h.server.ledger.requestsFor('late')).toHaveLength(2);
+  });
+});
+
+/**
+ * With Node's own `fetch` (no `fetch` option, the global untouched), oncely
+ * asks for `redirect: 'error'`, which spares Node's fetch a clone of every
+ * request (see flow/transport.ts). A redirect then arrives as undici's
+ * "unexpected redirect" and must still read as an answer that may have been
+ * applied: one request, nothing sent elsewhere, `unknown`. The status and
+ * Location are hidden, as in a browser. The suite runs this file on Node 20
+ * and 22, which holds both to the rejection's shape.
+ */
+describe("redirects through Node's own fetch", () => {
+  it.each([301, 302, 303, 307, 308])(
+    '%d: one request, nothing elsewhere, ends unknown with the redirect hidden',
+    async (status) => {
+      elsewhere = await startReferenceServer({ requireKey: false });
+      const server = await startReferenceServer({
+        handle: () => ({ status, body: {}, headers: { Location: `${elsewhere?.url}/steal` } }),
+      });
+      const client = createClient({ baseUrl: server.url, store: memoryStore() });
+      try {
+        const error = await client
+          .send({ method: 'POST', url: '/payments', key: `n${status}`, json: { amount: 1 } })
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(OperationError);
+        expect(error).toMatchObject({ state: 'unknown', reason: 'permanent', key: `n${status}` });
+        // Hidden, as Node's fetch refused the redirect: a status here would mean the slower `manual` path ran.
+        expect((error as OperationError).status).toBeUndefined();
+        expect((error as OperationError).remediation).toMatch(/reconcile/i);
+        expect(server.ledger.requestsFor(`n${status}`)).toHaveLength(1);
+        expect(elsewhere.ledger.requests).toHaveLength(0);
+        const record = await client.get(`n${status}`);
+        expect(record?.attempts).toHaveLength(1);
+        expect(record?.attempts[0]).toMatchObject({ class: 'permanent', sent: 'definitely', effect: 'unknown' });
+        expect(record?.attempts[0]?.error).toContain('hidden by the fetch in use');
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    },
+  );
+
+  it('a 300 or 304 is no redirect to the fetch algorithm: it arrives with its status and Location', async () => {
+    const server = await startReferenceServer({
+      handle: () => ({ status: 300, body: {}, headers: { Location: '/choices' } }),
+    });
+    const client = createClient({ baseUrl: server.url, store: memoryStore() });
+    try {
+      const error = await client
+        .send({ method: 'POST', url: '/payments', key: 'c300', json: {} })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ state: 'unknown', status: 300 });
+      expect((await client.get('c300'))?.attempts[0]?.error).toContain('/choices');
+      expect(server.ledger.requestsFor('c300')).toHaveLength(1);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+
+  it("a fetch passed in is asked for manual redirects (only Node's own is known to refuse them readably)", async () => {
+    const modes: (RequestRedirect | undefined)[] = [];
+    const server = await startReferenceServer();
+    const client = createClient({
+      baseUrl: server.url,
+      store: memoryStore(),
+      fetch: (input, init) => {
+        modes.push(init?.redirect);
+        return globalThis.fetch(input, init);
+      },
+    });
+    try {
+      await client.send({ method: 'POST', url: '/payments', key: 'passed', json: {} });
+      expect(modes).toEqual(['manual']);
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 });
