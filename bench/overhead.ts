@@ -19,6 +19,9 @@ import { startChildServer } from './lib/json-server.js';
 import { emit, quick, roundsOption, type TargetCheck } from './lib/section.js';
 import { fmtFixed, fmtInt, fmtRatio, median, rotate, table } from './lib/stats.js';
 
+/** Unmeasured sending per contender before the rounds of each concurrency (see the warm-up below). */
+const WARM_UP_MS = 3_000;
+
 const payload = { amount: 4800, currency: 'EUR', customer: 'cus_42', description: 'order 1234' };
 
 interface Contender {
@@ -183,10 +186,12 @@ async function main(): Promise<void> {
   for (const { inFlight, durationMs } of settings) {
     const byName: Record<string, RunResult[]> = {};
     results[`c${inFlight}`] = byName;
-    // Warm-up: JIT, connection pool, first file-store directory.
+    // Warm-up: JIT, connection pool, first file-store directory. Long enough for the JIT to be done with
+    // every contender: with one 300 ms window (~300 requests) each, the per-window CPU of the contenders
+    // with more JavaScript was still falling through the 5th to 8th measured round.
     for (const c of contenders) {
       const send = await c.setUp();
-      await measure(send, durationMs, inFlight);
+      await measure(send, quick ? durationMs : WARM_UP_MS, inFlight);
       await c.tearDown?.();
     }
     for (let round = 0; round < rounds; round++) {
