@@ -38,7 +38,14 @@ export interface ClientOptions {
   store?: OperationStore;
   /** Clock, sleep, randomness and uuid. Tests inject a fake one. @default the system's */
   runtime?: Partial<Runtime>;
-  /** The fetch ky uses. @default globalThis.fetch */
+  /**
+   * The fetch ky uses. With Node's own (the default there), a redirect's
+   * status and Location are hidden, as in a browser, which spares every
+   * request a copy (see the README's "Only the first hop"); a wrapper of
+   * your own shows them.
+   * @default globalThis.fetch
+   * @example { fetch: (input, init) => fetch(input, init) }
+   */
   fetch?: typeof globalThis.fetch;
   /**
    * Credentials for each attempt, called every time (so a refreshed token is

@@ -21,6 +21,9 @@ import { attemptTimeouts } from './timeouts.js';
 import { describe, noAnswer, type Transport, type TransportResult, unsendable } from './transport.js';
 import { headerProblem } from './validate.js';
 
+/** The reason an attempt's signal aborts with once its answer was a redirect (a constant: no stack per abort). */
+const REDIRECT_DROPPED = new Error('redirect not followed: its body is not read');
+
 export interface AttemptInput {
   request: StoredRequest;
   /** Headers for this attempt only: the key header and fresh credentials. Never stored. */
@@ -81,6 +84,9 @@ export async function performAttempt(
       { signal: controller.signal, timeoutMs: input.timeoutMs, maxResponseBytes },
     );
     const { observation } = result;
+    // Nobody reads a redirect's body. Node's fetch, refusing one, leaves no
+    // response to cancel and would go on reading it: the abort lets it go.
+    if (observation.kind === 'redirect') controller.abort(REDIRECT_DROPPED);
     // A cut-off 2xx body is not kept: a prefix would be replayed as if it were the answer.
     const cutOk =
       observation.kind === 'response' &&

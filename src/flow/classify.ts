@@ -11,7 +11,8 @@
  * Two facts come before all of these, as no rule can change them:
  *   - a 3xx is a redirect, never followed: the first hop may have applied
  *     the request, so it is final with an unknown effect (`permanent`,
- *     ending `unknown`), and the Location is in the detail;
+ *     ending `unknown`), with its status and Location in the detail where the
+ *     `fetch` shows them (not a browser's, nor Node's own: flow/transport.ts);
  *   - a retryable answer marked as a replay (`Idempotent-Replayed: true` or
  *     the profile's marker) is the outcome the server stored for this key:
  *     resending the key can only replay it, so it is final (`permanent`),
@@ -38,8 +39,9 @@ export type Observation =
   | {
       /**
        * A 3xx, not followed. `status` and `location` are `undefined` when the
-       * platform hides them (a browser's `opaqueredirect`); `followed` when
-       * the `fetch` in use followed it although told not to.
+       * platform hides them (a browser's `opaqueredirect`, Node's own `fetch`
+       * refusing it under `redirect: 'error'`); `followed` when the `fetch` in
+       * use followed it although told not to.
        */
       kind: 'redirect';
       status: number | undefined;

@@ -35,7 +35,8 @@
  * for `redirect: 'error'`: a 301, 302, 303, 307 or 308 then rejects with
  * undici's "unexpected redirect", read here as a redirect whose status and
  * Location are hidden (as a browser's `opaqueredirect` hides them). Any other
- * `fetch` (a browser's, one passed in, a replaced global) gets `manual`.
+ * `fetch` (a browser's, a wrapper passed in, a global replaced after oncely
+ * loaded, Deno's, Bun's) gets `manual`, whose answer is read by its shape.
  */
 import ky, { type KyInstance, type Options } from 'ky';
 import type { StoredBody } from '../model.js';
@@ -175,24 +176,50 @@ function redirectOf(response: Response): Observation | undefined {
 const HIDDEN_REDIRECT: Observation = { kind: 'redirect', status: undefined, location: undefined };
 
 /**
- * Node's `fetch` (undici) refusing a redirect under `redirect: 'error'`:
- * `TypeError('fetch failed')` caused by `Error('unexpected redirect')` (the
- * same on Node 20, 22 and 24; the redirects test holds every supported
- * version to it). An answer came, so this is never a failure in flight.
+ * A `fetch` refusing a redirect under `redirect: 'error'`. Node's (undici)
+ * rejects with `TypeError('fetch failed')` caused by `Error('unexpected
+ * redirect')`, the same on Node 20, 22 and 24 (`npm test` runs the
+ * redirects test on 20 and 22). Read by shape, not `instanceof`: under a vm
+ * context (Jest's node environment) the error comes from another realm.
+ * Also the shapes of `fetch`es that may stand in for Node's before oncely
+ * loads: @mswjs/interceptors (the cause as a string) and node-fetch
+ * (`type: 'no-redirect'`). An answer came, so this is never a failure in flight.
  */
-function isRefusedRedirect(error: unknown): boolean {
-  return error instanceof TypeError && error.cause instanceof Error && error.cause.message === 'unexpected redirect';
+export function isRefusedRedirect(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { cause, type } = error as { cause?: unknown; type?: unknown };
+  const causeMessage = typeof cause === 'object' && cause !== null ? (cause as { message?: unknown }).message : cause;
+  return causeMessage === 'unexpected redirect' || type === 'no-redirect';
 }
 
 /**
- * Node's own `fetch`, as the global was when oncely loaded; `undefined`
- * elsewhere. Only this `fetch` is known to refuse redirects in the shape
- * `isRefusedRedirect` reads, so only it is asked to (see the top of this module).
+ * Node's own `fetch` as `scope` holds it; `undefined` anywhere else: in a
+ * browser, in Deno or Bun (which call themselves Node in
+ * `process.release.name` but refuse redirects in other shapes), and where a
+ * DOM is simulated (`document`: happy-dom, jsdom, an Electron renderer).
  */
-const NODE_FETCH: typeof globalThis.fetch | undefined =
-  (globalThis as { process?: { release?: { name?: string } } }).process?.release?.name === 'node'
-    ? globalThis.fetch
-    : undefined;
+export function nodesOwnFetch(scope: object): typeof globalThis.fetch | undefined {
+  const { process, Deno, document, fetch } = scope as {
+    process?: { release?: { name?: unknown }; versions?: Record<string, unknown> };
+    Deno?: unknown;
+    document?: unknown;
+    fetch?: unknown;
+  };
+  const isNode =
+    process?.release?.name === 'node' &&
+    process.versions?.bun === undefined &&
+    process.versions?.deno === undefined &&
+    Deno === undefined &&
+    document === undefined;
+  return isNode && typeof fetch === 'function' ? (fetch as typeof globalThis.fetch) : undefined;
+}
+
+/**
+ * Node's own `fetch`, as the global was when oncely loaded. Only it is asked
+ * to refuse redirects (see the top of this module): a global replaced since
+ * is compared by identity and gets `manual`.
+ */
+const NODE_FETCH = nodesOwnFetch(globalThis);
 
 /** Stateless between calls (no `stream` option): one instance serves every attempt. */
 const utf8 = new TextDecoder();

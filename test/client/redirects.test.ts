@@ -5,6 +5,8 @@
  * effect unknown: the operation ends `unknown` (never `failed`), with the
  * Location in the detail, after one request.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient, memoryStore, OperationError } from '../../src/index.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
@@ -113,7 +115,50 @@ describe("redirects through Node's own fetch", () => {
     },
   );
 
-  it('a 300 or 304 is no redirect to the fetch algorithm: it arrives with its status and Location', async () => {
+  it('a redirect whose body never ends: its connection is let go when the operation ends', async () => {
+    // Node's fetch refusing a redirect leaves no response to cancel; without an abort it reads on forever.
+    let requests = 0;
+    let resolveClosed: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => {
+      resolveClosed = resolve;
+    });
+    const server = createServer((req, res) => {
+      requests++;
+      req.resume();
+      res.writeHead(302, { location: '/elsewhere', 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(16_384, 120);
+      const pump = setInterval(() => res.write(chunk), 5);
+      res.on('close', () => {
+        clearInterval(pump);
+        resolveClosed();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, store: memoryStore() });
+    try {
+      const error = await client
+        .send({ method: 'POST', url: '/payments', key: 'endless', json: {} })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ state: 'unknown', reason: 'permanent' });
+      expect(requests).toBe(1);
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        closed.then(() => 'closed'),
+        new Promise<string>((resolve) => {
+          timer = setTimeout(() => resolve('still open after 5 s'), 5_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      expect(outcome).toBe('closed');
+    } finally {
+      await client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('a 300 is no redirect to the fetch algorithm: it arrives with its status and Location', async () => {
     const server = await startReferenceServer({
       handle: () => ({ status: 300, body: {}, headers: { Location: '/choices' } }),
     });
