@@ -111,6 +111,13 @@ async function main(): Promise<void> {
       setUp: async () => () => api.post(url, { json: payload }).json(),
     },
     {
+      // Diagnostic: bare ky told never to follow a redirect, as oncely tells Node's fetch: the fetch
+      // algorithm then skips its copy of the request (see BENCHMARKS.md, "The redirect mode").
+      id: 'ky-no-redirect',
+      name: "diag: bare ky, redirect 'error'",
+      setUp: async () => () => api.post(url, { json: payload, redirect: 'error' }).json(),
+    },
+    {
       // Diagnostic: what ky does underneath (a Request, then fetch(request)).
       id: 'fetch-request',
       name: 'diag: fetch(new Request(…))',

@@ -85,7 +85,7 @@ export async function performAttempt(
     );
     const { observation } = result;
     // Nobody reads a redirect's body. Node's fetch, refusing one, leaves no
-    // response to cancel and would go on reading it: the abort lets it go.
+    // response to cancel and would hold its connection open: the abort lets it go.
     if (observation.kind === 'redirect') controller.abort(REDIRECT_DROPPED);
     // A cut-off 2xx body is not kept: a prefix would be replayed as if it were the answer.
     const cutOk =

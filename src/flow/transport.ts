@@ -15,7 +15,8 @@
  *   whether the request may have been applied;
  * - it never follows a redirect: the key and body would go wherever the
  *   server points, and an error on a later hop would hide that the first
- *   one may have been applied.
+ *   one may have been applied. Once it resolves with a redirect, the
+ *   attempt aborts `signal`: nothing is to be read from it any more.
  *
  * Performance of the ky transport (see BENCHMARKS.md): ky builds a
  * `Request` and hands it to `fetch(request, init)`. On Node (undici) that
@@ -36,7 +37,9 @@
  * undici's "unexpected redirect", read here as a redirect whose status and
  * Location are hidden (as a browser's `opaqueredirect` hides them). Any other
  * `fetch` (a browser's, a wrapper passed in, a global replaced after oncely
- * loaded, Deno's, Bun's) gets `manual`, whose answer is read by its shape.
+ * loaded, Deno's, Bun's, one under a simulated DOM or in a worker) gets
+ * `manual`, and its 3xx, `opaqueredirect` or followed response is read as
+ * `redirectOf` says.
  */
 import ky, { type KyInstance, type Options } from 'ky';
 import type { StoredBody } from '../model.js';
@@ -55,7 +58,11 @@ export interface TransportRequest {
 }
 
 export interface TransportContext {
-  /** Aborts when the attempt times out or the caller gives up: stop and reject. */
+  /**
+   * Aborts when the attempt times out or the caller gives up: stop and
+   * reject. Also aborted once the transport resolved with a redirect, so
+   * nothing goes on holding its connection.
+   */
   signal: AbortSignal;
   /** The attempt's timeout, for information: the attempt enforces it through `signal`. */
   timeoutMs: number;
@@ -132,7 +139,8 @@ export function kyTransport(http: KyInstance): Transport {
     try {
       response = await pending;
     } catch (error) {
-      if (isRefusedRedirect(error)) return noAnswer(HIDDEN_REDIRECT);
+      // Not when the signal aborted: fetch then rejects with the abort's reason, whatever it looks like.
+      if (!context.signal.aborted && isRefusedRedirect(error)) return noAnswer(HIDDEN_REDIRECT);
       throw error;
     }
     const redirect = redirectOf(response);
@@ -160,8 +168,9 @@ export function kyTransport(http: KyInstance): Transport {
 }
 
 /**
- * A redirect, as the platform shows it: Node (undici) gives the 3xx itself,
- * a browser an `opaqueredirect` (status 0, no headers). A `fetch` that
+ * A redirect, as the platform shows it under `redirect: 'manual'`: Node
+ * (undici, through a wrapper) gives the 3xx itself, a browser an
+ * `opaqueredirect` (status 0, no headers). A `fetch` that
  * followed anyway (one passed in that ignores `redirect`) says so by
  * `redirected`.
  */
@@ -196,13 +205,15 @@ export function isRefusedRedirect(error: unknown): boolean {
  * Node's own `fetch` as `scope` holds it; `undefined` anywhere else: in a
  * browser, in Deno or Bun (which call themselves Node in
  * `process.release.name` but refuse redirects in other shapes), and where a
- * DOM is simulated (`document`: happy-dom, jsdom, an Electron renderer).
+ * DOM is simulated (`document`: happy-dom, jsdom, an Electron renderer), and
+ * in a worker (an Electron worker with Node integration fetches with Chromium).
  */
 export function nodesOwnFetch(scope: object): typeof globalThis.fetch | undefined {
-  const { process, Deno, document, fetch } = scope as {
+  const { process, Deno, document, WorkerGlobalScope, fetch } = scope as {
     process?: { release?: { name?: unknown }; versions?: Record<string, unknown> };
     Deno?: unknown;
     document?: unknown;
+    WorkerGlobalScope?: unknown;
     fetch?: unknown;
   };
   const isNode =
@@ -210,7 +221,9 @@ export function nodesOwnFetch(scope: object): typeof globalThis.fetch | undefine
     process.versions?.bun === undefined &&
     process.versions?.deno === undefined &&
     Deno === undefined &&
-    document === undefined;
+    document === undefined &&
+    // An Electron worker with Node integration: Chromium's fetch.
+    WorkerGlobalScope === undefined;
   return isNode && typeof fetch === 'function' ? (fetch as typeof globalThis.fetch) : undefined;
 }
 

@@ -142,15 +142,8 @@ describe("redirects through Node's own fetch", () => {
         .catch((e: unknown) => e);
       expect(error).toMatchObject({ state: 'unknown', reason: 'permanent' });
       expect(requests).toBe(1);
-      let timer: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([
-        closed.then(() => 'closed'),
-        new Promise<string>((resolve) => {
-          timer = setTimeout(() => resolve('still open after 5 s'), 5_000);
-        }),
-      ]);
-      clearTimeout(timer);
-      expect(outcome).toBe('closed');
+      // Bounded by the test's timeout: without the abort, the server never sees the connection close.
+      await closed;
     } finally {
       await client.close();
       server.closeAllConnections();

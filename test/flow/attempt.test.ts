@@ -168,6 +168,46 @@ describe('performAttempt: redirects are never followed', () => {
   });
 });
 
+describe('performAttempt: the signal after an answer', () => {
+  /** A transport that answers `observation` and keeps the signal it was given. */
+  function answering(observation: TransportResult['observation']) {
+    const signals: AbortSignal[] = [];
+    const http: Transport = async (_request, context) => {
+      signals.push(context.signal);
+      return { observation, headers: {}, bytes: undefined };
+    };
+    return { http, signals };
+  }
+
+  it('is aborted once the answer was a redirect (nobody reads its body; the connection is let go)', async () => {
+    const { http, signals } = answering({ kind: 'redirect', status: undefined, location: undefined });
+    await performAttempt(http, systemRuntime, post());
+    expect(signals[0]?.aborted).toBe(true);
+  });
+
+  it('is left alone after any other answer (aborting a finished fetch only costs work)', async () => {
+    const { http, signals } = answering({ kind: 'response', status: 201, header: () => null, text: '' });
+    await performAttempt(http, systemRuntime, post());
+    expect(signals[0]?.aborted).toBe(false);
+  });
+
+  it('a caller abort whose reason looks like a refused redirect is still an abort (may have been sent)', async () => {
+    const caller = new AbortController();
+    // As fetch does: rejects with the signal's reason, at once if it aborted already.
+    const hanging = defaultTransport(
+      () => (_input, init) =>
+        new Promise<Response>((_resolve, reject) => {
+          const signal = init?.signal as AbortSignal;
+          if (signal.aborted) reject(signal.reason);
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        }),
+    );
+    const pending = performAttempt(hanging, systemRuntime, post({ signal: caller.signal }));
+    caller.abort(new TypeError('fetch failed', { cause: new Error('unexpected redirect') }));
+    expect((await pending).observation).toEqual({ kind: 'aborted', sent: 'maybe' });
+  });
+});
+
 describe('performAttempt: a request that cannot be built was never sent', () => {
   it('a header value with CR/LF (from the headers callback) is not_sent; fetch is not called', async () => {
     const { http, seen } = recordingKy(() => new Response(null));

@@ -53,6 +53,8 @@ describe('nodesOwnFetch', () => {
     expect(nodesOwnFetch({ process: node, Deno: {}, fetch })).toBeUndefined();
     // A simulated DOM (happy-dom, jsdom) or an Electron renderer.
     expect(nodesOwnFetch({ process: node, document: {}, fetch })).toBeUndefined();
+    // An Electron worker with Node integration: its fetch is Chromium's.
+    expect(nodesOwnFetch({ process: node, WorkerGlobalScope: class {}, fetch })).toBeUndefined();
   });
 
   it('is undefined in a browser and without a fetch', () => {
