@@ -140,7 +140,7 @@ export function kyTransport(http: KyInstance): Transport {
       response = await pending;
     } catch (error) {
       // Not when the signal aborted: fetch then rejects with the abort's reason, whatever it looks like.
-      if (!context.signal.aborted && isRefusedRedirect(error)) return noAnswer(HIDDEN_REDIRECT);
+      if (!context.signal.aborted && isRefusedRedirect(error)) return noAnswer(hiddenRedirect());
       throw error;
     }
     const redirect = redirectOf(response);
@@ -175,14 +175,16 @@ export function kyTransport(http: KyInstance): Transport {
  * `redirected`.
  */
 function redirectOf(response: Response): Observation | undefined {
-  if (response.type === 'opaqueredirect') return { kind: 'redirect', status: undefined, location: undefined };
+  if (response.type === 'opaqueredirect') return hiddenRedirect();
   if (response.redirected) return { kind: 'redirect', status: undefined, location: response.url, followed: true };
   if (response.status < 300 || response.status >= 400) return undefined;
   return { kind: 'redirect', status: response.status, location: response.headers.get('location') ?? undefined };
 }
 
 /** A redirect whose status and Location the platform did not show (a browser's `opaqueredirect`, Node's refused redirect). */
-const HIDDEN_REDIRECT: Observation = { kind: 'redirect', status: undefined, location: undefined };
+function hiddenRedirect(): Observation {
+  return { kind: 'redirect', status: undefined, location: undefined };
+}
 
 /**
  * A `fetch` refusing a redirect under `redirect: 'error'`. Node's (undici)

@@ -2,8 +2,9 @@
  * A keyed write never follows a redirect: the key and the body would go to
  * whatever origin the server names, and a failure on a later hop would hide
  * that the first hop may have applied the request. A 3xx is final, its
- * effect unknown: the operation ends `unknown` (never `failed`), with the
- * Location in the detail, after one request.
+ * effect unknown: the operation ends `unknown` (never `failed`) after one
+ * request, with its status and Location in the detail where the `fetch`
+ * shows them (the fake runtime's wrapper does; Node's own does not).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,12 +15,22 @@ import { freePort } from '../helpers/free-port.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 let elsewhere: ReferenceServer | undefined;
+/** Clients and servers a test opened on its own (not through the harness), closed after it. */
+const opened: { close(): Promise<unknown> }[] = [];
 
 afterEach(async () => {
   await closeAll();
   await elsewhere?.close();
   elsewhere = undefined;
+  for (const part of opened.splice(0).reverse()) await part.close();
 });
+
+/** A client on `server` with Node's own fetch (no `fetch` option) unless `fetch` is given. */
+function plainClient(server: ReferenceServer, fetch?: typeof globalThis.fetch) {
+  const client = createClient({ baseUrl: server.url, store: memoryStore(), ...(fetch === undefined ? {} : { fetch }) });
+  opened.push(server, client);
+  return client;
+}
 
 describe('redirects are observations, never followed', () => {
   it.each([301, 302, 303, 307, 308])(
@@ -92,31 +103,26 @@ describe("redirects through Node's own fetch", () => {
       const server = await startReferenceServer({
         handle: () => ({ status, body: {}, headers: { Location: `${elsewhere?.url}/steal` } }),
       });
-      const client = createClient({ baseUrl: server.url, store: memoryStore() });
-      try {
-        const error = await client
-          .send({ method: 'POST', url: '/payments', key: `n${status}`, json: { amount: 1 } })
-          .catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(OperationError);
-        expect(error).toMatchObject({ state: 'unknown', reason: 'permanent', key: `n${status}` });
-        // Hidden, as Node's fetch refused the redirect: a status here would mean the slower `manual` path ran.
-        expect((error as OperationError).status).toBeUndefined();
-        expect((error as OperationError).remediation).toMatch(/reconcile/i);
-        expect(server.ledger.requestsFor(`n${status}`)).toHaveLength(1);
-        expect(elsewhere.ledger.requests).toHaveLength(0);
-        const record = await client.get(`n${status}`);
-        expect(record?.attempts).toHaveLength(1);
-        expect(record?.attempts[0]).toMatchObject({ class: 'permanent', sent: 'definitely', effect: 'unknown' });
-        expect(record?.attempts[0]?.error).toContain('hidden by the fetch in use');
-      } finally {
-        await client.close();
-        await server.close();
-      }
+      const client = plainClient(server);
+      const error = await client
+        .send({ method: 'POST', url: '/payments', key: `n${status}`, json: { amount: 1 } })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OperationError);
+      expect(error).toMatchObject({ state: 'unknown', reason: 'permanent', key: `n${status}` });
+      // Hidden, as Node's fetch refused the redirect: a status here would mean the slower `manual` path ran.
+      expect((error as OperationError).status).toBeUndefined();
+      expect((error as OperationError).remediation).toMatch(/reconcile/i);
+      expect(server.ledger.requestsFor(`n${status}`)).toHaveLength(1);
+      expect(elsewhere.ledger.requests).toHaveLength(0);
+      const record = await client.get(`n${status}`);
+      expect(record?.attempts).toHaveLength(1);
+      expect(record?.attempts[0]).toMatchObject({ class: 'permanent', sent: 'definitely', effect: 'unknown' });
+      expect(record?.attempts[0]?.error).toContain('hidden by the fetch in use');
     },
   );
 
   it('a redirect whose body never ends: its connection is let go when the operation ends', async () => {
-    // Node's fetch refusing a redirect leaves no response to cancel; without an abort it reads on forever.
+    // Node's fetch refusing a redirect leaves no response to cancel; without an abort it holds the connection open.
     let requests = 0;
     let resolveClosed: () => void = () => undefined;
     const closed = new Promise<void>((resolve) => {
@@ -155,37 +161,22 @@ describe("redirects through Node's own fetch", () => {
     const server = await startReferenceServer({
       handle: () => ({ status: 300, body: {}, headers: { Location: '/choices' } }),
     });
-    const client = createClient({ baseUrl: server.url, store: memoryStore() });
-    try {
-      const error = await client
-        .send({ method: 'POST', url: '/payments', key: 'c300', json: {} })
-        .catch((e: unknown) => e);
-      expect(error).toMatchObject({ state: 'unknown', status: 300 });
-      expect((await client.get('c300'))?.attempts[0]?.error).toContain('/choices');
-      expect(server.ledger.requestsFor('c300')).toHaveLength(1);
-    } finally {
-      await client.close();
-      await server.close();
-    }
+    const client = plainClient(server);
+    const error = await client
+      .send({ method: 'POST', url: '/payments', key: 'c300', json: {} })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ state: 'unknown', status: 300 });
+    expect((await client.get('c300'))?.attempts[0]?.error).toContain('/choices');
+    expect(server.ledger.requestsFor('c300')).toHaveLength(1);
   });
 
   it("a fetch passed in is asked for manual redirects (only Node's own is known to refuse them readably)", async () => {
     const modes: (RequestRedirect | undefined)[] = [];
-    const server = await startReferenceServer();
-    const client = createClient({
-      baseUrl: server.url,
-      store: memoryStore(),
-      fetch: (input, init) => {
-        modes.push(init?.redirect);
-        return globalThis.fetch(input, init);
-      },
+    const client = plainClient(await startReferenceServer(), (input, init) => {
+      modes.push(init?.redirect);
+      return globalThis.fetch(input, init);
     });
-    try {
-      await client.send({ method: 'POST', url: '/payments', key: 'passed', json: {} });
-      expect(modes).toEqual(['manual']);
-    } finally {
-      await client.close();
-      await server.close();
-    }
+    await client.send({ method: 'POST', url: '/payments', key: 'passed', json: {} });
+    expect(modes).toEqual(['manual']);
   });
 });
