@@ -91,6 +91,8 @@ async function main(): Promise<void> {
   const dirs: string[] = [];
   let memoryClient: OncelyClient | undefined;
   let fileClient: OncelyClient | undefined;
+  // A client leaves open a store it was given: closed here before its directory goes.
+  let fileStoreHandle: ReturnType<typeof fileStore> | undefined;
 
   const contenders: Contender[] = [
     {
@@ -166,14 +168,17 @@ async function main(): Promise<void> {
         if (fileClient === undefined) {
           const dir = mkdtempSync(join(tmpdir(), 'oncely-bench-'));
           dirs.push(dir);
-          fileClient = createClient({ store: fileStore({ dir }) });
+          fileStoreHandle = fileStore({ dir });
+          fileClient = createClient({ store: fileStoreHandle });
         }
         const c = fileClient;
         return () => c.send({ method: 'POST', url, json: payload });
       },
       dispose: async () => {
         await fileClient?.close();
+        await fileStoreHandle?.close();
         fileClient = undefined;
+        fileStoreHandle = undefined;
         for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
       },
     },
