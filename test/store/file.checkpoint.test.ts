@@ -12,7 +12,9 @@ import { DirSync } from '../../src/store/file/durable.js';
 import { Journal } from '../../src/store/file/journal.js';
 import type { RemovedRecords } from '../../src/store/file/removed.js';
 import { forEachSegmentName } from '../../src/store/file/segment-names.js';
-import { Segments } from '../../src/store/file/segments.js';
+import { parseSegmentName, Segments } from '../../src/store/file/segments.js';
+import { fileStore } from '../../src/node.js';
+import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
@@ -20,16 +22,45 @@ import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 const opened = vi.hoisted(() => [] as string[]);
 /** Set `next` to make the next synchronous write fail (in the journal-only test: the next flush's write). */
 const failWrite = vi.hoisted(() => ({ next: false }));
+/**
+ * fsyncs that fail with EIO: of the files at `paths` (as the checkpoint
+ * opened them), or every fsync while `all` is set. `failed` lists what failed.
+ */
+const failFsync = vi.hoisted(() => ({
+  paths: new Set<string>(),
+  all: false,
+  failed: [] as string[],
+  /** Path and inode of each descriptor opened through io.js (the inode tells a reused descriptor number). */
+  opened: new Map<number, { path: string; ino: number }>(),
+}));
 /** Set `dir` to delete every journal segment in it as each flush syncs (a settler that keeps taking them). */
 const deleteOnSync = vi.hoisted(() => ({ dir: undefined as string | undefined }));
 vi.mock('../../src/store/file/io.js', async (importOriginal) => {
   const io = await importOriginal<typeof import('../../src/store/file/io.js')>();
+  const { fstatSync } = await import('node:fs');
   return {
     ...io,
-    openForReading: (path: string) => {
+    openForReading: async (path: string) => {
       opened.push(path);
-      return io.openForReading(path);
+      const fd = await io.openForReading(path);
+      failFsync.opened.set(fd, { path, ino: fstatSync(fd).ino });
+      return fd;
     },
+    fsyncFile: async (fd: number) => {
+      const known = failFsync.opened.get(fd);
+      const path = known !== undefined && known.ino === fstatSync(fd).ino ? known.path : `fd ${fd}`;
+      if (failFsync.all || failFsync.paths.has(path)) {
+        failFsync.failed.push(path);
+        throw Object.assign(new Error(`EIO: i/o error, fsync`), { code: 'EIO', errno: -5, syscall: 'fsync' });
+      }
+      return io.fsyncFile(fd);
+    },
+    openFile: async (path: string, flags: string | number, mode?: number) => {
+      const fd = await io.openFile(path, flags, mode);
+      failFsync.opened.set(fd, { path, ino: fstatSync(fd).ino });
+      return fd;
+    },
+
     datasync: async (fd: number) => {
       const dir = deleteOnSync.dir;
       if (dir !== undefined) {
@@ -48,6 +79,9 @@ vi.mock('../../src/store/file/io.js', async (importOriginal) => {
 
 afterEach(() => {
   opened.length = 0;
+  failFsync.paths.clear();
+  failFsync.all = false;
+  failFsync.failed.length = 0;
   return removeTempDirs();
 });
 
@@ -133,6 +167,74 @@ describe('checkpoint', () => {
     fs.symlinkSync('segment.log', segment);
     await expect(checkpoint(segment, new DirSync(dir))).rejects.toThrow(/ELOOP/);
     expect(fs.lstatSync(segment).isSymbolicLink()).toBe(true);
+  });
+});
+
+describe('a checkpoint whose fsync of a record fails', () => {
+  /** A directory with record files a, b, c and a segment naming them; the checkpoint's `resync` calls. */
+  function setUp(resync: (name: string) => Promise<void> = async () => undefined) {
+    const dir = tempDir();
+    for (const name of ['a.json', 'b.json', 'c.json']) fs.writeFileSync(join(dir, name), `${name}\n`);
+    const segment = join(dir, `${'ab12'}-${process.pid}-0123456789ab.0.log`);
+    fs.writeFileSync(segment, line('a.json') + line('b.json') + line('c.json') + line('b.json'));
+    const resynced: string[] = [];
+    const options = {
+      resync: async (name: string) => {
+        resynced.push(name);
+        await resync(name);
+      },
+    };
+    return { dir, segment, resynced, options, marked: segment.replace(/\.log$/, '.resync.log') };
+  }
+
+  it('has that record written again (resync) instead of trusting a later fsync, and the segment goes', async () => {
+    const { dir, segment, resynced, options, marked } = setUp();
+    failFsync.paths.add(join(dir, 'b.json'));
+    await checkpoint(segment, new DirSync(dir), options);
+    expect(failFsync.failed).toEqual([join(dir, 'b.json')]);
+    // Once: the repeat of b in the segment is not fsynced again (which could succeed on pages never written).
+    expect(resynced).toEqual(['b.json']);
+    expect(opened.map((path) => path.slice(dir.length + 1))).toEqual(['a.json', 'b.json', 'c.json']);
+    expect(fs.existsSync(segment)).toBe(false);
+    expect(fs.existsSync(marked)).toBe(false);
+  });
+
+  it('is kept, renamed for a rewrite of its records, when writing the record again fails too', async () => {
+    const { dir, segment, resynced, options, marked } = setUp(async () => {
+      throw new Error('injected resync failure');
+    });
+    failFsync.paths.add(join(dir, 'a.json'));
+    const content = fs.readFileSync(segment, 'utf8');
+    await expect(checkpoint(segment, new DirSync(dir), options)).rejects.toThrow(/injected resync failure/);
+    expect(resynced).toEqual(['a.json']);
+    expect(fs.existsSync(segment)).toBe(false);
+    expect(fs.readFileSync(marked, 'utf8')).toBe(content);
+    // Still a segment to recovery and to removed/'s bookkeeping, under its marked name.
+    expect(parseSegmentName(marked.slice(dir.length + 1))).toMatchObject({ pid: process.pid, token: '0123456789ab' });
+  });
+
+  it('is kept, renamed, when there is nothing to write it again with, and when the directory fsync fails', async () => {
+    const first = setUp();
+    failFsync.paths.add(join(first.dir, 'c.json'));
+    await expect(checkpoint(first.segment, new DirSync(first.dir))).rejects.toThrow(/fsync of .*c\.json failed.*EIO/);
+    expect(fs.existsSync(first.marked)).toBe(true);
+    // Every record synced, then the directory's fsync fails.
+    const second = setUp();
+    const records = new DirSync(second.dir);
+    records.sync = () => Promise.reject(new Error('injected directory fsync failure'));
+    await expect(checkpoint(second.segment, records, second.options)).rejects.toThrow(/directory fsync/);
+    expect(second.resynced).toEqual([]);
+    expect(fs.existsSync(second.segment)).toBe(false);
+    expect(fs.existsSync(second.marked)).toBe(true);
+  });
+
+  it('marked, has every record it names written again, none fsynced in place, then goes', async () => {
+    const { dir, resynced, options, segment, marked } = setUp();
+    fs.renameSync(segment, marked);
+    await checkpoint(marked, new DirSync(dir), { ...options, resyncAll: true });
+    expect(resynced).toEqual(['a.json', 'b.json', 'c.json']);
+    expect(opened).toEqual([]);
+    expect(fs.existsSync(marked)).toBe(false);
   });
 });
 
@@ -366,3 +468,69 @@ describe('a checkpoint with removed records', () => {
     expect(steps).toEqual(['sync (segment still there)', 'prune (segment gone)']);
   });
 });
+
+describe('a store whose checkpoint meets a failed fsync', () => {
+  const recordFileOf = (dir: string): string => {
+    const [name] = fs.readdirSync(dir).filter((entry) => entry.endsWith('.json'));
+    if (name === undefined) throw new Error('no record file');
+    return join(dir, name);
+  };
+  const segmentsOf = (dir: string): string[] => fs.readdirSync(join(dir, 'journal')).filter((n) => n.endsWith('.log'));
+
+  it('writes the record again into a new file (same text, new inode) and deletes the segment', async () => {
+    const dir = tempDir();
+    const store = fileStore({ dir });
+    await store.put(sampleRecord('k1'));
+    const path = recordFileOf(dir);
+    const before = { ino: fs.statSync(path).ino, text: fs.readFileSync(path, 'utf8') };
+    failFsync.paths.add(path);
+    const warnings = vi.spyOn(process, 'emitWarning');
+    try {
+      await store.close(); // checkpoints the segment
+      expect(warnings).not.toHaveBeenCalled();
+    } finally {
+      warnings.mockRestore();
+    }
+    expect(failFsync.failed).toEqual([path]);
+    expect(fs.statSync(path).ino).not.toBe(before.ino);
+    expect(fs.readFileSync(path, 'utf8')).toBe(before.text);
+    expect(segmentsOf(dir)).toEqual([]);
+    const again = fileStore({ dir });
+    expect((await again.get('k1'))?.key).toBe('k1');
+    await again.close();
+  });
+
+  it('keeps the segment, marked, when the new file fails too; the next handle writes the record again from it', async () => {
+    const dir = tempDir();
+    const store = fileStore({ dir });
+    await store.put(sampleRecord('k1'));
+    const path = recordFileOf(dir);
+    const { ino } = fs.statSync(path);
+    failFsync.paths.add(path);
+    failFsync.paths.add(`${path}.pending`); // the new file's claim
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      await store.close();
+      expect(warnings.mock.calls.map(([message]) => String(message))).toEqual([
+        expect.stringMatching(/journal checkpoint of .*\.0\.log failed: .*EIO/),
+      ]);
+    } finally {
+      warnings.mockRestore();
+    }
+    const [marked] = segmentsOf(dir);
+    expect(marked).toMatch(/\.0\.resync\.log$/);
+    expect(fs.statSync(path).ino).toBe(ino);
+    // The disk works again. This writer is gone: the next handle settles its journal.
+    failFsync.paths.clear();
+    failFsync.failed.length = 0;
+    opened.length = 0;
+    const next = fileStore({ dir });
+    expect((await next.get('k1'))?.key).toBe('k1');
+    expect(segmentsOf(dir)).toEqual([]);
+    // Written again, not fsynced in place: a new inode, and the old file was never opened to be synced.
+    expect(fs.statSync(path).ino).not.toBe(ino);
+    expect(opened).not.toContain(path);
+    await next.close();
+  });
+});
+

@@ -3,11 +3,21 @@
  * durable where they are now, then the segment is deleted. The journal does
  * it in the background for its own old segments; recovery does it for the
  * segments of crashed writers.
+ *
+ * An fsync that fails is not tried again on the same file. After a
+ * write-back error, Linux may leave the file's pages marked clean with the
+ * data never written: the next fsync succeeds without writing anything, and
+ * deleting the segment on that success would throw away the only durable
+ * copy. So a record whose fsync fails is written again (`resync`: its
+ * current version into a new file, fsynced, renamed into place). If that
+ * fails too, the segment is kept and renamed `….resync.log`: whoever
+ * checkpoints it later (recovery, once its writer is gone) writes every
+ * record it names again instead of trusting an fsync.
  */
 import * as fs from 'node:fs';
-import { join } from 'node:path';
-import type { DirSync } from './durable.js';
-import { closeFile, fsyncFile, isErrno, openForReading, unlinkFile } from './io.js';
+import { dirname, join } from 'node:path';
+import { DirSync } from './durable.js';
+import { closeFile, fsyncFile, isErrno, openForReading, renameFile, unlinkFile } from './io.js';
 import type { RemovedRecords } from './removed.js';
 import { forEachSegmentName } from './segment-names.js';
 
@@ -36,6 +46,28 @@ export interface CheckpointOptions {
   removed?: RemovedRecords | undefined;
   /** Prune `removed` afterwards. Recovery does it itself, once it no longer holds its claim. @default true */
   prune?: boolean;
+  /**
+   * Writes record `name`'s current version again, durably, into a new file
+   * (records.ts `resync`): for a record whose fsync failed. Without it, such
+   * a failure fails the checkpoint.
+   */
+  resync?: ((name: string) => Promise<void>) | undefined;
+  /**
+   * Write every record the segment names again (`resync`) instead of
+   * fsyncing it: the segment was marked by a checkpoint whose fsync failed
+   * (see the top of this file).
+   */
+  resyncAll?: boolean;
+}
+
+/** What a segment is renamed to when a checkpoint of it failed: recovery then writes its records again. */
+export const RESYNC_SUFFIX = '.resync.log';
+/** The suffix of every segment name (segments.ts `SEGMENT_SUFFIX`; not imported: segments.ts imports this file). */
+const PLAIN_SUFFIX = '.log';
+
+/** Whether the segment at `path` was marked by a failed checkpoint (see the top of this file). */
+export function needsResync(path: string): boolean {
+  return path.endsWith(RESYNC_SUFFIX);
 }
 
 /**
@@ -44,22 +76,38 @@ export interface CheckpointOptions {
  * directory, which also makes renames and removals durable, and of the
  * directory of removed records), then deletes the segment. The names are
  * read back from the segment itself (segment-names.ts), so a checkpoint
- * waiting for its turn holds nothing in memory. Also used by recovery on the segments of crashed writers.
+ * waiting for its turn holds nothing in memory. A record whose fsync fails
+ * is written again (`resync`); when that, or a directory fsync, fails, the
+ * segment is marked (`RESYNC_SUFFIX`) and kept (see the top of this file).
+ * Also used by recovery on the segments of crashed writers.
  */
 export async function checkpoint(path: string, records: DirSync, options: CheckpointOptions = {}): Promise<void> {
   if (options.fd !== undefined) await closeFile(options.fd).catch(() => undefined);
+  const { resync, resyncAll = false } = options;
+  // An fsync failed, and writing the record again did not help: the segment is marked before the error goes on.
+  const failedSync = async (error: unknown): Promise<never> => {
+    await markForResync(path);
+    throw error;
+  };
   const recent = new Set<string>();
   // One file at a time: leaves the thread pool to the writes in progress.
   const sync = async (name: string): Promise<void> => {
     if (recent.has(name)) return;
     recent.add(name);
     if (recent.size > RECENT_NAMES) recent.delete(recent.values().next().value as string);
-    await syncFileAt(join(records.path, name));
+    if (resyncAll && resync !== undefined) return resync(name).catch(failedSync);
+    try {
+      await syncFileAt(join(records.path, name));
+    } catch (error) {
+      if (!(error instanceof FsyncError)) throw error;
+      if (resync === undefined) return failedSync(error);
+      await resync(name).catch(failedSync);
+    }
   };
   for (const name of options.unwritten ?? []) await sync(name);
   await forEachSegmentName(path, sync);
-  await records.sync();
-  await options.removed?.sync();
+  await records.sync().catch(failedSync);
+  await options.removed?.sync().catch(failedSync);
   await unlinkFile(path).catch((error: unknown) => {
     if (!isErrno(error, 'ENOENT')) throw error;
   });
@@ -69,6 +117,14 @@ export async function checkpoint(path: string, records: DirSync, options: Checkp
   } catch (error) {
     // Entries left are only kept longer: the next checkpoint prunes them.
     process.emitWarning(`oncely: pruning removed records failed: ${String(error)}`);
+  }
+}
+
+/** An fsync of a record file failed: its data may never reach the disk, whatever a later fsync says. */
+class FsyncError extends Error {
+  constructor(path: string, cause: unknown) {
+    super(`fsync of ${path} failed: ${String(cause)}`, { cause });
+    this.name = 'FsyncError';
   }
 }
 
@@ -82,8 +138,31 @@ async function syncFileAt(path: string): Promise<void> {
     throw error;
   }
   try {
-    if (fs.fstatSync(fd).isFile()) await fsyncFile(fd);
+    if (fs.fstatSync(fd).isFile())
+      await fsyncFile(fd).catch((error: unknown) => Promise.reject(new FsyncError(path, error)));
   } finally {
-    await closeFile(fd);
+    await closeFile(fd).catch(() => undefined);
+  }
+}
+
+/**
+ * Renames the segment at `path` to its `RESYNC_SUFFIX` name (made durable),
+ * unless it has it already. Best effort: a failure is reported, and the
+ * segment stays under its name (then a later checkpoint trusts its fsyncs).
+ */
+async function markForResync(path: string): Promise<void> {
+  if (needsResync(path) || !path.endsWith(PLAIN_SUFFIX)) return;
+  const marked = path.slice(0, -PLAIN_SUFFIX.length) + RESYNC_SUFFIX;
+  const journalDir = new DirSync(dirname(marked));
+  try {
+    await renameFile(path, marked);
+    await journalDir.sync();
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return; // settled by someone else meanwhile
+    process.emitWarning(
+      `oncely: marking journal segment ${path} for a rewrite of its records failed: ${String(error)}`,
+    );
+  } finally {
+    await journalDir.close().catch(() => undefined);
   }
 }

@@ -52,10 +52,17 @@ export function openHandle(
   const quarantineDir = new DirSync(quarantinePath);
   const quarantine = new Quarantine(records, quarantineDir, now, listeners);
   const removed = new RemovedRecords(dir, journalDir);
-  const journal = new Journal(new DirSync(journalDir), records, runtime, removed);
+  // `files` is built below with this journal; the checkpoint calls back into it only later.
+  const journal = new Journal(
+    new DirSync(journalDir),
+    records,
+    runtime,
+    removed,
+    (name): Promise<void> => files.resync(name),
+  );
   const queue = queueFor(fs.realpathSync(dir));
   const pinned = new PinnedRecords(dir);
-  const files = new RecordFiles({
+  const files: RecordFiles = new RecordFiles({
     dir,
     records,
     quarantine,

@@ -95,12 +95,14 @@ export class Journal {
    * @param records the record directory, fsynced by checkpoints
    * @param runtime the clock of segment ages and the timers of checkpoints and relaxed lines
    * @param removed where deletions moved their records (removed.ts), synced and pruned by checkpoints
+   * @param resync writes a record whose fsync failed again, into a new file (checkpoint.ts)
    */
   constructor(
     dir: DirSync,
     records: DirSync,
     runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>,
     removed?: RemovedRecords,
+    resync?: (name: string) => Promise<void>,
   ) {
     this.#runtime = runtime;
     this.#queue = new LineQueue(runtime.schedule, () => this.#startFlush());
@@ -108,6 +110,7 @@ export class Journal {
       dir,
       records,
       removed,
+      resync,
       runtime,
       token: this.#token,
       barrier: () => this.#queue.barrier(this.#flushing !== undefined),

@@ -215,6 +215,25 @@ export class RecordFiles {
     );
   }
 
+  /**
+   * Writes record `name`'s current version again, unchanged (same text, same
+   * revision), into a new file: fsynced, renamed into place, the directory
+   * fsynced. For a record whose fsync failed, whose data may never reach the
+   * disk whatever a later fsync of that file says (checkpoint.ts). Nothing
+   * to do when it is gone (the checkpoint's directory fsync covers that) or
+   * not a valid record (reads quarantine it).
+   */
+  readonly resync = (name: string): Promise<void> =>
+    this.exclusive(name, async (claim) => {
+      const text = await this.readLocked(name);
+      if (text === undefined || !check(name, text).ok) return undefined;
+      const { dir, records, pinned } = this.#c;
+      const replaced = await claim.commit(join(dir, name), text, fsyncFile, undefined, () => pinned.release(name));
+      if (!replaced) return RETRY;
+      await records.sync();
+      return undefined;
+    });
+
   /** Recovery: puts a journal line back if the record file is missing, unreadable or older. */
   readonly restore = (line: JournalLine): Promise<boolean> =>
     this.exclusive(line.n, async (claim) => {

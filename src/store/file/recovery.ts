@@ -23,7 +23,7 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { checkpoint } from './checkpoint.js';
+import { checkpoint, needsResync } from './checkpoint.js';
 import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } from './claim.js';
 import type { DirSync } from './durable.js';
 import { isErrno, readRegular } from './io.js';
@@ -46,6 +46,8 @@ export interface RecoveryContext {
    * is missing, unreadable or older. True when it changed the file.
    */
   restore(line: JournalLine): Promise<boolean>;
+  /** Writes record `name`'s current version again into a new file, durably (checkpoint.ts `resync`). */
+  resync?: ((name: string) => Promise<void>) | undefined;
   /** Where deletions moved their records: no line below a removal kept there is restored. */
   removed?: RemovedRecords | undefined;
 }
@@ -92,7 +94,12 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
     }
     await context.removed?.sync();
     for (const segment of dead) {
-      await checkpoint(segment.path, context.records, { removed: context.removed, prune: false });
+      await checkpoint(segment.path, context.records, {
+        removed: context.removed,
+        prune: false,
+        resync: context.resync,
+        resyncAll: needsResync(segment.path),
+      });
       report.settled++;
     }
   } finally {

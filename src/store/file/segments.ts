@@ -76,7 +76,8 @@ export interface SegmentName {
   startedAtMs: number | undefined;
 }
 
-const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)(?:-b([0-9a-f]+))?(?:-t(\d+))?\.(\d+)\.log$/;
+// `.resync` before `.log`: a segment a failed checkpoint marked (checkpoint.ts).
+const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)(?:-b([0-9a-f]+))?(?:-t(\d+))?\.(\d+)(?:\.resync)?\.log$/;
 
 /** The parts of a segment's name; undefined for a name no journal writes. */
 export function parseSegmentName(name: string): SegmentName | undefined {
@@ -119,6 +120,8 @@ export interface SegmentsContext {
   records: DirSync;
   /** Where deletions moved their records: synced and pruned by checkpoints. */
   removed?: RemovedRecords | undefined;
+  /** Writes a record whose fsync failed again, into a new file (checkpoint.ts). */
+  resync?: ((name: string) => Promise<void>) | undefined;
   /** The clock of segment ages and the timers of checkpoints. */
   runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>;
   /** The journal's token, in every segment name. */
@@ -269,10 +272,12 @@ export class Segments {
           fd: segment.fd,
           unwritten: segment.unwritten,
           removed: this.#c.removed,
+          resync: this.#c.resync,
         }),
       )
       .then(this.#c.onCheckpoint, (error: unknown) => {
-        // The segment stays on disk: recovery checkpoints it later. Nothing is lost.
+        // The segment stays on disk (marked for a rewrite of its records when an fsync failed):
+        // recovery checkpoints it once this writer is gone. Nothing is lost.
         process.emitWarning(`oncely: journal checkpoint of ${segment.path} failed: ${String(error)}`);
       });
     this.#checkpoints.add(done);

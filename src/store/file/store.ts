@@ -120,7 +120,14 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   async function settle(): Promise<void> {
     settledAtMs = runtime.monotonicNow();
     const { records, files, removed } = open();
-    await settleDeadJournals({ journalDir, records, claimOptions, restore: files.restore, removed });
+    await settleDeadJournals({
+      journalDir,
+      records,
+      claimOptions,
+      restore: files.restore,
+      resync: files.resync,
+      removed,
+    });
   }
 
   /** Tracks work so `close()` can wait for it. */
