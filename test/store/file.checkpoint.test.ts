@@ -7,13 +7,13 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fileStore } from '../../src/node.js';
 import { checkpoint } from '../../src/store/file/checkpoint.js';
 import { DirSync } from '../../src/store/file/durable.js';
 import { Journal } from '../../src/store/file/journal.js';
 import type { RemovedRecords } from '../../src/store/file/removed.js';
 import { forEachSegmentName } from '../../src/store/file/segment-names.js';
 import { parseSegmentName, Segments } from '../../src/store/file/segments.js';
-import { fileStore } from '../../src/node.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
@@ -30,6 +30,10 @@ const failFsync = vi.hoisted(() => ({
   paths: new Set<string>(),
   all: false,
   failed: [] as string[],
+  /** Inodes of every file and directory fsynced, in order. */
+  synced: [] as number[],
+  /** Fail the rename that marks a segment for a rewrite of its records. */
+  markRename: false,
   /** Path and inode of each descriptor opened through io.js (the inode tells a reused descriptor number). */
   opened: new Map<number, { path: string; ino: number }>(),
 }));
@@ -48,12 +52,20 @@ vi.mock('../../src/store/file/io.js', async (importOriginal) => {
     },
     fsyncFile: async (fd: number) => {
       const known = failFsync.opened.get(fd);
-      const path = known !== undefined && known.ino === fstatSync(fd).ino ? known.path : `fd ${fd}`;
+      const { ino } = fstatSync(fd);
+      failFsync.synced.push(ino);
+      const path = known !== undefined && known.ino === ino ? known.path : `fd ${fd}`;
       if (failFsync.all || failFsync.paths.has(path)) {
         failFsync.failed.push(path);
         throw Object.assign(new Error(`EIO: i/o error, fsync`), { code: 'EIO', errno: -5, syscall: 'fsync' });
       }
       return io.fsyncFile(fd);
+    },
+    renameFile: (from: string, to: string) => {
+      if (failFsync.markRename && to.endsWith('.resync.log')) {
+        return Promise.reject(Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' }));
+      }
+      return io.renameFile(from, to);
     },
     openFile: async (path: string, flags: string | number, mode?: number) => {
       const fd = await io.openFile(path, flags, mode);
@@ -82,6 +94,8 @@ afterEach(() => {
   failFsync.paths.clear();
   failFsync.all = false;
   failFsync.failed.length = 0;
+  failFsync.synced.length = 0;
+  failFsync.markRename = false;
   return removeTempDirs();
 });
 
@@ -226,6 +240,27 @@ describe('a checkpoint whose fsync of a record fails', () => {
     expect(second.resynced).toEqual([]);
     expect(fs.existsSync(second.segment)).toBe(false);
     expect(fs.existsSync(second.marked)).toBe(true);
+  });
+
+  it('stays under its name, and says so, when even the rename that marks it fails', async () => {
+    const { dir, segment, options, marked } = setUp(async () => {
+      throw new Error('injected resync failure');
+    });
+    failFsync.paths.add(join(dir, 'b.json'));
+    failFsync.markRename = true;
+    await expect(checkpoint(segment, new DirSync(dir), options)).rejects.toThrow(
+      /injected resync failure; the segment could not be marked/,
+    );
+    expect(fs.existsSync(segment)).toBe(true);
+    expect(fs.existsSync(marked)).toBe(false);
+  });
+
+  it('refuses to settle a marked segment without a way to write its records again', async () => {
+    const { dir, marked, segment } = setUp();
+    fs.renameSync(segment, marked);
+    await expect(checkpoint(marked, new DirSync(dir), { resyncAll: true })).rejects.toThrow(/resyncAll needs resync/);
+    expect(opened).toEqual([]);
+    expect(fs.existsSync(marked)).toBe(true);
   });
 
   it('marked, has every record it names written again, none fsynced in place, then goes', async () => {
@@ -512,7 +547,7 @@ describe('a store whose checkpoint meets a failed fsync', () => {
     try {
       await store.close();
       expect(warnings.mock.calls.map(([message]) => String(message))).toEqual([
-        expect.stringMatching(/journal checkpoint of .*\.0\.log failed: .*EIO/),
+        expect.stringMatching(/journal checkpoint of .*\.0\.log failed: .*EIO.*kept as .*\.0\.resync\.log/),
       ]);
     } finally {
       warnings.mockRestore();
@@ -524,13 +559,45 @@ describe('a store whose checkpoint meets a failed fsync', () => {
     failFsync.paths.clear();
     failFsync.failed.length = 0;
     opened.length = 0;
+    failFsync.synced.length = 0;
     const next = fileStore({ dir });
     expect((await next.get('k1'))?.key).toBe('k1');
     expect(segmentsOf(dir)).toEqual([]);
     // Written again, not fsynced in place: a new inode, and the old file was never opened to be synced.
     expect(fs.statSync(path).ino).not.toBe(ino);
     expect(opened).not.toContain(path);
+    // The new file fsynced, and the directory once, by the checkpoint (not once per record written again).
+    const dirIno = fs.statSync(dir).ino;
+    expect(failFsync.synced.filter((synced) => synced === dirIno)).toHaveLength(1);
+    expect(failFsync.synced).toContain(fs.statSync(path).ino);
+    await next.close();
+  });
+
+  it('keeps the segment when the file is no valid record any more, and recovery restores it from the line', async () => {
+    const dir = tempDir();
+    const store = fileStore({ dir });
+    await store.put(sampleRecord('k1'));
+    const path = recordFileOf(dir);
+    const text = fs.readFileSync(path, 'utf8');
+    // What a lost write-back can leave once the pages are gone from memory: zeros where the record was.
+    fs.writeFileSync(path, Buffer.alloc(Buffer.byteLength(text)));
+    failFsync.paths.add(path);
+    const warnings = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      await store.close();
+      expect(warnings.mock.calls.map(([message]) => String(message))).toEqual([
+        expect.stringMatching(/not a valid record: not written again.*kept as .*\.resync\.log/),
+      ]);
+    } finally {
+      warnings.mockRestore();
+    }
+    expect(segmentsOf(dir)).toEqual([expect.stringMatching(/\.resync\.log$/)]);
+    failFsync.paths.clear();
+    const next = fileStore({ dir });
+    expect((await next.get('k1'))?.key).toBe('k1');
+    expect(fs.readFileSync(path, 'utf8')).toBe(text);
+    expect(await next.quarantined()).toEqual([]);
+    expect(segmentsOf(dir)).toEqual([]);
     await next.close();
   });
 });
-

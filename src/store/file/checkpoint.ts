@@ -15,7 +15,7 @@
  * record it names again instead of trusting an fsync.
  */
 import * as fs from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { DirSync } from './durable.js';
 import { closeFile, fsyncFile, isErrno, openForReading, renameFile, unlinkFile } from './io.js';
 import type { RemovedRecords } from './removed.js';
@@ -84,10 +84,15 @@ export function needsResync(path: string): boolean {
 export async function checkpoint(path: string, records: DirSync, options: CheckpointOptions = {}): Promise<void> {
   if (options.fd !== undefined) await closeFile(options.fd).catch(() => undefined);
   const { resync, resyncAll = false } = options;
+  // Fsyncing in place is exactly what a marked segment must not be settled by.
+  if (resyncAll && resync === undefined) throw new Error(`checkpoint of ${path}: resyncAll needs resync`);
   // An fsync failed, and writing the record again did not help: the segment is marked before the error goes on.
   const failedSync = async (error: unknown): Promise<never> => {
-    await markForResync(path);
-    throw error;
+    const kept = await markForResync(path);
+    const what = kept === undefined ? 'the segment could not be marked' : `the segment is kept as ${basename(kept)}`;
+    throw new Error(`${String(error)}; ${what}, and its records are written again once its writer is gone`, {
+      cause: error,
+    });
   };
   const recent = new Set<string>();
   // One file at a time: leaves the thread pool to the writes in progress.
@@ -96,6 +101,8 @@ export async function checkpoint(path: string, records: DirSync, options: Checkp
     recent.add(name);
     if (recent.size > RECENT_NAMES) recent.delete(recent.values().next().value as string);
     if (resyncAll && resync !== undefined) return resync(name).catch(failedSync);
+    // Through a descriptor opened now: Linux reports a write-back error to the first fsync after it,
+    // so if another process's fsync saw it first, this one succeeds (see README, file store durability).
     try {
       await syncFileAt(join(records.path, name));
     } catch (error) {
@@ -138,31 +145,37 @@ async function syncFileAt(path: string): Promise<void> {
     throw error;
   }
   try {
-    if (fs.fstatSync(fd).isFile())
-      await fsyncFile(fd).catch((error: unknown) => Promise.reject(new FsyncError(path, error)));
-  } finally {
+    if (fs.fstatSync(fd).isFile()) await fsyncFile(fd);
+  } catch (error) {
     await closeFile(fd).catch(() => undefined);
+    throw new FsyncError(path, error);
   }
+  // A close can report a write-back error too (NFS): the same as a failed fsync.
+  await closeFile(fd).catch((error: unknown) => Promise.reject(new FsyncError(path, error)));
 }
 
 /**
  * Renames the segment at `path` to its `RESYNC_SUFFIX` name (made durable),
- * unless it has it already. Best effort: a failure is reported, and the
- * segment stays under its name (then a later checkpoint trusts its fsyncs).
+ * unless it has it already; resolves with the name it has then. Best
+ * effort: when the rename fails, undefined, and the segment stays under its
+ * name (then a later checkpoint trusts its fsyncs: a limit the README states).
  */
-async function markForResync(path: string): Promise<void> {
-  if (needsResync(path) || !path.endsWith(PLAIN_SUFFIX)) return;
+async function markForResync(path: string): Promise<string | undefined> {
+  if (needsResync(path)) return path;
+  if (!path.endsWith(PLAIN_SUFFIX)) return undefined;
   const marked = path.slice(0, -PLAIN_SUFFIX.length) + RESYNC_SUFFIX;
   const journalDir = new DirSync(dirname(marked));
   try {
     await renameFile(path, marked);
+  } catch {
+    return undefined;
+  }
+  try {
     await journalDir.sync();
-  } catch (error) {
-    if (isErrno(error, 'ENOENT')) return; // settled by someone else meanwhile
-    process.emitWarning(
-      `oncely: marking journal segment ${path} for a rewrite of its records failed: ${String(error)}`,
-    );
+  } catch {
+    // Renamed, but the rename may not survive a power cut (which replays the segment anyway).
   } finally {
     await journalDir.close().catch(() => undefined);
   }
+  return marked;
 }

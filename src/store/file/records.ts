@@ -217,21 +217,22 @@ export class RecordFiles {
 
   /**
    * Writes record `name`'s current version again, unchanged (same text, same
-   * revision), into a new file: fsynced, renamed into place, the directory
-   * fsynced. For a record whose fsync failed, whose data may never reach the
-   * disk whatever a later fsync of that file says (checkpoint.ts). Nothing
-   * to do when it is gone (the checkpoint's directory fsync covers that) or
-   * not a valid record (reads quarantine it).
+   * revision), into a new file, fsynced and renamed into place. For a record
+   * whose fsync failed, whose data may never reach the disk whatever a later
+   * fsync of that file says (checkpoint.ts, which fsyncs the directory
+   * after). Nothing to do when it is gone (the directory fsync covers that).
+   * A file that is not a valid record is an error: its pages may be what the
+   * failed write-back left, and the segment's line may be the only good
+   * copy, so the checkpoint must keep the segment for recovery to replay.
    */
   readonly resync = (name: string): Promise<void> =>
     this.exclusive(name, async (claim) => {
       const text = await this.readLocked(name);
-      if (text === undefined || !check(name, text).ok) return undefined;
-      const { dir, records, pinned } = this.#c;
+      if (text === undefined) return undefined;
+      if (!check(name, text).ok) throw new Error(`record file ${name} is not a valid record: not written again`);
+      const { dir, pinned } = this.#c;
       const replaced = await claim.commit(join(dir, name), text, fsyncFile, undefined, () => pinned.release(name));
-      if (!replaced) return RETRY;
-      await records.sync();
-      return undefined;
+      return replaced ? undefined : RETRY;
     });
 
   /** Recovery: puts a journal line back if the record file is missing, unreadable or older. */

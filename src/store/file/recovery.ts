@@ -74,10 +74,11 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
     // Listed again under the claim: another process may have settled them meanwhile.
     const dead = deadSegments(context.journalDir).sort((a, b) => a.mtimeMs - b.mtimeMs);
     // Only segments written before the last boot are replayed (a power cut may have lost their records'
-    // writes since); the others are only checkpointed, which reads their names itself.
+    // writes since), and those a failed fsync marked (the write-back may have lost them, and the pages may
+    // be gone from memory since); the others are only checkpointed, which reads their names itself.
     const latest = new Map<string, JournalLine>();
     for (const segment of dead) {
-      if (!segment.previousBoot) continue;
+      if (!segment.previousBoot && !needsResync(segment.path)) continue;
       for (const line of readLines(segment.path)) {
         const seen = latest.get(line.n);
         if (seen === undefined || line.r >= seen.r) latest.set(line.n, line);

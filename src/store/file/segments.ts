@@ -276,8 +276,8 @@ export class Segments {
         }),
       )
       .then(this.#c.onCheckpoint, (error: unknown) => {
-        // The segment stays on disk (marked for a rewrite of its records when an fsync failed):
-        // recovery checkpoints it once this writer is gone. Nothing is lost.
+        // The segment stays on disk (marked for a rewrite of its records when an fsync failed, which the
+        // message says): recovery settles it once this writer is gone.
         process.emitWarning(`oncely: journal checkpoint of ${segment.path} failed: ${String(error)}`);
       });
     this.#checkpoints.add(done);
