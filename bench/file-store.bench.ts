@@ -12,7 +12,9 @@
  * - fileStore.update: a full read-modify-write (what the engine does on every step);
  * sequentially and with N concurrent writers (distinct keys), as ratios to
  * naive. Then whole operations through the client (memory vs file store),
- * `list()` over many records (the resume path; `--list 100000`), and the
+ * `list()` over many records (the resume path; `--list 100000`), where the
+ * time of one sequential operation goes (each store write step by step, and
+ * the file-system calls behind the steps alone), and the
  * system calls of one whole operation, counted with `strace -f` where it is
  * installed (bench/lib/syscalls.ts: disk flushes and directory changes per
  * operation, sequentially and at 32 in flight; `--syscalls 0` skips it).
@@ -28,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createClient, fileStore, memoryStore, type OperationStore } from '../src/node.js';
+import { writeSteps } from '../src/store/file/durable.js';
 import { closeFile, fsyncFile, openFile, renameFile, writeAt } from '../src/store/file/io.js';
 import { fileStoreStats } from '../src/store/file/store.js';
 import { sampleRecord } from '../src/store.js';
@@ -246,6 +249,140 @@ async function operationsBench(): Promise<Record<string, number | string>[]> {
   return rows;
 }
 
+/** What one write of a sequential operation spent in each step (µs, mean over the measured operations). */
+interface WriteSteps {
+  'claim taken (queue, read-ahead, create)': number;
+  'holder line written': number;
+  'version written into the claim': number;
+  'made durable (journal flush) or queued': number;
+  'renamed over the record': number;
+  'claim released, resolved': number;
+  total: number;
+}
+
+const STEP_LABELS: Record<string, keyof WriteSteps> = {
+  'claim-opened': 'claim taken (queue, read-ahead, create)',
+  'claim-written': 'holder line written',
+  'temp-written': 'version written into the claim',
+  durable: 'made durable (journal flush) or queued',
+  renamed: 'renamed over the record',
+};
+
+/**
+ * Where the time of one sequential operation goes (`send` → 201, the JSON
+ * server in its own process): the two store writes of an operation that
+ * succeeds at once (the write-ahead that starts attempt 1, durable; the
+ * result, relaxed), step by step (claim.ts's `writeSteps`), and the rest of
+ * the operation. Then what the file-system calls behind those steps cost
+ * alone, synchronously, in a directory of the same file system: they explain
+ * the steps (a rename over a record whose new file still has delayed blocks
+ * makes ext4 allocate and start writing them, `auto_da_alloc`).
+ */
+async function stepsBench(): Promise<{ steps: Record<string, number | string>[]; calls: Record<string, number>[] }> {
+  const server = await startChildServer();
+  const store = fileStore({ dir: fs.mkdtempSync(join(root, 'steps-')) });
+  const sums: [Record<string, number>, Record<string, number>] = [{}, {}];
+  let measuring = false;
+  let writeIndex = 0;
+  let stepStart = 0;
+  let otherMs = 0;
+  let lastEnd = 0;
+  const add = (index: number, label: string, ms: number): void => {
+    if (!measuring) return;
+    const sum = sums[index % 2] as Record<string, number>;
+    sum[label] = (sum[label] ?? 0) + ms;
+  };
+  const timed: OperationStore = Object.create(store);
+  timed.update = async (key, fn, options) => {
+    const index = writeIndex++;
+    stepStart = performance.now();
+    if (measuring) otherMs += stepStart - lastEnd;
+    const started = stepStart;
+    writeSteps.hook = (step) => {
+      const now = performance.now();
+      add(index, STEP_LABELS[step] ?? step, now - stepStart);
+      stepStart = now;
+    };
+    try {
+      return await store.update(key, fn, options);
+    } finally {
+      writeSteps.hook = undefined;
+      lastEnd = performance.now();
+      add(index, 'claim released, resolved', lastEnd - stepStart);
+      add(index, 'total', lastEnd - started);
+    }
+  };
+  const client = createClient({ store: timed, baseUrl: server.url });
+  const operations = Math.max(100, Math.min(OPS, 400));
+  let wallMs = 0;
+  try {
+    const send = (i: number) => client.send({ method: 'POST', url: '/payments', json: { op: `steps-${i}` } });
+    for (let i = 0; i < 100; i++) await send(i);
+    writeIndex = 0;
+    measuring = true;
+    lastEnd = performance.now();
+    const started = lastEnd;
+    for (let i = 0; i < operations; i++) await send(i);
+    wallMs = performance.now() - started;
+    otherMs += performance.now() - lastEnd;
+  } finally {
+    measuring = false;
+    await client.close();
+    await store.close();
+    await server.close();
+  }
+  const us = (ms: number | undefined) => Math.round(((ms ?? 0) / operations) * 1000);
+  const labels = [...Object.values(STEP_LABELS), 'claim released, resolved'] as const;
+  const steps: Record<string, number | string>[] = (
+    ['write-ahead + attempt 1 started (durable)', 'succeeded (relaxed)'] as const
+  ).map((write, i) => {
+    const sum = sums[i] as Record<string, number>;
+    return { write, ...Object.fromEntries(labels.map((label) => [label, us(sum[label])])), total: us(sum.total) };
+  });
+  steps.push({ write: 'the rest of the operation (engine, HTTP)', total: us(otherMs) });
+  steps.push({ write: 'whole operation', total: us(wallMs) });
+  return { steps, calls: [await fileSystemCalls(fs.mkdtempSync(join(root, 'calls-')))] };
+}
+
+/**
+ * µs per call in `dir`, synchronously (the store makes the directory changes
+ * on the thread pool, which adds a round trip: the last column), each the
+ * way a store write makes it: a new claim file with a version in it; that
+ * file renamed over the record; a journal line appended and flushed.
+ */
+async function fileSystemCalls(dir: string): Promise<Record<string, number>> {
+  const n = 300;
+  const text = 'x'.repeat(2_200);
+  const line = `${'y'.repeat(5_000)}\n`;
+  const time = (work: (i: number) => void): number => {
+    const started = performance.now();
+    for (let i = 0; i < n; i++) work(i);
+    return Math.round(((performance.now() - started) / n) * 1000);
+  };
+  for (let i = 0; i < n; i++) fs.writeFileSync(join(dir, `record-${i}`), text);
+  const create = time((i) => {
+    const fd = fs.openSync(join(dir, `claim-${i}`), 'wx', 0o600);
+    fs.writeSync(fd, text, 0);
+    fs.closeSync(fd);
+  });
+  const renameOver = time((i) => fs.renameSync(join(dir, `claim-${i}`), join(dir, `record-${i}`)));
+  const journal = fs.openSync(join(dir, 'journal'), 'a', 0o600);
+  const flush = time(() => {
+    fs.writeSync(journal, line);
+    fs.fdatasyncSync(journal);
+  });
+  fs.closeSync(journal);
+  const started = performance.now();
+  for (let i = 0; i < n; i++) await new Promise((resolve) => fs.stat(dir, resolve));
+  const hop = Math.round(((performance.now() - started) / n) * 1000);
+  return {
+    'create a file, write 2 KB into it': create,
+    'rename it over a record': renameOver,
+    'append 5 KB + fdatasync': flush,
+    'thread-pool round trip (fs.stat)': hop,
+  };
+}
+
 /**
  * System calls per whole operation (`send` → 201, the JSON server in its own
  * process), from two traced runs (bench/lib/syscalls.ts). Figures from
@@ -307,6 +444,13 @@ try {
   if (LIST > 0) {
     console.log(`list() over ${LIST} records:`);
     console.table([await listBench()]);
+  }
+  if (OPS > 0) {
+    const { steps, calls } = await stepsBench();
+    console.log('one sequential operation, step by step (µs per operation, mean):');
+    console.table(steps);
+    console.log('the file-system calls behind the steps, alone (µs per call, synchronous, same file system):');
+    console.table(calls);
   }
   if (SYSCALL_OPS > 0) await syscallsBench();
 } finally {
