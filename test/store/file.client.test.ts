@@ -74,11 +74,13 @@ describe('fileStore with the client', () => {
     expect(await client.get(truncated)).toBeUndefined();
     expect((await client.list()).map((r) => r.key).sort()).toEqual([...healthy].sort());
     await client.close();
+    await store.close(); // a client leaves open a store it was given
 
     // A later process sees the same quarantine (it lives on disk), and no new reports.
     const later = fileStore({ dir });
     expect((await later.quarantined()).map((e) => e.id).sort()).toEqual([truncated, garbage].sort());
     expect(await later.list({ state: 'succeeded' })).toHaveLength(healthy.length);
+    await later.close();
   });
 
   it('writes no credentials to disk; files are 0600 and directories 0700', async () => {
@@ -136,6 +138,7 @@ describe('fileStore with the client', () => {
     for (const d of dirs) expect(modeOf(d), relative(dir, d) || '.').toBe(0o700);
     // The directories the store had to create on the way are private too.
     expect(modeOf(join(dir, '..'))).toBe(0o700);
+    await store.close(); // after the checks: its checkpoint deletes the journal segment they read
   });
 
   it('defaults to .oncely under the working directory', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { memoryStore } from '../../src/index.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import { frozenShared, type MemoryStore } from '../../src/store/memory.js';
-import { storeContract } from '../../src/store.js';
+import { type OperationStore, storeContract } from '../../src/store.js';
 
 describe('memory store contract', () => {
   for (const c of storeContract({
@@ -11,6 +11,55 @@ describe('memory store contract', () => {
   })) {
     it(c.name, c.run);
   }
+});
+
+describe('the store contract closes the handles each case opened', () => {
+  /** Memory stores with a `close` that records which handle closed, in order. */
+  function closing(failClose = false) {
+    const closed: string[] = [];
+    let made = 0;
+    /** A new store, or (given one) another handle on the same storage, as reopening would give. */
+    const make = (same?: OperationStore): OperationStore => {
+      const name = `handle ${++made}`;
+      const handle: OperationStore = same === undefined ? memoryStore() : Object.create(same);
+      return Object.assign(handle, {
+        close: async () => {
+          closed.push(name);
+          if (failClose) throw new Error(`${name} would not close`);
+        },
+      });
+    };
+    return { closed, make };
+  }
+
+  it('after each case, latest first, pass or fail, and the case keeps its own failure', async () => {
+    const { closed, make } = closing();
+    const cases = storeContract({ create: () => make(), reopen: (store) => make(store) });
+    const across = cases.find((c) => c.name.startsWith('a write is visible through another handle'));
+    expect(across).toBeDefined();
+    await across?.run();
+    expect(closed).toEqual(['handle 2', 'handle 1']);
+    // A case that fails: what it opened is closed all the same, and its error is the one reported.
+    const failing = storeContract({
+      create: async () => {
+        const store = make();
+        return Object.assign(store, {
+          get: async () => {
+            throw new Error('broken get');
+          },
+        });
+      },
+    }).find((c) => c.name.length > 0);
+    closed.length = 0;
+    await expect(failing?.run()).rejects.toThrow();
+    expect(closed).toHaveLength(1);
+  });
+
+  it('fails a passing case whose store would not close', async () => {
+    const { make } = closing(true);
+    const [first] = storeContract({ create: () => make() });
+    await expect(first?.run()).rejects.toThrow(/closing a store failed: .*would not close/);
+  });
 });
 
 describe('memory store keeps frozen records', () => {
