@@ -325,6 +325,8 @@ async function stepsBench(): Promise<{ steps: Record<string, number | string>[];
     for (let i = 0; i < operations; i++) await send(i);
     wallMs = performance.now() - started;
     otherMs += performance.now() - lastEnd;
+    // The table pairs writes by parity: it holds only if every operation made exactly its two writes.
+    if (writeIndex !== 2 * operations) throw new Error(`expected ${2 * operations} store writes, saw ${writeIndex}`);
   } finally {
     measuring = false;
     await client.close();
