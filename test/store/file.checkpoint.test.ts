@@ -511,12 +511,16 @@ describe('a store whose checkpoint meets a failed fsync', () => {
     return join(dir, name);
   };
   const segmentsOf = (dir: string): string[] => fs.readdirSync(join(dir, 'journal')).filter((n) => n.endsWith('.log'));
-
-  it('writes the record again into a new file (same text, new inode) and deletes the segment', async () => {
+  /** A store on a new directory holding one record, `k1`, and that record's file. */
+  async function storeWithOneRecord() {
     const dir = tempDir();
     const store = fileStore({ dir });
     await store.put(sampleRecord('k1'));
-    const path = recordFileOf(dir);
+    return { dir, store, path: recordFileOf(dir) };
+  }
+
+  it('writes the record again into a new file (same text, new inode) and deletes the segment', async () => {
+    const { dir, store, path } = await storeWithOneRecord();
     const before = { ino: fs.statSync(path).ino, text: fs.readFileSync(path, 'utf8') };
     failFsync.paths.add(path);
     const warnings = vi.spyOn(process, 'emitWarning');
@@ -536,10 +540,7 @@ describe('a store whose checkpoint meets a failed fsync', () => {
   });
 
   it('keeps the segment, marked, when the new file fails too; the next handle writes the record again from it', async () => {
-    const dir = tempDir();
-    const store = fileStore({ dir });
-    await store.put(sampleRecord('k1'));
-    const path = recordFileOf(dir);
+    const { dir, store, path } = await storeWithOneRecord();
     const { ino } = fs.statSync(path);
     failFsync.paths.add(path);
     failFsync.paths.add(`${path}.pending`); // the new file's claim
@@ -574,10 +575,7 @@ describe('a store whose checkpoint meets a failed fsync', () => {
   });
 
   it('keeps the segment when the file is no valid record any more, and recovery restores it from the line', async () => {
-    const dir = tempDir();
-    const store = fileStore({ dir });
-    await store.put(sampleRecord('k1'));
-    const path = recordFileOf(dir);
+    const { dir, store, path } = await storeWithOneRecord();
     const text = fs.readFileSync(path, 'utf8');
     // What a lost write-back can leave once the pages are gone from memory: zeros where the record was.
     fs.writeFileSync(path, Buffer.alloc(Buffer.byteLength(text)));
