@@ -32,6 +32,8 @@ const failFsync = vi.hoisted(() => ({
   failed: [] as string[],
   /** Inodes of every file and directory fsynced, in order. */
   synced: [] as number[],
+  /** Closes of the files at these paths fail with EIO (NFS reports a write-back error there). */
+  closePaths: new Set<string>(),
   /** Fail the rename that marks a segment for a rewrite of its records. */
   markRename: false,
   /** Path and inode of each descriptor opened through io.js (the inode tells a reused descriptor number). */
@@ -60,6 +62,12 @@ vi.mock('../../src/store/file/io.js', async (importOriginal) => {
         throw Object.assign(new Error(`EIO: i/o error, fsync`), { code: 'EIO', errno: -5, syscall: 'fsync' });
       }
       return io.fsyncFile(fd);
+    },
+    closeFile: async (fd: number) => {
+      const known = failFsync.opened.get(fd);
+      const failing = known !== undefined && failFsync.closePaths.has(known.path) && known.ino === fstatSync(fd).ino;
+      await io.closeFile(fd);
+      if (failing) throw Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' });
     },
     renameFile: (from: string, to: string) => {
       if (failFsync.markRename && to.endsWith('.resync.log')) {
@@ -96,6 +104,7 @@ afterEach(() => {
   failFsync.failed.length = 0;
   failFsync.synced.length = 0;
   failFsync.markRename = false;
+  failFsync.closePaths.clear();
   return removeTempDirs();
 });
 
@@ -211,6 +220,15 @@ describe('a checkpoint whose fsync of a record fails', () => {
     expect(opened.map((path) => path.slice(dir.length + 1))).toEqual(['a.json', 'b.json', 'c.json']);
     expect(fs.existsSync(segment)).toBe(false);
     expect(fs.existsSync(marked)).toBe(false);
+  });
+
+  it('counts a close that fails after the fsync as a failed fsync (NFS reports write-back errors there)', async () => {
+    const { dir, segment, resynced, options } = setUp();
+    failFsync.closePaths.add(join(dir, 'c.json'));
+    await checkpoint(segment, new DirSync(dir), options);
+    expect(failFsync.failed).toEqual([]);
+    expect(resynced).toEqual(['c.json']);
+    expect(fs.existsSync(segment)).toBe(false);
   });
 
   it('is kept, renamed for a rewrite of its records, when writing the record again fails too', async () => {

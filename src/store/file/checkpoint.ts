@@ -11,15 +11,15 @@
  * copy. So a record whose fsync fails is written again (`resync`: its
  * current version into a new file, fsynced, renamed into place). If that
  * fails too, the segment is kept and renamed `….resync.log`: whoever
- * checkpoints it later (recovery, once its writer is gone) writes every
- * record it names again instead of trusting an fsync.
+ * checkpoints it later (recovery, once its writer is gone) replays it and
+ * writes every record it names again instead of trusting an fsync.
  */
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { DirSync } from './durable.js';
 import { closeFile, fsyncFile, isErrno, openForReading, renameFile, unlinkFile } from './io.js';
 import type { RemovedRecords } from './removed.js';
-import { forEachSegmentName } from './segment-names.js';
+import { forEachSegmentName, RESYNC_SUFFIX, SEGMENT_SUFFIX } from './segment-names.js';
 
 /**
  * How many of the names last synced a checkpoint remembers, to skip a
@@ -59,11 +59,6 @@ export interface CheckpointOptions {
    */
   resyncAll?: boolean;
 }
-
-/** What a segment is renamed to when a checkpoint of it failed: recovery then writes its records again. */
-export const RESYNC_SUFFIX = '.resync.log';
-/** The suffix of every segment name (segments.ts `SEGMENT_SUFFIX`; not imported: segments.ts imports this file). */
-const PLAIN_SUFFIX = '.log';
 
 /** Whether the segment at `path` was marked by a failed checkpoint (see the top of this file). */
 export function needsResync(path: string): boolean {
@@ -162,8 +157,8 @@ async function syncFileAt(path: string): Promise<void> {
  */
 async function markForResync(path: string): Promise<string | undefined> {
   if (needsResync(path)) return path;
-  if (!path.endsWith(PLAIN_SUFFIX)) return undefined;
-  const marked = path.slice(0, -PLAIN_SUFFIX.length) + RESYNC_SUFFIX;
+  if (!path.endsWith(SEGMENT_SUFFIX)) return undefined;
+  const marked = path.slice(0, -SEGMENT_SUFFIX.length) + RESYNC_SUFFIX;
   const journalDir = new DirSync(dirname(marked));
   try {
     await renameFile(path, marked);

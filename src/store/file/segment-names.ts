@@ -19,6 +19,13 @@
 import * as fs from 'node:fs';
 import { isErrno } from './io.js';
 
+// The suffixes of segment files themselves: here, below both segments.ts and checkpoint.ts, which need them.
+
+/** The suffix of every segment name (segments.ts says what comes before it). */
+export const SEGMENT_SUFFIX = '.log';
+/** The suffix of a segment a failed checkpoint marked: recovery writes its records again (checkpoint.ts). */
+export const RESYNC_SUFFIX = `.resync${SEGMENT_SUFFIX}`;
+
 /** Bytes read per round trip to the thread pool. */
 const CHUNK_BYTES = 256 * 1024;
 const NEWLINE = 0x0a;

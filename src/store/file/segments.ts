@@ -42,6 +42,7 @@ import type { DirSync } from './durable.js';
 import { closeFile, openFile, unlinkFile } from './io.js';
 import { bootId, fileClockNow, hostId } from './liveness.js';
 import type { RemovedRecords } from './removed.js';
+import { SEGMENT_SUFFIX } from './segment-names.js';
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
 const SEGMENT_MAX_AGE_MS = 30_000;
@@ -63,7 +64,7 @@ const CHECKPOINT_DELAY_MS = 35_000;
  */
 const ANCHORED_NAMES = 4_096;
 
-export const SEGMENT_SUFFIX = '.log';
+export { SEGMENT_SUFFIX } from './segment-names.js';
 
 /** What a segment's name says of its writer (see the top of this file). */
 export interface SegmentName {
