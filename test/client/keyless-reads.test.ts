@@ -17,8 +17,11 @@ import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 
 let server: ReferenceServer | undefined;
 const clients: OncelyClient[] = [];
+/** Closed after their clients (a client leaves open a store it was given), before their directories go. */
+const stores: ReturnType<typeof fileStore>[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
+  await Promise.all(stores.splice(0).map((s) => s.close()));
   await server?.close();
   server = undefined;
   removeTempDirs();
@@ -38,6 +41,7 @@ async function setup(options: Partial<ClientOptions> = {}): Promise<Setup> {
   server = await startReferenceServer({ runtime: rt });
   const dir = tempDir();
   const store = fileStore({ dir, runtime: rt });
+  stores.push(store);
   const client = createClient({ store, baseUrl: server.url, runtime: rt, fetch: rt.fetch, ...options });
   clients.push(client);
   const recordFiles = () => fs.readdirSync(dir).filter((name) => name.endsWith('.json'));

@@ -63,6 +63,7 @@ describe('fileStore: odd files where its files should be', () => {
       ['k2', 2],
       ['k3', 5],
     ]);
+    await store.close();
   });
 
   it.skipIf(!canMakeFifo)(
