@@ -45,24 +45,38 @@ export async function clearOperations(context: ClearContext, options: ClearOptio
   const result: ClearResult = { removed: [], mayHaveTakenEffect: [], inFlight: [] };
   for (const record of await store.list()) {
     if (!mine(record)) continue;
+    const { key } = record;
     if (isTerminal(record.state)) {
       if (options.finished !== true) continue;
-      await store.delete(record.key);
-    } else {
-      const now = context.now();
-      const settled = await store.update(record.key, (current) => {
-        if (current === undefined) return current;
-        return abandon(current, stopWith(current, 'aborted', 'Removed by clear()'), now);
-      });
-      if (settled === undefined) continue;
-      if (!isTerminal(settled.state)) {
-        result.inFlight.push(record.key);
+      await store.delete(key);
+      result.removed.push(key);
+      if (mayHaveTakenEffect(record)) result.mayHaveTakenEffect.push(key);
+      continue;
+    }
+    // Listed as live, but the drainer may have moved it on since: what is decided here is decided on the
+    // record as stored now, never on the listing (a payment that succeeded meanwhile is not "cancelled").
+    const now = context.now();
+    let abandoned = false;
+    const stored = await store.update(key, (current) => {
+      abandoned = false;
+      if (current === undefined) return current;
+      const next = abandon(current, stopWith(current, 'aborted', 'Removed by clear()'), now);
+      abandoned = next !== current;
+      return next;
+    });
+    if (stored === undefined) continue;
+    if (!abandoned) {
+      // An attempt is on the wire: it settles normally.
+      if (!isTerminal(stored.state)) {
+        result.inFlight.push(key);
         continue;
       }
-      await store.delete(record.key);
+      // It finished by itself since the listing: kept, like any finished operation, unless asked for.
+      if (options.finished !== true) continue;
     }
-    result.removed.push(record.key);
-    if (mayHaveTakenEffect(record)) result.mayHaveTakenEffect.push(record.key);
+    await store.delete(key);
+    result.removed.push(key);
+    if (mayHaveTakenEffect(stored)) result.mayHaveTakenEffect.push(key);
   }
   return result;
 }

@@ -65,6 +65,8 @@ export async function drive(
   claimed: OperationRecord,
   signal: AbortSignal | undefined,
   started: StartedAttempt | undefined,
+  /** Given the record as this loop last wrote it when it lost the lease (run.ts reports a removal with it). */
+  seen?: { record?: OperationRecord },
 ): Promise<OperationRecord | undefined> {
   const { runtime, events, owner } = engine;
   const key = claimed.key;
@@ -235,7 +237,10 @@ export async function drive(
     }
   } catch (error) {
     gate?.forget(key);
-    if (error instanceof LeaseLostError) return undefined;
+    if (error instanceof LeaseLostError) {
+      if (seen !== undefined) seen.record = record;
+      return undefined;
+    }
     throw await asOperationFailure(engine, key, record, error);
   } finally {
     if (probeOut) gate?.releaseProbe();

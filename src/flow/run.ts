@@ -4,8 +4,9 @@
  * when another owner holds it, wait for that owner to finish or its lease
  * to expire, then take over with the same key.
  */
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, OperationError } from '../errors.js';
 import type { OperationRecord } from '../model.js';
+import { mayHaveTakenEffect } from './decide.js';
 import { drive } from './drive.js';
 import type { Engine } from './engine.js';
 import { policyOfRecord } from './policy-snapshot.js';
@@ -36,27 +37,36 @@ export async function runOperation(
   written?: Written,
 ): Promise<OperationRecord> {
   let known = written;
+  /** The record as this loop last knew it: what a removal meanwhile is reported with (`removedError`). */
+  let lastKnown = written?.record;
   for (;;) {
     let started = known?.started;
     const record =
       started !== undefined || isOursAndIdle(known?.record, engine.owner, engine.runtime.now())
         ? (known as Written).record
-        : await engine.store.update(key, (current) => {
-            const nowMs = engine.runtime.now();
-            const claimed = claim(current, key, engine.owner, nowMs, (lease, epoch) =>
-              engine.leases.expired(key, lease.owner, epoch, lease.until),
-            );
-            started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
-            return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
-          });
+        : await engine.store
+            .update(key, (current) => {
+              const nowMs = engine.runtime.now();
+              const claimed = claim(current, key, engine.owner, nowMs, (lease, epoch) =>
+                engine.leases.expired(key, lease.owner, epoch, lease.until),
+              );
+              started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
+              return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
+            })
+            .catch((error: unknown) => {
+              throw error instanceof NotFoundError ? removedError(key, lastKnown) : error;
+            });
     known = undefined;
-    if (record === undefined) throw new NotFoundError(key);
+    if (record === undefined) throw removedError(key, lastKnown);
+    lastKnown = record;
     const claimed = claimOutcome(record, engine.owner);
     if (claimed.kind !== 'busy') engine.leases.forget(key);
     if (claimed.kind === 'terminal') return record;
     if (claimed.kind === 'claimed') {
-      const driven = await drive(engine, record, signal, started);
+      const seen: { record?: OperationRecord } = {};
+      const driven = await drive(engine, record, signal, started, seen);
       if (driven !== undefined) return driven;
+      lastKnown = seen.record ?? lastKnown;
     } else {
       // Someone else holds the lease: leave it to them, or look again when it would expire.
       if (busy === 'skip') return record;
@@ -65,7 +75,7 @@ export async function runOperation(
     }
     if (engine.shutdown.stopped) {
       const latest = await engine.store.get(key);
-      if (latest === undefined) throw new NotFoundError(key);
+      if (latest === undefined) throw removedError(key, lastKnown);
       return latest;
     }
   }
@@ -104,4 +114,25 @@ function startWithClaim(
     return undefined;
   }
   return startAtOnce(engine, claimed, policy, signal, nowMs);
+}
+
+/**
+ * The error for an operation that was removed from the store (`clear()`,
+ * `discard`) while this loop was driving it. It says what the loop knew:
+ * an attempt it may have sent is never reported as not done, nor invites a
+ * new key. Nothing known (never seen here): not found.
+ */
+function removedError(key: string, lastKnown: OperationRecord | undefined): Error {
+  if (lastKnown === undefined) return new NotFoundError(key);
+  const maybe = mayHaveTakenEffect(lastKnown);
+  return new OperationError(`Operation ${key} was removed from the store before it settled`, {
+    key,
+    state: lastKnown.state,
+    reason: 'aborted',
+    history: lastKnown.attempts,
+    mayHaveTakenEffect: maybe,
+    remediation: maybe
+      ? 'An attempt may have taken effect: look it up at the provider by its key, and never send it again under a new key'
+      : 'No attempt of it reached the server: nothing was done',
+  });
 }

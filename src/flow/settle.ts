@@ -4,7 +4,7 @@
  * an `Outcome` that carries either and never rejects. Kept apart from the
  * loop: the loop settles records, this reads them back out.
  */
-import { type OncelyError, ResponseParseError, ResponseValidationError } from '../errors.js';
+import { OncelyError, ResponseParseError, ResponseValidationError } from '../errors.js';
 import type { OperationRecord, OperationState } from '../model.js';
 import type { ProviderProfile } from '../policy/profiles.js';
 import type { OperationStore } from '../store/store.js';
@@ -98,6 +98,8 @@ export async function outcomeOf<T>(
 export function guarded<T>(store: OperationStore, key: string, work: Promise<Outcome<T>>): Promise<Outcome<T>> {
   return work.catch(async (error: unknown) => {
     const record = await store.get(key).catch(() => undefined);
-    return { key, state: record?.state ?? 'pending', ok: false, error: error as Error, record };
+    // Gone from the store: the state the loop last knew, which its error carries (run.ts, `removedError`).
+    const state = record?.state ?? (error instanceof OncelyError ? error.state : undefined) ?? 'pending';
+    return { key, state, ok: false, error: error as Error, record };
   });
 }

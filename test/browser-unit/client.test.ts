@@ -20,6 +20,7 @@ import {
 import {
   createFakeRuntime,
   type FakeRuntime,
+  type Fault,
   type ReferenceServer,
   type ReferenceServerOptions,
   startReferenceServer,
@@ -412,6 +413,58 @@ describe('users and clear()', () => {
     // The removed one is never sent again.
     await w.rt.advance(120_000);
     expect(w.server.ledger.requestsFor('maybe')).toHaveLength(1);
+  });
+
+  /**
+   * `pay` is listed as pending (its first attempt got a 503), then the drainer's retry (`retry`) runs
+   * before clear() gets to it: clear() is handed the listing taken before. What it reports must follow
+   * the record as stored when it acts, not the listing.
+   */
+  async function clearRacingRetry(retry: Fault[], options: { finished?: boolean } = {}) {
+    const w = await world();
+    const { client } = w.open({
+      user: () => 'u',
+      policy: { attemptTimeoutMs: 1_000, deadlineMs: 3_600_000, backoff: { jitter: 'none', baseDelayMs: 100 } },
+    });
+    w.server.script({ kind: 'status', status: 503, match: { key: 'pay' } }, ...retry);
+    const retrying = new Promise<void>((resolve) => client.on('retry:scheduled', () => resolve()));
+    const pay = await client.enqueue({ method: 'POST', url: '/payments', key: 'pay', json: { amount: 4800 } });
+    await w.rt.run(retrying);
+    const listing = await w.store.list();
+    expect(listing.map((r) => [r.key, r.state])).toEqual([['pay', 'pending']]);
+    // The retry is due after 100 ms; one whose answer is lost times out at 1.1 s and waits 200 ms more.
+    await w.rt.advance(1_150);
+    const list = w.store.list;
+    w.store.list = async () => listing;
+    const result = await client.clear(options);
+    w.store.list = list;
+    return { w, pay, result };
+  }
+
+  it('clear() keeps an operation that succeeded after its listing, and never calls it removed', async () => {
+    const { w, pay, result } = await clearRacingRetry([]);
+    expect(w.server.ledger.effectCount('pay')).toBe(1);
+    expect(result).toEqual({ removed: [], mayHaveTakenEffect: [], inFlight: [] });
+    expect((await w.store.get('pay'))?.state).toBe('succeeded');
+    expect((await w.rt.run(pay.settled)).ok).toBe(true);
+  });
+
+  it('with finished: true it removes that one, flagged as applied', async () => {
+    const { w, result } = await clearRacingRetry([], { finished: true });
+    expect(w.server.ledger.effectCount('pay')).toBe(1);
+    expect(result).toEqual({ removed: ['pay'], mayHaveTakenEffect: ['pay'], inFlight: [] });
+    expect(await w.store.get('pay')).toBeUndefined();
+  });
+
+  it('clear() flags an operation whose attempt after its listing may have been applied', async () => {
+    const { w, pay, result } = await clearRacingRetry([{ kind: 'drop-after-commit', match: { key: 'pay' } }]);
+    expect(w.server.ledger.effectCount('pay')).toBe(1);
+    expect(result).toEqual({ removed: ['pay'], mayHaveTakenEffect: ['pay'], inFlight: [] });
+    expect(await w.store.get('pay')).toBeUndefined();
+    const outcome = await w.rt.run(pay.settled);
+    // The caller of enqueue() hears the same: removed, and maybe applied (never "not found", never "not done").
+    expect(outcome).toMatchObject({ ok: false, state: 'pending' });
+    expect(outcome.ok || outcome.error).toMatchObject({ code: 'operation_failed', mayHaveTakenEffect: true });
   });
 
   it('with a user configured, clear() needs one', async () => {
