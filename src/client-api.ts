@@ -114,6 +114,19 @@ export interface ClientOptions {
     run: (signal?: AbortSignal) => Promise<OperationRecord>,
     signal?: AbortSignal,
   ) => Promise<OperationRecord>;
+  /**
+   * Whether an operation may be attempted now, asked before every attempt
+   * (after any wait: a retry delay, the network, the host's budget). When
+   * it says no, the client sends nothing, gives up its lease and leaves the
+   * operation pending; a caller waiting on it (`send`, `settled`) keeps
+   * waiting, looking again every second, until it may go or the caller
+   * aborts, and `resume()` leaves it as it is. The browser client passes one
+   * built on its `user` option, so that an operation queued by one user is
+   * never sent with another user's credentials.
+   * @default every operation, always
+   * @example { mayAttempt: (record) => record.meta?.tenant === currentTenant() }
+   */
+  mayAttempt?: (record: OperationRecord) => boolean;
 }
 
 export interface ResumeOptions {
@@ -229,6 +242,7 @@ export const CLIENT_OPTION_KEYS: Readonly<Record<keyof ClientOptions, true>> = {
   concurrency: true,
   connectivity: true,
   dispatch: true,
+  mayAttempt: true,
   sweepIntervalMs: true,
 };
 
@@ -240,7 +254,7 @@ export function validateClientOptions(options: ClientOptions): void {
     const [field, ...rest] = problem.split(': ');
     throw new InvalidOptionsError(field ?? 'options', rest.join(': '));
   }
-  for (const name of ['headers', 'onUnauthorized', 'fetch', 'dispatch'] as const) {
+  for (const name of ['headers', 'onUnauthorized', 'fetch', 'dispatch', 'mayAttempt'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new InvalidOptionsError(name, 'must be a function');
     }

@@ -144,6 +144,9 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     fetch: watchedFetch(settings.core.fetch, () => connectivity.reportUnreachable('transport_error')),
     connectivity,
     dispatch: async (key, run, signal) => (await loop()).dispatch(key, run, signal),
+    // Asked before every attempt, not only when the drainer picks an operation up: a user switch
+    // during a retry delay must stop the next attempt too.
+    mayAttempt: users.sendable,
     // The drainer's slots are the limit; resume() hands every due operation to it at once.
     concurrency: Number.MAX_SAFE_INTEGER,
   });

@@ -10,7 +10,8 @@ import type { OperationStore } from '../store/store.js';
 import type { BrowserEnv } from './env.js';
 import type { WipeReport } from './persistence.js';
 
-export interface BrowserClientOptions extends Omit<ClientOptions, 'store' | 'connectivity' | 'dispatch'> {
+export interface BrowserClientOptions
+  extends Omit<ClientOptions, 'store' | 'connectivity' | 'dispatch' | 'mayAttempt'> {
   /**
    * Where operations are written ahead. Every tab of the app must use the
    * browser client on the same store (a plain core client on it would not
@@ -96,8 +97,8 @@ function positive(options: BrowserClientOptions, name: keyof BrowserClientOption
   return value;
 }
 
-/** The core options the browser client passes on (it brings its own connectivity and dispatch). */
-const { connectivity: _connectivity, dispatch: _dispatch, ...CORE_KEYS } = CLIENT_OPTION_KEYS;
+/** The core options the browser client passes on (it brings its own connectivity, dispatch and mayAttempt). */
+const { connectivity: _connectivity, dispatch: _dispatch, mayAttempt: _mayAttempt, ...CORE_KEYS } = CLIENT_OPTION_KEYS;
 
 /** Every option `createBrowserClient` accepts (a key missing here fails to compile when an option is added). */
 const BROWSER_OPTION_KEYS: Record<keyof BrowserClientOptions, true> = {

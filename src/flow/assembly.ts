@@ -44,6 +44,7 @@ export interface AssemblyOptions {
   sweepIntervalMs?: number | undefined;
   connectivity?: Connectivity | undefined;
   dispatch?: Dispatch | undefined;
+  mayAttempt?: ((record: OperationRecord) => boolean) | undefined;
 }
 
 /** What the client's shell built synchronously and shares with these parts. */
@@ -87,6 +88,7 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     shutdown,
     pollMs: 1_000,
     connectivity: options.connectivity ?? navigatorConnectivity(),
+    mayAttempt: options.mayAttempt,
     leases: new LeaseWatch(runtime),
   };
   const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);

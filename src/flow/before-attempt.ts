@@ -2,7 +2,8 @@
  * What stands between the loop and its next attempt, in the order the loop
  * must look: the caller's abort, the client shutting down, the deadline
  * (with its one last look for the server's stored answer), the retry delay,
- * the network, and the host's retry budget. It waits for what can be waited
+ * the network, the host's retry budget, and whether the platform lets this
+ * operation go now (`mayAttempt`: the browser's signed-in user). It waits for what can be waited
  * for and says what the loop does next; it never writes (drive.ts does).
  */
 import type { OperationRecord } from '../model.js';
@@ -39,7 +40,7 @@ export interface Situation {
 export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextStep> {
   const { record, policy, gate, signal } = s;
   if (signal?.aborted) return { kind: 'stop', stop: stopWith(record, 'aborted', 'The caller aborted the operation') };
-  if (engine.shutdown.stopped) return { kind: 'release' };
+  if (engine.shutdown.stopped || !mayAttemptNow(engine, record)) return { kind: 'release' };
   const now = engine.runtime.now();
   /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
   const lastLook = now >= record.deadlineAt && settlesByReplay(record, policy, now);
@@ -62,5 +63,19 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
     const why = 'The retry budget for this host stayed exhausted until the deadline';
     return { kind: 'stop', stop: stopWith(record, 'budget', why) };
   }
+  // The wait for the gate can be long: asked again, and a probe this loop will not send is given back.
+  if (!mayAttemptNow(engine, record)) {
+    if (admitted.probe) gate.releaseProbe();
+    return { kind: 'release' };
+  }
   return { kind: 'go', lastLook, untilMs, probe: admitted.probe };
+}
+
+/**
+ * The platform's `mayAttempt` (client-api.ts) lets `record` go now. Asked on
+ * every pass, so after every wait (each comes back here as `again`): a user
+ * who signs out during a retry delay stops the attempt.
+ */
+export function mayAttemptNow(engine: Engine, record: OperationRecord): boolean {
+  return engine.mayAttempt === undefined || engine.mayAttempt(record);
 }

@@ -3,7 +3,9 @@
  * transport, the rules, the gates, the events and the hooks. Built once per
  * client (client.ts) and passed to every stage of the flow.
  */
+
 import type { Emitter } from '../events.js';
+import type { OperationRecord } from '../model.js';
 import type { EndpointTable } from '../options.js';
 import type { HostGates } from '../policy/gate.js';
 import type { Runtime } from '../runtime.js';
@@ -46,6 +48,8 @@ export interface Engine {
   connectivity: Connectivity | undefined;
   /** Judges other owners' leases on our monotonic clock (flow/lease-watch.ts). */
   leases: LeaseWatch;
+  /** Whether the platform lets `record` be attempted now (the `mayAttempt` option); undefined: always. */
+  mayAttempt: ((record: OperationRecord) => boolean) | undefined;
 }
 
 /**

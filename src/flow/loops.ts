@@ -6,8 +6,10 @@
  */
 import { NotFoundError } from '../errors.js';
 import { isTerminal, type OperationRecord } from '../model.js';
+import { mayAttemptNow } from './before-attempt.js';
 import type { Engine } from './engine.js';
 import { runOperation, type Written } from './run.js';
+import { pause } from './waits.js';
 
 export type { StartedAttempt, Written } from './run.js';
 
@@ -85,7 +87,8 @@ export class Loops {
 
   /**
    * Drives until terminal. Joining a `resume()` pass that skips busy records
-   * can return early; then drive again, waiting for the other owner.
+   * can return early; then drive again, waiting for the other owner. One
+   * the platform holds back (`mayAttempt`) waits a poll interval between looks.
    */
   async driveToEnd(
     key: string,
@@ -93,8 +96,12 @@ export class Loops {
     signal?: AbortSignal,
     written?: Written,
   ): Promise<OperationRecord> {
+    const engine = this.#engine;
     let record = await this.drive(key, scope, signal, 'wait', written);
-    while (!isTerminal(record.state) && !this.#engine.shutdown.stopped && signal?.aborted !== true) {
+    while (!isTerminal(record.state) && !engine.shutdown.stopped && signal?.aborted !== true) {
+      // Held back by the platform (`mayAttempt`: the browser's signed-in user is someone else now): a
+      // dispatcher hands such a record straight back, so it is looked at again after a pause, not at once.
+      if (!mayAttemptNow(engine, record) && !(await pause(engine, engine.pollMs, signal))) break;
       record = await this.drive(key, scope, signal);
     }
     return record;

@@ -6,6 +6,7 @@
  */
 import { NotFoundError, OperationError } from '../errors.js';
 import type { OperationRecord } from '../model.js';
+import { mayAttemptNow } from './before-attempt.js';
 import { mayHaveTakenEffect } from './decide.js';
 import { drive } from './drive.js';
 import type { Engine } from './engine.js';
@@ -73,7 +74,8 @@ export async function runOperation(
       const waitMs = Math.min(engine.pollMs, Math.max(1, claimed.untilMs - engine.runtime.now()));
       if (!(await pause(engine, waitMs, signal))) return record;
     }
-    if (engine.shutdown.stopped) {
+    // Shut down, or given back because the platform holds it back now (`mayAttempt`): not claimed again here.
+    if (engine.shutdown.stopped || !mayAttemptNow(engine, lastKnown ?? record)) {
       const latest = await engine.store.get(key);
       if (latest === undefined) throw removedError(key, lastKnown);
       return latest;

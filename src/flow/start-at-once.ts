@@ -5,11 +5,13 @@
  * byte instead of two. Only when the loop would not wait for anything or call
  * anything first (before-attempt.ts, drive.ts): a `headers` callback (it may
  * fail, and then nothing may look sent), an aborted signal, a shutdown, the
- * deadline or its last look, a retry delay, the network, the host's budget.
+ * deadline or its last look, a retry delay, the network, the host's budget,
+ * the platform's `mayAttempt`.
  * Pure apart from reading the engine's state; the caller writes.
  */
 import type { OperationRecord } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';
+import { mayAttemptNow } from './before-attempt.js';
 import type { Engine } from './engine.js';
 import { gateFor, lastAttemptWasBudgeted } from './gating.js';
 import { attemptTimeoutMs } from './timeouts.js';
@@ -34,7 +36,7 @@ export function startAtOnce(
   signal: AbortSignal | undefined,
   nowMs: number,
 ): StartedAttempt | undefined {
-  if (!mayStartNow(engine, signal)) return undefined;
+  if (!mayStartNow(engine, signal) || !mayAttemptNow(engine, record)) return undefined;
   if (record.state !== 'pending' || nowMs >= record.deadlineAt || record.nextAttemptAt > nowMs) return undefined;
   if (lastAttemptWasBudgeted(record) && gateFor(engine, policy, record.request.url) !== undefined) return undefined;
   return { timeoutMs: attemptTimeoutMs(policy, record.deadlineAt, nowMs) };

@@ -415,6 +415,84 @@ describe('users and clear()', () => {
     expect(w.server.ledger.requestsFor('maybe')).toHaveLength(1);
   });
 
+  /** The `authorization` header of every request the client sends through `rt.fetch`. */
+  function authorizationsOf(w: World): { fetch: typeof fetch; seen: (string | null)[] } {
+    const seen: (string | null)[] = [];
+    const fetch: typeof globalThis.fetch = (input, init) => {
+      seen.push(
+        new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined)).get('authorization'),
+      );
+      return w.rt.fetch(input, init);
+    };
+    return { fetch, seen };
+  }
+
+  it("a user switch during a retry delay stops the retry: one user's operation never goes with another's credentials", async () => {
+    let user = 'alice';
+    const w = await world();
+    const auth = authorizationsOf(w);
+    const { client } = w.open({
+      user: () => user,
+      fetch: auth.fetch,
+      headers: () => ({ authorization: `Bearer ${user}` }),
+    });
+    w.server.script({ kind: 'status', status: 503, match: { key: 'alice-pay' } });
+    const retrying = new Promise<void>((resolve) => client.on('retry:scheduled', () => resolve()));
+    const pay = await client.enqueue({ method: 'POST', url: '/payments', key: 'alice-pay', json: { amount: 4800 } });
+    await w.rt.run(retrying);
+    user = 'bob';
+    await w.rt.advance(10_000);
+    expect(auth.seen).toEqual(['Bearer alice']);
+    expect(w.server.ledger.effectCount('alice-pay')).toBe(0);
+    // Left pending, its lease given back, for Alice's next session.
+    const held = await w.store.get('alice-pay');
+    expect(held?.state).toBe('pending');
+    expect(held?.lease).toBeUndefined();
+    // Alice signs in again: it goes, with her credentials.
+    user = 'alice';
+    expect((await w.rt.run(pay.settled)).ok).toBe(true);
+    expect(auth.seen).toEqual(['Bearer alice', 'Bearer alice']);
+    expect(w.server.ledger.effectCount('alice-pay')).toBe(1);
+  });
+
+  it("the same without a headers callback (a cookie session): the next user's session never sends it", async () => {
+    let user = 'alice';
+    const w = await world();
+    const { client } = w.open({ user: () => user });
+    w.server.script({ kind: 'status', status: 503, match: { key: 'alice-pay' } });
+    const retrying = new Promise<void>((resolve) => client.on('retry:scheduled', () => resolve()));
+    await client.enqueue({ method: 'POST', url: '/payments', key: 'alice-pay', json: {} });
+    await w.rt.run(retrying);
+    user = 'bob';
+    await w.rt.advance(10_000);
+    expect(w.server.ledger.requestsFor('alice-pay')).toHaveLength(1);
+    expect((await w.store.get('alice-pay'))?.state).toBe('pending');
+  });
+
+  it('an operation held back for another user is looked at once per poll, not in a loop (scope order, user switch)', async () => {
+    let user = 'alice';
+    const w = await world();
+    const { client, tab } = w.open({ user: () => user });
+    tab.setOnline(false);
+    await client.enqueue({ method: 'POST', url: '/payments', key: 'c1', scope: 'cart', json: {} });
+    await client.enqueue({ method: 'POST', url: '/payments', key: 'c2', scope: 'cart', json: {} });
+    user = 'bob';
+    let reads = 0;
+    const get = w.store.get;
+    // Each read takes a macrotask, like an IndexedDB request: a loop of reads then shows as a count, not a hang.
+    w.store.get = async (key) => {
+      reads++;
+      await new Promise((resolve) => setImmediate(resolve));
+      return get(key);
+    };
+    tab.setOnline(true);
+    await w.rt.advance(10_000);
+    w.store.get = get;
+    expect(w.server.ledger.requests).toHaveLength(0);
+    // A poll a second, a few reads each, for 10 s; a loop would make thousands.
+    expect(reads).toBeLessThan(200);
+  });
+
   /**
    * `pay` is listed as pending (its first attempt got a 503), then the drainer's retry (`retry`) runs
    * before clear() gets to it: clear() is handed the listing taken before. What it reports must follow
