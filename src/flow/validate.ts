@@ -78,6 +78,49 @@ export function headerProblem(name: string, value: unknown): string | undefined 
   return undefined;
 }
 
+/**
+ * `undefined`, or an AbortSignal, recognised by its shape (`aborted` and
+ * `addEventListener`), not by `instanceof`: a signal from another realm (an
+ * iframe, a worker's) or a polyfill is one too. Anything else would fail at
+ * the first attempt, after the write-ahead, and leave an operation that
+ * "may have been sent" with nothing at the server.
+ */
+export function checkSignal(signal: unknown): void {
+  if (signal === undefined || isSignalLike(signal)) return;
+  if (typeof signal === 'object' && signal !== null && isSignalLike((signal as { signal?: unknown }).signal)) {
+    fail('signal', 'is an AbortController; pass its AbortSignal (`controller.signal`)');
+  }
+  fail('signal', `must be an AbortSignal, or left out (got ${signal === null ? 'null' : typeof signal})`);
+}
+
+function isSignalLike(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const signal = value as { aborted?: unknown; addEventListener?: unknown };
+  return typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function';
+}
+
+/**
+ * `undefined`, or a Standard Schema (standardschema.dev): something whose
+ * `~standard.validate` is a function (an object, or a callable one as
+ * arktype's types are). It runs only once the server has answered 2xx; a
+ * schema it cannot run then would fail a payment that succeeded.
+ */
+export function checkResponseSchema(schema: unknown): void {
+  if (schema === undefined) return;
+  const holder = (typeof schema === 'object' && schema !== null) || typeof schema === 'function';
+  const standard = holder ? (schema as { '~standard'?: { validate?: unknown } })['~standard'] : undefined;
+  if (typeof standard === 'object' && standard !== null && typeof standard.validate === 'function') return;
+  const onlyParse = holder && typeof (schema as { parse?: unknown }).parse === 'function';
+  fail(
+    'responseSchema',
+    `must be a Standard Schema, an object whose \`~standard.validate\` is a function (zod >= 3.24, valibot >= 1, arktype)${
+      onlyParse
+        ? "; this one only has `parse` (an older zod, yup): upgrade it, or wrap it as { '~standard': { version: 1, vendor: 'app', validate } }"
+        : ''
+    }`,
+  );
+}
+
 /** Nesting allowed in `meta`: deeper is a mistake (or a cycle in disguise), not metadata. */
 const MAX_META_DEPTH = 32;
 
