@@ -8,7 +8,7 @@ import { type OncelyError, ResponseParseError, ResponseValidationError } from '.
 import type { OperationRecord, OperationState } from '../model.js';
 import type { ProviderProfile } from '../policy/profiles.js';
 import type { OperationStore } from '../store/store.js';
-import type { OncelyRequest } from './operation.js';
+import type { OncelyRequest, StandardSchemaV1 } from './operation.js';
 import { bodyValue, unparsedJsonText } from './result.js';
 import { failureError } from './settle-errors.js';
 
@@ -50,20 +50,7 @@ export async function resultOf<T>(
   const unparsed = unparsedJsonText(result);
   if (unparsed !== undefined) throw new ResponseParseError(record.key, result.status, unparsed, record.attempts);
   let data = bodyValue(result.body);
-  if (request.responseSchema !== undefined) {
-    const checked = await request.responseSchema['~standard'].validate(data);
-    if (checked.issues !== undefined) {
-      throw new ResponseValidationError(
-        record.key,
-        result.status,
-        data,
-        checked.issues.map((i) => i.message),
-        record.attempts,
-        result.headers,
-      );
-    }
-    data = checked.value;
-  }
+  if (request.responseSchema !== undefined) data = await validated(record, data, request.responseSchema);
   return {
     key: record.key,
     status: result.status,
@@ -73,6 +60,39 @@ export async function resultOf<T>(
     fromStore,
     attempts: record.attempts.length,
   };
+}
+
+/**
+ * `data` as the caller's schema returns it. The server has completed the
+ * operation whatever the schema does: issues, a throw, a rejection or a
+ * return that is no Standard Schema result all become the same
+ * `ResponseValidationError` (key, status, raw result; what was thrown as
+ * `cause`), never an untyped error a catch-all would take for "not done,
+ * send it again" under a new key.
+ */
+async function validated(record: OperationRecord, data: unknown, schema: StandardSchemaV1): Promise<unknown> {
+  const result = record.result as NonNullable<OperationRecord['result']>;
+  const invalid = (issues: string[], cause?: unknown): ResponseValidationError =>
+    new ResponseValidationError(record.key, result.status, data, issues, record.attempts, result.headers, cause);
+  let checked: unknown;
+  try {
+    checked = await schema['~standard'].validate(data);
+  } catch (error) {
+    throw invalid([`the response schema threw: ${error instanceof Error ? error.message : String(error)}`], error);
+  }
+  if (typeof checked !== 'object' || checked === null) {
+    throw invalid([`the response schema returned ${String(checked)}, not a Standard Schema result`]);
+  }
+  const { issues, value } = checked as { issues?: unknown; value?: unknown };
+  if (issues === undefined) return value;
+  if (!Array.isArray(issues))
+    throw invalid(['the response schema returned `issues` that is no list: not a Standard Schema result']);
+  throw invalid(issues.map(issueText));
+}
+
+function issueText(issue: unknown): string {
+  const message = (issue as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(issue);
 }
 
 /** `resultOf`, or its error, as an `Outcome`. */
