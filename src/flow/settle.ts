@@ -8,7 +8,7 @@ import { type OncelyError, ResponseParseError, ResponseValidationError } from '.
 import type { OperationRecord, OperationState } from '../model.js';
 import type { ProviderProfile } from '../policy/profiles.js';
 import type { OperationStore } from '../store/store.js';
-import type { OncelyRequest, StandardSchemaV1 } from './operation.js';
+import type { OncelyRequest, StandardIssue, StandardSchemaV1 } from './operation.js';
 import { bodyValue, unparsedJsonText } from './result.js';
 import { failureError } from './settle-errors.js';
 
@@ -78,21 +78,16 @@ async function validated(record: OperationRecord, data: unknown, schema: Standar
   try {
     checked = await schema['~standard'].validate(data);
   } catch (error) {
-    throw invalid([`the response schema threw: ${error instanceof Error ? error.message : String(error)}`], error);
+    throw invalid([`the response schema threw: ${(error as Error | null)?.message ?? String(error)}`], error);
   }
-  if (typeof checked !== 'object' || checked === null) {
-    throw invalid([`the response schema returned ${String(checked)}, not a Standard Schema result`]);
-  }
-  const { issues, value } = checked as { issues?: unknown; value?: unknown };
-  if (issues === undefined) return value;
-  if (!Array.isArray(issues))
-    throw invalid(['the response schema returned `issues` that is no list: not a Standard Schema result']);
-  throw invalid(issues.map(issueText));
-}
-
-function issueText(issue: unknown): string {
-  const message = (issue as { message?: unknown } | null)?.message;
-  return typeof message === 'string' ? message : String(issue);
+  const issues = (checked as { issues?: unknown } | null)?.issues;
+  if (typeof checked === 'object' && checked !== null && issues === undefined)
+    return (checked as { value: unknown }).value;
+  throw invalid(
+    Array.isArray(issues)
+      ? issues.map((issue: StandardIssue | null) => String(issue?.message ?? issue))
+      : ['the response schema returned no Standard Schema result'],
+  );
 }
 
 /** `resultOf`, or its error, as an `Outcome`. */

@@ -86,38 +86,31 @@ export function headerProblem(name: string, value: unknown): string | undefined 
  * "may have been sent" with nothing at the server.
  */
 export function checkSignal(signal: unknown): void {
-  if (signal === undefined || isSignalLike(signal)) return;
-  if (typeof signal === 'object' && signal !== null && isSignalLike((signal as { signal?: unknown }).signal)) {
-    fail('signal', 'is an AbortController; pass its AbortSignal (`controller.signal`)');
-  }
-  fail('signal', `must be an AbortSignal, or left out (got ${signal === null ? 'null' : typeof signal})`);
+  if (signal === undefined || isSignal(signal)) return;
+  fail(
+    'signal',
+    isSignal((signal as AbortController | null)?.signal)
+      ? 'is an AbortController: pass its AbortSignal, `controller.signal`'
+      : 'must be an AbortSignal',
+  );
 }
 
-function isSignalLike(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const signal = value as { aborted?: unknown; addEventListener?: unknown };
-  return typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function';
-}
+const isSignal = (value: unknown): boolean =>
+  typeof (value as AbortSignal | null)?.aborted === 'boolean' &&
+  typeof (value as AbortSignal).addEventListener === 'function';
 
 /**
- * `undefined`, or a Standard Schema (standardschema.dev): something whose
- * `~standard.validate` is a function (an object, or a callable one as
- * arktype's types are). It runs only once the server has answered 2xx; a
- * schema it cannot run then would fail a payment that succeeded.
+ * `undefined`, or a Standard Schema (standardschema.dev): anything whose
+ * `~standard.validate` is a function (arktype's types are callable). It runs
+ * only once the server has answered 2xx: a schema that cannot run then would
+ * fail a payment that succeeded.
  */
 export function checkResponseSchema(schema: unknown): void {
-  if (schema === undefined) return;
-  const holder = (typeof schema === 'object' && schema !== null) || typeof schema === 'function';
-  const standard = holder ? (schema as { '~standard'?: { validate?: unknown } })['~standard'] : undefined;
-  if (typeof standard === 'object' && standard !== null && typeof standard.validate === 'function') return;
-  const onlyParse = holder && typeof (schema as { parse?: unknown }).parse === 'function';
+  const standard = (schema as { '~standard'?: { validate?: unknown } } | null | undefined)?.['~standard'];
+  if (schema === undefined || typeof standard?.validate === 'function') return;
   fail(
     'responseSchema',
-    `must be a Standard Schema, an object whose \`~standard.validate\` is a function (zod >= 3.24, valibot >= 1, arktype)${
-      onlyParse
-        ? "; this one only has `parse` (an older zod, yup): upgrade it, or wrap it as { '~standard': { version: 1, vendor: 'app', validate } }"
-        : ''
-    }`,
+    'must be a Standard Schema (`~standard.validate` a function: zod >= 3.24, valibot, arktype); wrap a parse-only one (older zod, yup)',
   );
 }
 

@@ -113,7 +113,7 @@ describe('a schema that fails to run is a ResponseValidationError on a succeeded
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error).toMatchObject({ key: 'pay-4', state: 'succeeded', status: 201 });
-    expect((error as ResponseValidationError).issues.join(' ')).toMatch(/not a Standard Schema result/);
+    expect((error as ResponseValidationError).issues.join(' ')).toMatch(/no Standard Schema result/);
   });
 
   it('a schema whose issues are found keeps its issues and has no cause', async () => {
