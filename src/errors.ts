@@ -173,11 +173,13 @@ export class ResponseValidationError extends OncelyError {
     issues: readonly string[],
     history: readonly AttemptSummary[],
     headers: Readonly<Record<string, string>> = {},
+    /** What the schema threw, when it threw instead of returning issues. */
+    cause?: unknown,
   ) {
     super(
       'response_invalid',
       `The server completed operation ${key} (status ${status}) but the response failed validation: ${issues.join('; ')}`,
-      { key, state: 'succeeded', history },
+      { key, state: 'succeeded', history, cause },
     );
     this.status = status;
     this.body = body;

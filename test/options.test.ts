@@ -25,6 +25,14 @@ describe('options are validated at construction, naming the field', () => {
     ['pattern that never matches', { endpoints: { 'ANY /x': {} } }, 'endpoints["ANY /x"]'],
     ['pattern with a query', { endpoints: { 'GET /s?q=1': {} } }, 'endpoints["GET /s?q=1"]'],
     ['bad ratio', { policy: { budget: { ratio: 2 } } }, 'policy.budget.ratio'],
+    // Infinity is no JSON: the stored policy copy would hold null, and the gate would open at the first retry.
+    ['infinite budget capacity', { policy: { budget: { capacity: Infinity } } }, 'policy.budget.capacity'],
+    [
+      'infinite endpoint budget capacity',
+      { endpoints: { 'POST /payments': { budget: { capacity: Number.POSITIVE_INFINITY } } } },
+      'endpoints["POST /payments"].budget.capacity',
+    ],
+    ['infinite lease', { leaseMs: Infinity }, 'leaseMs'],
     ['bad profile', { policy: { profile: 'paypal' as 'ietf' } }, 'policy.profile'],
     ['bad class', { policy: { classify: { 409: 'maybe' as 'permanent' } } }, 'policy.classify.409'],
     [
@@ -43,6 +51,15 @@ describe('options are validated at construction, naming the field', () => {
 
   it('the message names the field too', () => {
     expect(() => createClient({ policy: { maxAttempts: -3 } })).toThrow(/policy\.maxAttempts.*>= 1/);
+  });
+
+  it('a number that is not finite is refused as such, naming the field', () => {
+    expect(() => createClient({ policy: { budget: { capacity: Infinity } } })).toThrow(
+      /`policy\.budget\.capacity`: must be a finite number$/,
+    );
+    expect(() => createClient({ policy: { budget: { ratio: Number.NaN } } })).toThrow(
+      /`policy\.budget\.ratio`: expected a number$/,
+    );
   });
 
   it('valid options construct', () => {

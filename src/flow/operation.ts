@@ -10,7 +10,7 @@ import type { ResolvedPolicy } from '../options.js';
 import type { Runtime } from '../runtime.js';
 import { bytesToBase64 } from './bytes.js';
 import { assertValidKey, fingerprintOf } from './key.js';
-import { checkMethod, checkUrl, headerProblem, plainMeta } from './validate.js';
+import { checkMethod, checkResponseSchema, checkSignal, checkUrl, headerProblem, plainMeta } from './validate.js';
 
 /**
  * A write to send once.
@@ -54,12 +54,19 @@ export interface OncelyRequest<T = unknown> {
    * random key is minted once for this operation.
    */
   key?: string;
-  /** Aborting ends the operation (`aborted`); a started attempt may still take effect. */
+  /**
+   * Aborting ends the operation (`aborted`); a started attempt may still take
+   * effect. An AbortSignal (`controller.signal`, not the controller; one
+   * from another realm or a polyfill will do): anything else is refused
+   * before the operation is stored.
+   */
   signal?: AbortSignal;
   /**
-   * Validates the 2xx body (any Standard Schema, e.g. a zod schema). A body
-   * that fails is still a completed operation: it is not retried, its raw
-   * result is kept, and `send` rejects with `ResponseValidationError`.
+   * Validates the 2xx body (any Standard Schema, e.g. a zod >= 3.24 schema;
+   * one without `~standard.validate` is refused before anything is stored).
+   * A body that fails, or a schema that throws on it, is still a completed
+   * operation: it is not retried, its raw result is kept, and `send` rejects
+   * with `ResponseValidationError` (a throw is its `cause`).
    */
   responseSchema?: StandardSchemaV1<unknown, T>;
   /** Operations of one scope are sent in order, one at a time. */
@@ -151,6 +158,8 @@ export async function prepareOperation(
   const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
   const body = storedBody(input);
   checkMethod(method, body !== undefined);
+  checkSignal(input.signal);
+  checkResponseSchema(input.responseSchema);
   if (body?.encoding === 'json' && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
   const meta = input.meta === undefined ? undefined : plainMeta(input.meta);
   const key = input.key ?? runtime.uuid();

@@ -8,7 +8,7 @@ import { OncelyError, ResponseParseError, ResponseValidationError } from '../err
 import type { OperationRecord, OperationState } from '../model.js';
 import type { ProviderProfile } from '../policy/profiles.js';
 import type { OperationStore } from '../store/store.js';
-import type { OncelyRequest } from './operation.js';
+import type { OncelyRequest, StandardIssue, StandardSchemaV1 } from './operation.js';
 import { bodyValue, unparsedJsonText } from './result.js';
 import { failureError } from './settle-errors.js';
 
@@ -50,20 +50,7 @@ export async function resultOf<T>(
   const unparsed = unparsedJsonText(result);
   if (unparsed !== undefined) throw new ResponseParseError(record.key, result.status, unparsed, record.attempts);
   let data = bodyValue(result.body);
-  if (request.responseSchema !== undefined) {
-    const checked = await request.responseSchema['~standard'].validate(data);
-    if (checked.issues !== undefined) {
-      throw new ResponseValidationError(
-        record.key,
-        result.status,
-        data,
-        checked.issues.map((i) => i.message),
-        record.attempts,
-        result.headers,
-      );
-    }
-    data = checked.value;
-  }
+  if (request.responseSchema !== undefined) data = await validated(record, data, request.responseSchema);
   return {
     key: record.key,
     status: result.status,
@@ -73,6 +60,34 @@ export async function resultOf<T>(
     fromStore,
     attempts: record.attempts.length,
   };
+}
+
+/**
+ * `data` as the caller's schema returns it. The server has completed the
+ * operation whatever the schema does: issues, a throw, a rejection or a
+ * return that is no Standard Schema result all become the same
+ * `ResponseValidationError` (key, status, raw result; what was thrown as
+ * `cause`), never an untyped error a catch-all would take for "not done,
+ * send it again" under a new key.
+ */
+async function validated(record: OperationRecord, data: unknown, schema: StandardSchemaV1): Promise<unknown> {
+  const result = record.result as NonNullable<OperationRecord['result']>;
+  const invalid = (issues: string[], cause?: unknown): ResponseValidationError =>
+    new ResponseValidationError(record.key, result.status, data, issues, record.attempts, result.headers, cause);
+  let checked: unknown;
+  try {
+    checked = await schema['~standard'].validate(data);
+  } catch (error) {
+    throw invalid([`the response schema threw: ${(error as Error | null)?.message ?? String(error)}`], error);
+  }
+  const issues = (checked as { issues?: unknown } | null)?.issues;
+  if (typeof checked === 'object' && checked !== null && issues === undefined)
+    return (checked as { value: unknown }).value;
+  throw invalid(
+    Array.isArray(issues)
+      ? issues.map((issue: StandardIssue | null) => String(issue?.message ?? issue))
+      : ['the response schema returned no Standard Schema result'],
+  );
 }
 
 /** `resultOf`, or its error, as an `Outcome`. */

@@ -78,6 +78,42 @@ export function headerProblem(name: string, value: unknown): string | undefined 
   return undefined;
 }
 
+/**
+ * `undefined`, or an AbortSignal, recognised by its shape (`aborted` and
+ * `addEventListener`), not by `instanceof`: a signal from another realm (an
+ * iframe, a worker's) or a polyfill is one too. Anything else would fail at
+ * the first attempt, after the write-ahead, and leave an operation that
+ * "may have been sent" with nothing at the server.
+ */
+export function checkSignal(signal: unknown): void {
+  if (signal === undefined || isSignal(signal)) return;
+  fail(
+    'signal',
+    isSignal((signal as AbortController | null)?.signal)
+      ? 'is an AbortController: pass its AbortSignal, `controller.signal`'
+      : 'must be an AbortSignal',
+  );
+}
+
+const isSignal = (value: unknown): boolean =>
+  typeof (value as AbortSignal | null)?.aborted === 'boolean' &&
+  typeof (value as AbortSignal).addEventListener === 'function';
+
+/**
+ * `undefined`, or a Standard Schema (standardschema.dev): anything whose
+ * `~standard.validate` is a function (arktype's types are callable). It runs
+ * only once the server has answered 2xx: a schema that cannot run then would
+ * fail a payment that succeeded.
+ */
+export function checkResponseSchema(schema: unknown): void {
+  const standard = (schema as { '~standard'?: { validate?: unknown } } | null | undefined)?.['~standard'];
+  if (schema === undefined || typeof standard?.validate === 'function') return;
+  fail(
+    'responseSchema',
+    'must be a Standard Schema (`~standard.validate` a function: zod >= 3.24, valibot, arktype); wrap a parse-only one (older zod, yup)',
+  );
+}
+
 /** Nesting allowed in `meta`: deeper is a mistake (or a cycle in disguise), not metadata. */
 const MAX_META_DEPTH = 32;
 

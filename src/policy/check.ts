@@ -20,10 +20,16 @@ const fail = (path: string, problem: string): string => `${path === '' ? '(root)
 export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** A finite number within bounds (`int` for integers). */
+/**
+ * A finite number within bounds (`int` for integers). Never `Infinity`, even
+ * without a `max`: policy options are stored as JSON with each operation (its
+ * policy copy), where `Infinity` becomes `null`, and no option reads
+ * `Infinity` as "no limit".
+ */
 export function num(rules: { int?: boolean; min?: number; max?: number } = {}): Check {
   return (v, path) => {
     if (typeof v !== 'number' || Number.isNaN(v)) return fail(path, 'expected a number');
+    if (!Number.isFinite(v)) return fail(path, 'must be a finite number');
     if (rules.int === true && !Number.isInteger(v)) return fail(path, 'must be an integer');
     if (rules.min !== undefined && v < rules.min) return fail(path, `must be >= ${rules.min}`);
     if (rules.max !== undefined && v > rules.max) return fail(path, `must be <= ${rules.max}`);

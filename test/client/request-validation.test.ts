@@ -94,6 +94,84 @@ describe('refused before the write-ahead', () => {
   });
 });
 
+/** Neither `send` nor `enqueue` writes it: both go through the same checks (and `enqueue` rejects itself, not its `settled`). */
+async function refusedByBoth(request: OncelyRequest, field: string): Promise<InvalidRequestError[]> {
+  const fromSend = await refused(request, field);
+  const h = await harness();
+  const fromEnqueue = await h.rt.run(h.client.enqueue(request)).catch((e: unknown) => e);
+  expect(fromEnqueue).toBeInstanceOf(InvalidRequestError);
+  expect((fromEnqueue as InvalidRequestError).field).toBe(field);
+  expect(await h.client.list()).toHaveLength(0);
+  expect(h.server.ledger.requests).toHaveLength(0);
+  return [fromSend, fromEnqueue as InvalidRequestError];
+}
+
+describe('signal and responseSchema are checked before the write-ahead', () => {
+  // Before: the AbortController was written ahead, its first attempt died on `signal.addEventListener`
+  // with nothing sent, and the record stayed in_flight, "may have taken effect", for good.
+  it.each([
+    ['the AbortController instead of its signal', () => new AbortController()],
+    ['null', () => null],
+    ['a plain object', () => ({})],
+    ['a string', () => 'abort'],
+  ])('a signal that is no AbortSignal (%s) is refused, naming `signal`', async (_label, make) => {
+    const signal = make() as unknown as AbortSignal;
+    for (const error of await refusedByBoth({ method: 'POST', url: '/payments', json: {}, signal }, 'signal')) {
+      expect(error.message).toMatch(/AbortSignal/);
+    }
+  });
+
+  it('the AbortController mistake is named as such', async () => {
+    const signal = new AbortController() as unknown as AbortSignal;
+    const error = await refused({ method: 'POST', url: '/payments', json: {}, signal }, 'signal');
+    expect(error.message).toMatch(/controller\.signal/);
+  });
+
+  it('an AbortSignal-like object from elsewhere (a polyfill, another realm) is accepted and aborts', async () => {
+    // Not an instance of this realm's AbortSignal: only its shape is checked.
+    class PolyfillSignal extends EventTarget {
+      aborted = false;
+      reason: unknown;
+      abort(): void {
+        this.aborted = true;
+        this.reason = new Error('stop');
+        this.dispatchEvent(new Event('abort'));
+      }
+    }
+    const h = await harness();
+    const ok = new PolyfillSignal() as unknown as AbortSignal;
+    const result = await h.rt.run(
+      h.client.send({ method: 'POST', url: '/payments', key: 'poly', json: {}, signal: ok }),
+    );
+    expect(result.status).toBe(201);
+    const stopped = new PolyfillSignal();
+    stopped.abort();
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'poly-2', json: {}, signal: stopped as never }))
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: 'AbortError', key: 'poly-2', state: 'failed', reason: 'aborted' });
+    expect(h.server.ledger.requestsFor('poly-2')).toHaveLength(0);
+  });
+
+  // Before: a schema that only has `parse` (zod before 3.24, yup) was written ahead and sent; the
+  // payment succeeded, then `send` rejected with a TypeError: no key, not an OncelyError.
+  it.each([
+    ['a schema with only parse()', () => ({ parse: (v: unknown) => v })],
+    ['~standard without validate', () => ({ '~standard': { version: 1, vendor: 'x' } })],
+    ['~standard.validate that is no function', () => ({ '~standard': { version: 1, vendor: 'x', validate: true } })],
+    ['null', () => null],
+    ['a function', () => (v: unknown) => v],
+  ])('a responseSchema that is no Standard Schema (%s) is refused, naming `responseSchema`', async (_label, make) => {
+    const responseSchema = make() as never;
+    for (const error of await refusedByBoth(
+      { method: 'POST', url: '/payments', json: { amount: 1 }, responseSchema },
+      'responseSchema',
+    )) {
+      expect(error.message).toMatch(/Standard Schema/);
+    }
+  });
+});
+
 describe('after the write-ahead: a request fetch will not build was never sent', () => {
   it('a headers-callback value with CR/LF is not_sent (no request, ends failed, never unknown)', async () => {
     const h = await harness({
