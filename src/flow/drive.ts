@@ -93,7 +93,11 @@ export async function drive(
 
   let record = claimed;
   let needsAdmission = lastAttemptWasBudgeted(record);
-  /** An admitted probe not yet reported to the gate: released on every path, or the gate would stay shut. */
+  /**
+   * An admitted probe whose attempt started and is not yet reported to the
+   * gate: released on every path, or the gate would stay shut. (Before its
+   * attempt starts, an admission is the gate's to give back: `giveBack`.)
+   */
   let probeOut = false;
   /** The network came back while we waited after an unsent attempt: try now. */
   let dueNow = false;
@@ -121,7 +125,6 @@ export async function drive(
           return undefined;
         }
         ({ probe, lastLook } = next);
-        probeOut = probe;
         needsAdmission = false;
         // Credentials first: if the callback fails (say, a token refresh), nothing
         // can be sent, and the attempt must not look as if it might have been.
@@ -132,6 +135,9 @@ export async function drive(
         const startedAt = runtime.now();
         timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
         record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
+        // The admission is used: from here a probe is released by its report (or below).
+        gate?.spend(key);
+        probeOut = probe;
       }
       const attempt = context.attempt;
       if (events.listens('attempt:started')) {
@@ -238,6 +244,8 @@ export async function drive(
     if (error instanceof LeaseLostError) return undefined;
     throw await asOperationFailure(engine, key, record, error);
   } finally {
+    // An admission whose attempt never started (say, the start's write failed) goes back.
+    gate?.giveBack(key);
     if (probeOut) gate?.releaseProbe();
   }
 }
