@@ -90,6 +90,17 @@ export async function drive(
     }
     return settled;
   };
+  /**
+   * A wait for a user hook ended by the caller's abort or the client closing
+   * (`callHook`): stop as an abort anywhere else does (whether anything may
+   * have taken effect follows from the attempts), or let the record go,
+   * pending, to the next owner.
+   */
+  const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord) => {
+    if (why === 'aborted') return await settle(stopWith(r, 'aborted', 'The caller aborted the operation'));
+    await write(release, RELAXED);
+    return undefined;
+  };
 
   let record = claimed;
   let needsAdmission = lastAttemptWasBudgeted(record);
@@ -108,7 +119,7 @@ export async function drive(
       let probe = false;
       let lastLook = false;
       let timeoutMs: number;
-      let credentials: Awaited<ReturnType<typeof withCredentials>>;
+      let credentials: { headers: Record<string, string> } | { error: unknown };
       // The attempt about to start, or (first round after a started write-ahead) already started.
       const context = attemptContext(record, first !== undefined);
       if (first !== undefined) {
@@ -128,10 +139,19 @@ export async function drive(
         needsAdmission = false;
         // Credentials first: if the callback fails (say, a token refresh), nothing
         // can be sent, and the attempt must not look as if it might have been.
-        credentials =
+        const given =
           engine.credentials === undefined
             ? { headers: keyHeaders(policy, record) }
-            : await withCredentials(engine, engine.credentials, keyHeaders(policy, record), context, next.untilMs);
+            : await withCredentials(
+                engine,
+                engine.credentials,
+                keyHeaders(policy, record),
+                context,
+                next.untilMs,
+                signal,
+              );
+        if ('stopped' in given) return await stopWaiting(given.stopped, record);
+        credentials = given;
         const startedAt = runtime.now();
         timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
         record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
@@ -215,10 +235,14 @@ export async function drive(
           record = await write((r) => refreshAuth(r, end, owner), RELAXED);
           emitEnded(engine, base, record, end);
           const refreshed = await callHook(engine, () => engine.onUnauthorized?.(context), record.deadlineAt, signal);
+          if (refreshed !== true && 'stopped' in refreshed && refreshed.stopped !== 'deadline') {
+            // Not the hook's failure: the caller aborted, or the client is closing mid-refresh.
+            return await stopWaiting(refreshed.stopped, record);
+          }
           if (refreshed !== true) {
             // No fresh credentials: the 401 stands. Nothing new was sent.
             const why =
-              refreshed === false ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
+              'stopped' in refreshed ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
             const message = `The server refused the credentials (401); onUnauthorized ${why}`;
             return await settle(stopWith(record, 'correctable', message, { status: 401, class: 'correctable' }));
           }
@@ -244,7 +268,7 @@ export async function drive(
     if (error instanceof LeaseLostError) return undefined;
     throw await asOperationFailure(engine, key, record, error);
   } finally {
-    // An admission whose attempt never started (say, the start's write failed) goes back.
+    // An admission whose attempt never started (the hook wait stopped, the start's write failed) goes back.
     gate?.giveBack(key);
     if (probeOut) gate?.releaseProbe();
   }
