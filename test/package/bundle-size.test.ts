@@ -48,9 +48,10 @@ const BUDGETS: readonly Budget[] = [
   // from 37 / 44 KB by ky 1.14 (3.8 KB less than ky 2.1); splitting costs the whole ~2 KB (chunk boundaries);
   // the store durability hint and the hot-path caches added ~0.6 KB since, and the write or claim that starts
   // its attempt (one store write fewer per operation) 0.8 KB more: 35.8 KB and 43.2 KB measured. (The start-up
-  // paths above did not grow: these modules load lazily.)
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 36 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 43.5 * KB },
+  // paths above did not grow: these modules load lazily.) Giving back unused gate admissions and telling a
+  // hook wait's stop (close, abort) from its deadline added 0.25 KB: 36.3 KB and 43.7 KB measured.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 36.5 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 44 * KB },
 ];
 
 const kb = (bytes: number): string => (bytes / KB).toFixed(1);
