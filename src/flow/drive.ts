@@ -92,10 +92,25 @@ export async function drive(
     }
     return settled;
   };
+  /**
+   * A wait for a user hook ended by the caller's abort or the client closing
+   * (`callHook`): stop as an abort anywhere else does (whether anything may
+   * have taken effect follows from the attempts), or let the record go,
+   * pending, to the next owner.
+   */
+  const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord) => {
+    if (why === 'aborted') return await settle(stopWith(r, 'aborted', 'The caller aborted the operation'));
+    await write(release, RELAXED);
+    return undefined;
+  };
 
   let record = claimed;
   let needsAdmission = lastAttemptWasBudgeted(record);
-  /** An admitted probe not yet reported to the gate: released on every path, or the gate would stay shut. */
+  /**
+   * An admitted probe whose attempt started and is not yet reported to the
+   * gate: released on every path, or the gate would stay shut. (Before its
+   * attempt starts, an admission is the gate's to give back: `giveBack`.)
+   */
   let probeOut = false;
   /** The network came back while we waited after an unsent attempt: try now. */
   let dueNow = false;
@@ -106,7 +121,7 @@ export async function drive(
       let probe = false;
       let lastLook = false;
       let timeoutMs: number;
-      let credentials: Awaited<ReturnType<typeof withCredentials>>;
+      let credentials: { headers: Record<string, string> } | { error: unknown };
       // The attempt about to start, or (first round after a started write-ahead) already started.
       const context = attemptContext(record, first !== undefined);
       if (first !== undefined) {
@@ -123,17 +138,28 @@ export async function drive(
           return undefined;
         }
         ({ probe, lastLook } = next);
-        probeOut = probe;
         needsAdmission = false;
         // Credentials first: if the callback fails (say, a token refresh), nothing
         // can be sent, and the attempt must not look as if it might have been.
-        credentials =
+        const given =
           engine.credentials === undefined
             ? { headers: keyHeaders(policy, record) }
-            : await withCredentials(engine, engine.credentials, keyHeaders(policy, record), context, next.untilMs);
+            : await withCredentials(
+                engine,
+                engine.credentials,
+                keyHeaders(policy, record),
+                context,
+                next.untilMs,
+                signal,
+              );
+        if ('stopped' in given) return await stopWaiting(given.stopped, record);
+        credentials = given;
         const startedAt = runtime.now();
         timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
         record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
+        // The admission is used: from here a probe is released by its report (or below).
+        gate?.spend(key);
+        probeOut = probe;
       }
       const attempt = context.attempt;
       if (events.listens('attempt:started')) {
@@ -211,10 +237,14 @@ export async function drive(
           record = await write((r) => refreshAuth(r, end, owner), RELAXED);
           emitEnded(engine, base, record, end);
           const refreshed = await callHook(engine, () => engine.onUnauthorized?.(context), record.deadlineAt, signal);
+          if (refreshed !== true && 'stopped' in refreshed && refreshed.stopped !== 'deadline') {
+            // Not the hook's failure: the caller aborted, or the client is closing mid-refresh.
+            return await stopWaiting(refreshed.stopped, record);
+          }
           if (refreshed !== true) {
             // No fresh credentials: the 401 stands. Nothing new was sent.
             const why =
-              refreshed === false ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
+              'stopped' in refreshed ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
             const message = `The server refused the credentials (401); onUnauthorized ${why}`;
             return await settle(stopWith(record, 'correctable', message, { status: 401, class: 'correctable' }));
           }
@@ -243,6 +273,8 @@ export async function drive(
     }
     throw await asOperationFailure(engine, key, record, error);
   } finally {
+    // An admission whose attempt never started (the hook wait stopped, the start's write failed) goes back.
+    gate?.giveBack(key);
     if (probeOut) gate?.releaseProbe();
   }
 }

@@ -13,7 +13,12 @@ import type { Engine } from './engine.js';
 import type { Base } from './outcome.js';
 import { pause } from './waits.js';
 
-/** Waits for the gate; 'interrupted' when a signal fired (the loop re-checks). */
+/**
+ * Waits for the gate; 'interrupted' when a signal fired (the loop re-checks).
+ * An admission that will not lead to an attempt (past the deadline, or
+ * interrupted while waiting for its ramp slot) is given back here; one the
+ * loop then fails to use, drive.ts gives back.
+ */
 export async function admit(
   engine: Engine,
   gate: HostGate,
@@ -26,8 +31,15 @@ export async function admit(
     const now = runtime.now();
     const admission = gate.admitRetry(record.key, now, runtime.random);
     if (admission.kind === 'go') {
-      if (admission.atMs >= record.deadlineAt) return 'past_deadline';
-      if (admission.atMs > now && !(await pause(engine, admission.atMs - now, signal))) return 'interrupted';
+      if (admission.atMs >= record.deadlineAt) {
+        // A wait that ended late (a throttled tab, a machine waking) may be handed the probe: unused, it would hold the host shut.
+        gate.giveBack(record.key);
+        return 'past_deadline';
+      }
+      if (admission.atMs > now && !(await pause(engine, admission.atMs - now, signal))) {
+        gate.giveBack(record.key);
+        return 'interrupted';
+      }
       return admission;
     }
     if (admission.untilMs >= record.deadlineAt) {

@@ -38,16 +38,24 @@ export async function waitUntilDue(
 }
 
 /**
+ * Why a wait for a user hook ended without its answer: the deadline passed,
+ * the caller aborted, or the client is closing. Only the first is about the
+ * hook; the others are the loop's own stops (drive.ts), which must not be
+ * recorded as the hook failing.
+ */
+export type HookStop = 'deadline' | 'aborted' | 'shutdown';
+
+/**
  * Runs a user hook under the operation's deadline. Resolves `true` when it
- * finished, `false` when the deadline (or the caller's signal, or shutdown)
- * came first, or with what it threw.
+ * finished, `{ stopped }` when the deadline, the caller's signal or the
+ * client's shutdown came first (saying which), or with what it threw.
  */
 export async function callHook(
   engine: Engine,
   hook: () => unknown,
   deadlineAt: number,
   signal: AbortSignal | undefined,
-): Promise<true | false | { thrown: unknown }> {
+): Promise<true | { stopped: HookStop } | { thrown: unknown }> {
   let answer: unknown;
   try {
     answer = hook();
@@ -63,12 +71,18 @@ export async function callHook(
       (thrown: unknown) => ({ thrown }),
     );
     const expired = pause(engine, Math.max(0, deadlineAt - engine.runtime.now()), signal, timer.signal).then(
-      () => false as const,
+      (elapsed) => ({ stopped: elapsed ? 'deadline' : stopOf(engine, signal) }),
     );
     return await Promise.race([finished, expired]);
   } finally {
     timer.abort();
   }
+}
+
+/** Which signal ended a wait early; the caller's abort first, as the loop checks it first (before-attempt.ts). */
+function stopOf(engine: Engine, signal: AbortSignal | undefined): HookStop {
+  if (signal?.aborted === true) return 'aborted';
+  return engine.shutdown.stopped ? 'shutdown' : 'deadline';
 }
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -130,7 +144,9 @@ export async function pause(engine: Engine, ms: number, signal?: AbortSignal, wa
 
 /**
  * Adds the `headers` callback's answer. A callback that throws, or does not
- * answer before the deadline, is data: the attempt is not sent.
+ * answer before the deadline, is data: the attempt is not sent. The caller's
+ * abort or the client closing while it is pending is not about the callback:
+ * `{ stopped }`, and the loop stops or lets go before recording an attempt.
  */
 export async function withCredentials(
   engine: Engine,
@@ -138,7 +154,8 @@ export async function withCredentials(
   headers: Record<string, string>,
   context: AttemptContext,
   deadlineAt: number,
-): Promise<{ headers: Record<string, string> } | { error: unknown }> {
+  signal: AbortSignal | undefined,
+): Promise<{ headers: Record<string, string> } | { error: unknown } | { stopped: Exclude<HookStop, 'deadline'> }> {
   let answer: Record<string, string> | undefined;
   const outcome = await callHook(
     engine,
@@ -153,9 +170,10 @@ export async function withCredentials(
       });
     },
     deadlineAt,
-    undefined,
+    signal,
   );
   if (outcome === true) return { headers: Object.assign(headers, answer) };
-  if (outcome === false) return { error: new Error('it did not answer before the deadline') };
-  return { error: outcome.thrown };
+  if ('thrown' in outcome) return { error: outcome.thrown };
+  if (outcome.stopped === 'deadline') return { error: new Error('it did not answer before the deadline') };
+  return { stopped: outcome.stopped };
 }

@@ -49,6 +49,8 @@ export class HostGate {
   #rampSlotMs = 0;
   #rampNext = 0;
   readonly #held = new Set<string>();
+  /** Admissions handed out whose attempt has not started, by operation: what each took (see `giveBack`). */
+  readonly #unspent = new Map<string, 'token' | 'probe' | 'slot'>();
   readonly #listeners = new Set<() => void>();
 
   constructor(settings: GateSettings) {
@@ -82,6 +84,7 @@ export class HostGate {
       if (this.#tokens >= 1) {
         this.#tokens -= 1;
         this.#held.delete(id);
+        this.#unspent.set(id, 'token');
         return { kind: 'go', atMs: nowMs, probe: false };
       }
       this.#open(nowMs, random);
@@ -90,11 +93,13 @@ export class HostGate {
       const slot = this.#rampStartAt + this.#rampNext * this.#rampSlotMs;
       this.#rampNext += 1;
       this.#held.delete(id);
+      this.#unspent.set(id, 'slot');
       return { kind: 'go', atMs: Math.max(nowMs, Math.round(slot)), probe: false };
     }
     if (!this.#probeOut && nowMs >= this.#nextProbeAt) {
       this.#probeOut = true;
       this.#held.delete(id);
+      this.#unspent.set(id, 'probe');
       return { kind: 'go', atMs: nowMs, probe: true };
     }
     this.#held.add(id);
@@ -107,6 +112,29 @@ export class HostGate {
   /** Operation `id` no longer waits (it stopped, e.g. at its deadline). */
   forget(id: string): void {
     this.#held.delete(id);
+  }
+
+  /**
+   * Operation `id`'s admitted attempt is starting: its admission is used.
+   * A probe stays out until its answer is reported (or `releaseProbe`).
+   */
+  spend(id: string): void {
+    this.#unspent.delete(id);
+  }
+
+  /**
+   * Operation `id` will not use its admission (it stopped or let go before
+   * its attempt started): what the admission took is given back, so a lost
+   * probe cannot hold the host shut and a lost token cannot shrink the
+   * budget. A ramp slot is a time, not a share: one left unused is a gap in
+   * the ramp, which ends on time regardless. Nothing to give back: no-op.
+   */
+  giveBack(id: string): void {
+    const took = this.#unspent.get(id);
+    if (took === undefined) return;
+    this.#unspent.delete(id);
+    if (took === 'token') this.#tokens = Math.min(this.settings.capacity, this.#tokens + 1);
+    else if (took === 'probe') this.releaseProbe();
   }
 
   /**
@@ -161,6 +189,8 @@ export class HostGate {
   #open(nowMs: number, random: () => number): void {
     this.#mode = 'open';
     this.#probeOut = false;
+    // The probe out is forgotten: giving it back later must not release the next one.
+    for (const [id, took] of this.#unspent) if (took === 'probe') this.#unspent.delete(id);
     this.#nextProbeAt = this.#probeTime(nowMs, random);
   }
 

@@ -77,6 +77,63 @@ describe('host gate', () => {
   });
 });
 
+describe('an admission its operation does not use', () => {
+  it('a token given back is in the budget again', () => {
+    const gate = new HostGate({ ...settings, capacity: 1 });
+    expect(gate.admitRetry('a', 0, noJitter)).toEqual({ kind: 'go', atMs: 0, probe: false });
+    expect(gate.tokens).toBe(0);
+    gate.giveBack('a');
+    expect(gate.tokens).toBe(1);
+    expect(gate.admitRetry('b', 0, noJitter)).toEqual({ kind: 'go', atMs: 0, probe: false });
+    expect(gate.mode).toBe('closed');
+  });
+
+  it('a probe given back lets the next one go at once, and wakes the held', () => {
+    const gate = new HostGate({ ...settings, capacity: 0 });
+    let notified = 0;
+    gate.onChange(() => notified++);
+    expect(gate.admitRetry('a', 0, noJitter)).toMatchObject({ kind: 'go', probe: true });
+    expect(gate.admitRetry('b', 0, noJitter)).toMatchObject({ kind: 'hold' });
+    gate.giveBack('a');
+    expect(notified).toBe(1);
+    expect(gate.admitRetry('b', 0, noJitter)).toMatchObject({ kind: 'go', probe: true });
+  });
+
+  it('once spent (its attempt started) nothing is given back: the answer reports it', () => {
+    const gate = new HostGate({ ...settings, capacity: 1 });
+    gate.admitRetry('a', 0, noJitter);
+    gate.spend('a');
+    gate.giveBack('a');
+    expect(gate.tokens).toBe(0);
+    const probe = gate.admitRetry('b', 0, noJitter);
+    expect(probe).toMatchObject({ kind: 'go', probe: true });
+    gate.spend('b');
+    gate.giveBack('b');
+    expect(gate.admitRetry('c', 0, noJitter)).toMatchObject({ kind: 'hold' });
+  });
+
+  it('given back twice, or never admitted: nothing more is given', () => {
+    const gate = new HostGate({ ...settings, capacity: 2 });
+    gate.admitRetry('a', 0, noJitter);
+    gate.admitRetry('b', 0, noJitter);
+    gate.giveBack('a');
+    gate.giveBack('a');
+    gate.giveBack('never');
+    expect(gate.tokens).toBe(1);
+  });
+
+  it('a probe the gate already forgot (it opened again) does not release the next probe', () => {
+    const gate = new HostGate({ ...settings, capacity: 0 });
+    expect(gate.admitRetry('old', 0, noJitter)).toMatchObject({ probe: true });
+    // Another operation's first attempt succeeds (half-open), then a failure opens the gate again.
+    gate.reportSuccess(false, 10);
+    gate.reportFailure(false, 20, undefined, noJitter);
+    expect(gate.admitRetry('new', 20, noJitter)).toMatchObject({ kind: 'go', probe: true });
+    gate.giveBack('old');
+    expect(gate.admitRetry('third', 20, noJitter)).toMatchObject({ kind: 'hold' });
+  });
+});
+
 describe('host gates', () => {
   it('one gate per scope, created on first use and kept', () => {
     const gates = new HostGates();
