@@ -63,9 +63,9 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
     const why = 'The retry budget for this host stayed exhausted until the deadline';
     return { kind: 'stop', stop: stopWith(record, 'budget', why) };
   }
-  // The wait for the gate can be long: asked again, and a probe this loop will not send is given back.
+  // The wait for the gate can be long: asked again, and an admission this loop will not use is given back.
   if (!mayAttemptNow(engine, record)) {
-    if (admitted.probe) gate.releaseProbe();
+    gate.giveBack(record.key);
     return { kind: 'release' };
   }
   return { kind: 'go', lastLook, untilMs, probe: admitted.probe };
