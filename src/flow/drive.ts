@@ -37,6 +37,7 @@ import {
   endAttempt,
   refreshAuth,
   release,
+  releaseUnrefreshed,
   scheduleRetry,
   settleStopped,
   startAttempt,
@@ -98,9 +99,9 @@ export async function drive(
    * have taken effect follows from the attempts), or let the record go,
    * pending, to the next owner.
    */
-  const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord) => {
+  const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord, letGo = release) => {
     if (why === 'aborted') return await settle(stopWith(r, 'aborted', 'The caller aborted the operation'));
-    await write(release, RELAXED);
+    await write(letGo, RELAXED);
     return undefined;
   };
 
@@ -239,7 +240,7 @@ export async function drive(
           const refreshed = await callHook(engine, () => engine.onUnauthorized?.(context), record.deadlineAt, signal);
           if (refreshed !== true && 'stopped' in refreshed && refreshed.stopped !== 'deadline') {
             // Not the hook's failure: the caller aborted, or the client is closing mid-refresh.
-            return await stopWaiting(refreshed.stopped, record);
+            return await stopWaiting(refreshed.stopped, record, releaseUnrefreshed);
           }
           if (refreshed !== true) {
             // No fresh credentials: the 401 stands. Nothing new was sent.

@@ -251,6 +251,15 @@ export function release(record: OperationRecord): OperationRecord {
 }
 
 /**
+ * `release`, from inside an `onUnauthorized` call that never finished (the
+ * client closed): the one refresh was not had, so the next owner may ask
+ * for it on its own 401 instead of taking that 401 as final.
+ */
+export function releaseUnrefreshed(record: OperationRecord): OperationRecord {
+  return revise(record, { state: 'pending' }, ['lease', 'authRefreshed']);
+}
+
+/**
  * `retry(key)` of a `blocked` or `unknown` operation: pending again at once,
  * with the same key, a fresh backoff schedule and a new deadline (the caller
  * bounds it by the server's key retention). The failure, the retention and

@@ -45,6 +45,26 @@ describe('onUnauthorized still pending', () => {
     expect(h.server.ledger.effectCount('u1')).toBe(1);
   });
 
+  it('and the next owner, meeting a 401 too, gets its own refresh (the first never finished)', async () => {
+    const refresh = pendingHook<void>();
+    const h = await harness({ onUnauthorized: refresh.hook });
+    h.server.script({ kind: 'status', status: 401 }, { kind: 'status', status: 401 });
+    const caller = h.client.send({ method: 'POST', url: '/payments', key: 'u3', json: {} }).catch((e: unknown) => e);
+    await h.rt.run(refresh.called);
+    await h.client.close();
+    await caller;
+    let refreshed = 0;
+    const next = h.another({
+      onUnauthorized: () => {
+        refreshed++;
+      },
+    });
+    expect(await h.rt.run(next.resume())).toMatchObject({ driven: 1, succeeded: 1 });
+    expect(refreshed).toBe(1);
+    expect(h.server.ledger.requestsFor('u3')).toHaveLength(3);
+    expect(h.server.ledger.effectCount('u3')).toBe(1);
+  });
+
   it("on the caller's abort: ends aborted (the 401 took no effect: failed), not blocked", async () => {
     const refresh = pendingHook<void>();
     const h = await harness({ onUnauthorized: refresh.hook });
