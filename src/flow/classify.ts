@@ -123,7 +123,7 @@ function classifyResponse(response: Extract<Observation, { kind: 'response' }>, 
   if (status >= 300 && status < 400) {
     return classifyRedirect({ kind: 'redirect', status, location: header('location') ?? undefined });
   }
-  let [cls, detail] = responseClass(response, rules);
+  let [cls, detail, effect] = responseClass(response, rules);
   const replay = cls === 'retryable' ? replayMarker(response, rules.profile) : undefined;
   if (replay !== undefined) {
     cls = 'permanent';
@@ -132,7 +132,7 @@ function classifyResponse(response: Extract<Observation, { kind: 'response' }>, 
   if (response.bodyTruncatedAtBytes !== undefined) {
     detail = `${detail}; body over maxResponseBytes (${response.bodyTruncatedAtBytes}), not kept`;
   }
-  return { class: cls, sent: 'definitely', effect: effectOf(cls, status, rules.profile), status, detail };
+  return { class: cls, sent: 'definitely', effect: effect ?? effectOf(cls, status, rules.profile), status, detail };
 }
 
 /** The header that marks the answer as a replay, if one does. */
@@ -149,7 +149,7 @@ function replayMarker(
 function responseClass(
   response: Extract<Observation, { kind: 'response' }>,
   rules: ClassifyRules,
-): [AttemptClass, string] {
+): [AttemptClass, string, (EffectStatus | undefined)?] {
   const { status } = response;
   const override = rules.overrides[status];
   if (override !== undefined) return [override, `status ${status} (endpoint override)`];
@@ -161,7 +161,7 @@ function responseClass(
     }
     for (const rule of rules.profile.bodyRules) {
       if (rule.status.includes(status) && bodyMatches(response.text, rule)) {
-        return [rule.class, `status ${status}: ${rule.note}`];
+        return [rule.class, `status ${status}: ${rule.note}`, rule.effect];
       }
     }
   }

@@ -5,7 +5,7 @@
  * endpoint instead of hard-coding one reading. Add one with `defineProfile`.
  */
 import type { ProviderError } from '../errors.js';
-import type { AttemptClass } from '../model.js';
+import type { AttemptClass, EffectStatus } from '../model.js';
 
 /** A rule on the response body (parsed JSON): `path` into it equals `equals`, or the text contains `contains`. */
 export interface BodyRule {
@@ -14,6 +14,14 @@ export interface BodyRule {
   equals?: string;
   contains?: string;
   class: AttemptClass;
+  /**
+   * What the answer tells of the effect, when the status alone would tell
+   * it wrong (see `effectOf` in flow/classify.ts). A "key reused with a
+   * different payload" refusal is `unknown`: this request was refused, but
+   * the provider holds another one under its key, which may have done what
+   * this one asks (another device or process, an older version of the app).
+   */
+  effect?: EffectStatus;
   /** Why, for diagnostics. */
   note: string;
 }
@@ -111,6 +119,7 @@ export const ietfProfile: ProviderProfile = {
       status: [422],
       contains: 'idempotency',
       class: 'permanent',
+      effect: 'unknown',
       note: 'key reused with a different payload',
     },
   ],
@@ -153,6 +162,7 @@ export const stripeProfile: ProviderProfile = {
       path: ['error', 'type'],
       equals: 'idempotency_error',
       class: 'permanent',
+      effect: 'unknown',
       note: 'key reused with different parameters',
     },
   ],

@@ -75,7 +75,7 @@ describe('seed checklists', () => {
     expect(server.ledger.requests).toHaveLength(1);
   });
 
-  it('the server refuses a reused key with another payload (another device) → failed, no second effect', async () => {
+  it('the server refuses a reused key with another payload (another device) → unknown (the key did something), no second effect', async () => {
     const h = await harness();
     const { memoryStore } = await import('../../src/index.js');
     const other = h.another({ store: memoryStore() });
@@ -84,7 +84,9 @@ describe('seed checklists', () => {
       .run(other.send({ method: 'POST', url: '/payments', key: 'k5', json: { amount: 5800 } }))
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OperationError);
-    expect(error).toMatchObject({ state: 'failed', reason: 'permanent', status: 422 });
+    // This request was refused, but the provider holds another one under the key that may have done what this one
+    // asks: never `failed` ("send it as a new operation"), which would invite a second payment.
+    expect(error).toMatchObject({ state: 'unknown', reason: 'permanent', status: 422, mayHaveTakenEffect: true });
     expect(h.server.ledger.effectCount('k5')).toBe(1);
   });
 

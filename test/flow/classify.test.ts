@@ -46,6 +46,9 @@ describe('classify: the design table (ietf profile)', () => {
   it('422 that speaks of idempotency is an integrity failure, not a validation error', () => {
     const body = JSON.stringify({ title: 'Idempotency-Key reused with a different payload' });
     expect(classify(response(422, body), ietf).class).toBe('permanent');
+    // The provider holds another request under the key, which may have done what this one asks.
+    expect(classify(response(422, body), ietf).effect).toBe('unknown');
+    expect(classify(response(422, '{"title":"amount must be positive"}'), ietf).effect).toBe('none');
   });
 
   it('endpoint overrides win over the profile; unknown statuses follow otherStatus', () => {
@@ -94,7 +97,9 @@ describe('classify: stripe profile', () => {
   it('400 idempotency_error is a key reused with other parameters (permanent)', () => {
     const body = JSON.stringify({ error: { type: 'idempotency_error', message: 'Keys for idempotent requests...' } });
     expect(classify(response(400, body), stripe).class).toBe('permanent');
+    expect(classify(response(400, body), stripe).effect).toBe('unknown');
     expect(classify(response(400, '{"error":{"type":"card_error"}}'), stripe).class).toBe('correctable');
+    expect(classify(response(400, '{"error":{"type":"card_error"}}'), stripe).effect).toBe('none');
   });
 
   it('Stripe-Should-Retry overrides the status reading', () => {
