@@ -46,15 +46,10 @@ export async function clearOperations(context: ClearContext, options: ClearOptio
   for (const record of await store.list()) {
     if (!mine(record)) continue;
     const { key } = record;
-    if (isTerminal(record.state)) {
-      if (options.finished !== true) continue;
-      await store.delete(key);
-      result.removed.push(key);
-      if (mayHaveTakenEffect(record)) result.mayHaveTakenEffect.push(key);
-      continue;
-    }
-    // Listed as live, but the drainer may have moved it on since: what is decided here is decided on the
-    // record as stored now, never on the listing (a payment that succeeded meanwhile is not "cancelled").
+    if (isTerminal(record.state) && options.finished !== true) continue;
+    // What is decided here is decided on the record as stored when clear() acts, never on the listing: the
+    // drainer may have finished a listed live one since (a payment that succeeded is not "cancelled"), or
+    // retry(key) reopened a listed finished one (its attempt may be on the wire now).
     const now = context.now();
     let abandoned = false;
     const stored = await store.update(key, (current) => {
@@ -71,7 +66,7 @@ export async function clearOperations(context: ClearContext, options: ClearOptio
         result.inFlight.push(key);
         continue;
       }
-      // It finished by itself since the listing: kept, like any finished operation, unless asked for.
+      // Finished (by itself, since the listing too): kept, like any finished operation, unless asked for.
       if (options.finished !== true) continue;
     }
     await store.delete(key);

@@ -40,13 +40,15 @@ export interface Situation {
 export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextStep> {
   const { record, policy, gate, signal } = s;
   if (signal?.aborted) return { kind: 'stop', stop: stopWith(record, 'aborted', 'The caller aborted the operation') };
-  if (engine.shutdown.stopped || !mayAttemptNow(engine, record)) return { kind: 'release' };
+  if (engine.shutdown.stopped) return { kind: 'release' };
   const now = engine.runtime.now();
   /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
   const lastLook = now >= record.deadlineAt && settlesByReplay(record, policy, now);
   if (now >= record.deadlineAt && !lastLook) {
     return { kind: 'stop', stop: stopWith(record, 'deadline', 'The deadline passed before the next attempt') };
   }
+  // After the deadline's stop (a held-back operation still ends on time), before any wait or attempt.
+  if (!mayAttemptNow(engine, record)) return { kind: 'release' };
   if (record.nextAttemptAt > now && !s.dueNow) {
     return { kind: 'again', dueNow: await waitUntilDue(engine, record, now, signal) };
   }
@@ -77,5 +79,11 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
  * who signs out during a retry delay stops the attempt.
  */
 export function mayAttemptNow(engine: Engine, record: OperationRecord): boolean {
-  return engine.mayAttempt === undefined || engine.mayAttempt(record);
+  if (engine.mayAttempt === undefined) return true;
+  try {
+    return engine.mayAttempt(record) === true;
+  } catch {
+    // A check that fails (the app's `user()` threw) lets nothing go: held back, looked at again later.
+    return false;
+  }
 }

@@ -15,7 +15,7 @@ import { parseServerHintMs } from '../policy/retry-after.js';
 import type { WriteOptions } from '../store/store.js';
 import { performAttempt } from './attempt.js';
 import { type AttemptEnd, attemptNumber } from './attempt-history.js';
-import { beforeAttempt } from './before-attempt.js';
+import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { classify } from './classify.js';
 import { decide, type Stop, stopWith } from './decide.js';
@@ -66,7 +66,7 @@ export async function drive(
   claimed: OperationRecord,
   signal: AbortSignal | undefined,
   started: StartedAttempt | undefined,
-  /** Given the record as this loop last wrote it when it lost the lease (run.ts reports a removal with it). */
+  /** Given the record as this loop last knew it, however it ends (run.ts reports a removal with it). */
   seen?: { record?: OperationRecord },
 ): Promise<OperationRecord | undefined> {
   const { runtime, events, owner } = engine;
@@ -154,6 +154,11 @@ export async function drive(
                 signal,
               );
         if ('stopped' in given) return await stopWaiting(given.stopped, record);
+        // The callback can take a while (a token refresh): the user may have signed out meanwhile.
+        if (!mayAttemptNow(engine, record)) {
+          await write(release, RELAXED);
+          return undefined;
+        }
         credentials = given;
         const startedAt = runtime.now();
         timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
@@ -268,15 +273,13 @@ export async function drive(
     }
   } catch (error) {
     gate?.forget(key);
-    if (error instanceof LeaseLostError) {
-      if (seen !== undefined) seen.record = record;
-      return undefined;
-    }
+    if (error instanceof LeaseLostError) return undefined;
     throw await asOperationFailure(engine, key, record, error);
   } finally {
     // An admission whose attempt never started (the hook wait stopped, the start's write failed) goes back.
     gate?.giveBack(key);
     if (probeOut) gate?.releaseProbe();
+    if (seen !== undefined) seen.record = record;
   }
 }
 

@@ -8,7 +8,7 @@ import { NotFoundError } from '../errors.js';
 import { isTerminal, type OperationRecord } from '../model.js';
 import { mayAttemptNow } from './before-attempt.js';
 import type { Engine } from './engine.js';
-import { runOperation, type Written } from './run.js';
+import { removedError, runOperation, type Written } from './run.js';
 import { pause } from './waits.js';
 
 export type { StartedAttempt, Written } from './run.js';
@@ -102,7 +102,11 @@ export class Loops {
       // Held back by the platform (`mayAttempt`: the browser's signed-in user is someone else now): a
       // dispatcher hands such a record straight back, so it is looked at again after a pause, not at once.
       if (!mayAttemptNow(engine, record) && !(await pause(engine, engine.pollMs, signal))) break;
-      record = await this.drive(key, scope, signal);
+      const known = record;
+      // Removed meanwhile (`clear()`, `discard`): said with what this loop knew, never a bare "not found".
+      record = await this.drive(key, scope, signal).catch((error: unknown) => {
+        throw error instanceof NotFoundError ? removedError(key, known, engine.owner) : error;
+      });
     }
     return record;
   }

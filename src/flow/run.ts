@@ -55,10 +55,10 @@ export async function runOperation(
               return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
             })
             .catch((error: unknown) => {
-              throw error instanceof NotFoundError ? removedError(key, lastKnown) : error;
+              throw error instanceof NotFoundError ? removedError(key, lastKnown, engine.owner) : error;
             });
     known = undefined;
-    if (record === undefined) throw removedError(key, lastKnown);
+    if (record === undefined) throw removedError(key, lastKnown, engine.owner);
     lastKnown = record;
     const claimed = claimOutcome(record, engine.owner);
     if (claimed.kind !== 'busy') engine.leases.forget(key);
@@ -77,7 +77,7 @@ export async function runOperation(
     // Shut down, or given back because the platform holds it back now (`mayAttempt`): not claimed again here.
     if (engine.shutdown.stopped || !mayAttemptNow(engine, lastKnown ?? record)) {
       const latest = await engine.store.get(key);
-      if (latest === undefined) throw removedError(key, lastKnown);
+      if (latest === undefined) throw removedError(key, lastKnown, engine.owner);
       return latest;
     }
   }
@@ -120,13 +120,15 @@ function startWithClaim(
 
 /**
  * The error for an operation that was removed from the store (`clear()`,
- * `discard`) while this loop was driving it. It says what the loop knew:
- * an attempt it may have sent is never reported as not done, nor invites a
- * new key. Nothing known (never seen here): not found.
+ * `discard`) while a loop of this client was driving or waiting on it. It
+ * says what the loop knew, and it claims nothing was done only when this
+ * client alone held the operation at its last look and no attempt of it
+ * may have taken effect: another owner may have sent it since it was last
+ * seen otherwise. Never seen here: not found.
  */
-function removedError(key: string, lastKnown: OperationRecord | undefined): Error {
+export function removedError(key: string, lastKnown: OperationRecord | undefined, owner: Owner): Error {
   if (lastKnown === undefined) return new NotFoundError(key);
-  const maybe = mayHaveTakenEffect(lastKnown);
+  const maybe = mayHaveTakenEffect(lastKnown) || lastKnown.lease?.owner !== owner.id;
   return new OperationError(`Operation ${key} was removed from the store before it settled`, {
     key,
     state: lastKnown.state,
@@ -134,7 +136,7 @@ function removedError(key: string, lastKnown: OperationRecord | undefined): Erro
     history: lastKnown.attempts,
     mayHaveTakenEffect: maybe,
     remediation: maybe
-      ? 'An attempt may have taken effect: look it up at the provider by its key, and never send it again under a new key'
+      ? 'An attempt may have taken effect (this client had no longer the operation to itself): look it up at the provider by its key, and never send it again under a new key'
       : 'No attempt of it reached the server: nothing was done',
   });
 }

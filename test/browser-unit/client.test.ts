@@ -455,6 +455,53 @@ describe('users and clear()', () => {
     expect(w.server.ledger.effectCount('alice-pay')).toBe(1);
   });
 
+  it("a user switch while the headers callback is still answering: the answer (the new user's token) is not used", async () => {
+    let user = 'alice';
+    const w = await world();
+    const auth = authorizationsOf(w);
+    let answer: (() => void) | undefined;
+    const { client } = w.open({
+      user: () => user,
+      fetch: auth.fetch,
+      // Attempt 1 at once; attempt 2's token refresh takes a while, and returns whoever is signed in by then.
+      headers: (ctx) =>
+        ctx.attempt === 1
+          ? { authorization: `Bearer ${user}` }
+          : new Promise((resolve) => {
+              answer = () => resolve({ authorization: `Bearer ${user}` });
+            }),
+    });
+    w.server.script({ kind: 'status', status: 503, match: { key: 'alice-pay' } });
+    await client.enqueue({ method: 'POST', url: '/payments', key: 'alice-pay', json: {} });
+    await w.rt.advance(1_000);
+    expect(answer).toBeDefined();
+    user = 'bob';
+    answer?.();
+    await w.rt.advance(10_000);
+    expect(auth.seen).toEqual(['Bearer alice']);
+    expect((await w.store.get('alice-pay'))?.state).toBe('pending');
+  });
+
+  it('an operation held back for another user and then removed: its caller hears "may have taken effect", not "not found"', async () => {
+    let user = 'alice';
+    const w = await world();
+    const { client } = w.open({
+      user: () => user,
+      policy: { attemptTimeoutMs: 1_000, deadlineMs: 3_600_000, backoff: { jitter: 'none', baseDelayMs: 100 } },
+    });
+    // Attempt 1's answer is lost: it may have been applied.
+    w.server.script({ kind: 'drop-after-commit', match: { key: 'alice-pay' } });
+    const pay = await client.enqueue({ method: 'POST', url: '/payments', key: 'alice-pay', json: {} });
+    await w.rt.advance(1_050);
+    user = 'bob';
+    await w.rt.advance(5_000);
+    expect((await w.store.get('alice-pay'))?.state).toBe('pending');
+    const cleared = await client.clear({ userId: 'alice' });
+    expect(cleared).toEqual({ removed: ['alice-pay'], mayHaveTakenEffect: ['alice-pay'], inFlight: [] });
+    const outcome = await w.rt.run(pay.settled);
+    expect(outcome.ok || outcome.error).toMatchObject({ code: 'operation_failed', mayHaveTakenEffect: true });
+  });
+
   it("the same without a headers callback (a cookie session): the next user's session never sends it", async () => {
     let user = 'alice';
     const w = await world();
@@ -543,6 +590,27 @@ describe('users and clear()', () => {
     // The caller of enqueue() hears the same: removed, and maybe applied (never "not found", never "not done").
     expect(outcome).toMatchObject({ ok: false, state: 'pending' });
     expect(outcome.ok || outcome.error).toMatchObject({ code: 'operation_failed', mayHaveTakenEffect: true });
+  });
+
+  it('clear({ finished: true }) leaves one that retry() reopened after its listing and is on the wire now', async () => {
+    const w = await world();
+    const { client } = w.open({ user: () => 'u' });
+    w.server.script({ kind: 'status', status: 400, match: { key: 'fix' } });
+    const first = await client.enqueue({ method: 'POST', url: '/payments', key: 'fix', json: {} });
+    expect(await w.rt.run(first.settled)).toMatchObject({ ok: false, state: 'blocked' });
+    const listing = await w.store.list();
+    // Fixed, and resent with the same key: its attempt is on the wire when clear() gets to it.
+    const hold = w.server.hold({ key: 'fix' });
+    const retried = client.retry('fix');
+    await w.rt.run(hold.arrived);
+    const list = w.store.list;
+    w.store.list = async () => listing;
+    const result = await client.clear({ finished: true });
+    w.store.list = list;
+    expect(result).toEqual({ removed: [], mayHaveTakenEffect: [], inFlight: ['fix'] });
+    hold.release();
+    expect(await w.rt.run(retried)).toMatchObject({ ok: true });
+    expect(w.server.ledger.effectCount('fix')).toBe(1);
   });
 
   it('with a user configured, clear() needs one', async () => {
