@@ -13,6 +13,7 @@ import { fileStore } from '../../src/node.js';
 import { HostGate } from '../../src/policy/gate.js';
 import type { OperationStore } from '../../src/store/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { forwardingStore } from '../helpers/forwarding-store.js';
 import { freePort } from '../helpers/free-port.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
@@ -352,17 +353,10 @@ describe('nothing escapes untyped', () => {
   it('a store that fails after the request left: a typed error with key and state; resume() completes it', async () => {
     const inner = memoryStore();
     let failWrites = false;
-    const flaky: OperationStore = {
-      ...inner,
-      get: (k) => inner.get(k),
-      put: (r) => inner.put(r),
-      delete: (k) => inner.delete(k),
-      list: (f) => inner.list(f),
-      quarantined: () => inner.quarantined(),
-      onQuarantine: (fn) => inner.onQuarantine(fn),
+    const flaky = forwardingStore(inner, {
       update: (k, fn) =>
         failWrites ? Promise.reject(new Error('ENOSPC: no space left on device')) : inner.update(k, fn),
-    };
+    });
     const h = await harness({ store: flaky, owner: 'worker-1' });
     const started = new Promise<void>((resolve) => h.client.on('attempt:started', () => resolve()));
     const hold = h.server.hold();

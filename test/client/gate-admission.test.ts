@@ -6,7 +6,7 @@
  * shut (or the budget shrinks) for every later operation to that host.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OperationStore } from '../../src/store/store.js';
+import { forwardingStore } from '../helpers/forwarding-store.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 afterEach(closeAll);
@@ -52,14 +52,7 @@ describe("a token admitted to an attempt whose start's write fails", () => {
     let failStarts = false;
     const inner = h.store;
     /** Refuses the write that records an attempt as started, while `failStarts`. */
-    const store: OperationStore = {
-      ...inner,
-      get: (k) => inner.get(k),
-      put: (r) => inner.put(r),
-      delete: (k) => inner.delete(k),
-      list: (f) => inner.list(f),
-      quarantined: () => inner.quarantined(),
-      onQuarantine: (fn) => inner.onQuarantine(fn),
+    const store = forwardingStore(inner, {
       update: (k, fn, options) =>
         inner.update(
           k,
@@ -72,7 +65,7 @@ describe("a token admitted to an attempt whose start's write fails", () => {
           },
           options,
         ),
-    };
+    });
     const client = h.another({ ...GATED, store });
     const held: unknown[] = [];
     client.on('held', (e) => held.push(e));

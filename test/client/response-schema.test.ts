@@ -18,6 +18,15 @@ function schemaThat(behave: () => unknown): StandardSchemaV1 {
   return { '~standard': { version: 1, vendor: 'test', validate: behave as never } };
 }
 
+/** Sends a payment under `key` whose 2xx is checked by `schema`; resolves with what `send` rejects with. */
+async function sendChecked(key: string, json: unknown, schema: StandardSchemaV1) {
+  const h = await harness();
+  const error = await h.rt
+    .run(h.client.send({ method: 'POST', url: '/payments', key, json, responseSchema: schema }))
+    .catch((e: unknown) => e);
+  return { h, error };
+}
+
 const misbehaving: Array<[string, () => unknown, unknown]> = [
   [
     'throws',
@@ -34,18 +43,7 @@ describe('a schema that fails to run is a ResponseValidationError on a succeeded
   it.each(misbehaving)(
     'validate %s: send rejects typed, with key, status, result and cause',
     async (_l, behave, cause) => {
-      const h = await harness();
-      const error = await h.rt
-        .run(
-          h.client.send({
-            method: 'POST',
-            url: '/payments',
-            key: 'pay-1',
-            json: { amount: 4800 },
-            responseSchema: schemaThat(behave),
-          }),
-        )
-        .catch((e: unknown) => e);
+      const { h, error } = await sendChecked('pay-1', { amount: 4800 }, schemaThat(behave));
       expect(isOncelyError(error)).toBe(true);
       expect(error).toBeInstanceOf(ResponseValidationError);
       const invalid = error as ResponseValidationError;
@@ -99,36 +97,18 @@ describe('a schema that fails to run is a ResponseValidationError on a succeeded
     ['null', () => null],
     ['issues that are no array', () => ({ issues: 'bad' })],
   ])('validate returns no Standard Schema result (%s): typed too', async (_l, behave) => {
-    const h = await harness();
-    const error = await h.rt
-      .run(
-        h.client.send({
-          method: 'POST',
-          url: '/payments',
-          key: 'pay-4',
-          json: { amount: 1 },
-          responseSchema: schemaThat(behave),
-        }),
-      )
-      .catch((e: unknown) => e);
+    const { error } = await sendChecked('pay-4', { amount: 1 }, schemaThat(behave));
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect(error).toMatchObject({ key: 'pay-4', state: 'succeeded', status: 201 });
     expect((error as ResponseValidationError).issues.join(' ')).toMatch(/no Standard Schema result/);
   });
 
   it('a schema whose issues are found keeps its issues and has no cause', async () => {
-    const h = await harness();
-    const error = await h.rt
-      .run(
-        h.client.send({
-          method: 'POST',
-          url: '/payments',
-          key: 'pay-5',
-          json: { amount: 1 },
-          responseSchema: schemaThat(() => ({ issues: [{ message: 'id: expected string' }] })),
-        }),
-      )
-      .catch((e: unknown) => e);
+    const { error } = await sendChecked(
+      'pay-5',
+      { amount: 1 },
+      schemaThat(() => ({ issues: [{ message: 'id: expected string' }] })),
+    );
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect((error as ResponseValidationError).issues).toEqual(['id: expected string']);
     expect((error as ResponseValidationError).cause).toBeUndefined();
