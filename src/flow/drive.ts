@@ -197,9 +197,9 @@ export async function drive(
       const hintMs =
         output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
-      reportToGate(gate, classification, probe, endedAt, hintMs, runtime);
+      reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key);
       // An unsent probe proved nothing either way: let the next one go.
-      if (probe && classification.class === 'not_sent') gate?.releaseProbe();
+      if (probe && classification.class === 'not_sent') gate?.releaseProbe(key);
       probeOut = false;
 
       const ended = endAttempt(record, end);
@@ -278,7 +278,7 @@ export async function drive(
   } finally {
     // An admission whose attempt never started (the hook wait stopped, the start's write failed) goes back.
     gate?.giveBack(key);
-    if (probeOut) gate?.releaseProbe();
+    if (probeOut) gate?.releaseProbe(key);
     if (seen !== undefined) seen.record = record;
   }
 }

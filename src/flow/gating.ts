@@ -95,13 +95,15 @@ export function reportToGate(
   nowMs: number,
   hintMs: number | undefined,
   runtime: Runtime,
+  /** The operation reporting: a probe's report counts only if it holds the probe out now. */
+  id?: string,
 ): void {
   if (gate === undefined) return;
   if (c.class === 'retryable' || c.class === 'ambiguous') {
-    gate.reportFailure(probe, nowMs, hintMs, runtime.random);
+    gate.reportFailure(probe, nowMs, hintMs, runtime.random, id);
   } else if (c.class !== 'not_sent') {
     // Any real answer that is not a failure proves the host is serving.
-    gate.reportSuccess(probe, nowMs);
+    gate.reportSuccess(probe, nowMs, id);
   }
 }
 

@@ -45,6 +45,8 @@ export class HostGate {
   #hintUntil = 0;
   #nextProbeAt = 0;
   #probeOut = false;
+  /** The operation the probe out was admitted to: only its report or release counts as the probe's. */
+  #probeHolder: string | undefined;
   #rampStartAt = 0;
   #rampSlotMs = 0;
   #rampNext = 0;
@@ -98,6 +100,7 @@ export class HostGate {
     }
     if (!this.#probeOut && nowMs >= this.#nextProbeAt) {
       this.#probeOut = true;
+      this.#probeHolder = id;
       this.#held.delete(id);
       this.#unspent.set(id, 'probe');
       return { kind: 'go', atMs: nowMs, probe: true };
@@ -134,7 +137,7 @@ export class HostGate {
     if (took === undefined) return;
     this.#unspent.delete(id);
     if (took === 'token') this.#tokens = Math.min(this.settings.capacity, this.#tokens + 1);
-    else if (took === 'probe') this.releaseProbe();
+    else if (took === 'probe') this.releaseProbe(id);
   }
 
   /**
@@ -142,8 +145,8 @@ export class HostGate {
    * attempt of a new operation) is proof of recovery: go half-open and start
    * the ramp.
    */
-  reportSuccess(probe: boolean, nowMs: number): void {
-    if (probe) this.#probeOut = false;
+  reportSuccess(probe: boolean, nowMs: number, id?: string): void {
+    if (this.#isCurrentProbe(probe, id)) this.#probeOut = false;
     if (this.#mode === 'open') {
       this.#mode = 'half-open';
       this.#rampStartAt = nowMs;
@@ -157,10 +160,12 @@ export class HostGate {
    * The host failed (a retryable status, or a timeout). `hintMs` is the
    * server's Retry-After, if any: no probe goes out before it.
    */
-  reportFailure(probe: boolean, nowMs: number, hintMs: number | undefined, random: () => number): void {
+  reportFailure(probe: boolean, nowMs: number, hintMs: number | undefined, random: () => number, id?: string): void {
+    // Asked before `#open`, which forgets the probe out.
+    const current = this.#isCurrentProbe(probe, id);
     if (hintMs !== undefined) this.#hintUntil = Math.max(this.#hintUntil, nowMs + hintMs);
     if (this.#mode === 'half-open') this.#open(nowMs, random);
-    if (probe) {
+    if (current) {
       this.#probeOut = false;
       this.#nextProbeAt = this.#probeTime(nowMs + this.settings.probeIntervalMs, random);
       this.#notify();
@@ -173,10 +178,19 @@ export class HostGate {
    * Every probe admitted ends in exactly one report or release, or the gate
    * would hold every operation until its deadline.
    */
-  releaseProbe(): void {
-    if (!this.#probeOut) return;
+  releaseProbe(id?: string): void {
+    if (!this.#isCurrentProbe(this.#probeOut, id)) return;
     this.#probeOut = false;
     this.#notify();
+  }
+
+  /**
+   * A report or release of a probe (by operation `id`, when given) is about
+   * the probe out now: not one admitted before the gate last re-opened,
+   * whose late answer must not let a second probe out beside the current one.
+   */
+  #isCurrentProbe(probe: boolean, id: string | undefined): boolean {
+    return probe && this.#probeOut && (id === undefined || id === this.#probeHolder);
   }
 
   /** Calls `fn` whenever held operations should ask again. Returns an unsubscribe. */
@@ -189,6 +203,7 @@ export class HostGate {
   #open(nowMs: number, random: () => number): void {
     this.#mode = 'open';
     this.#probeOut = false;
+    this.#probeHolder = undefined;
     // The probe out is forgotten: giving it back later must not release the next one.
     for (const [id, took] of this.#unspent) if (took === 'probe') this.#unspent.delete(id);
     this.#nextProbeAt = this.#probeTime(nowMs, random);

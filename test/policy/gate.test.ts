@@ -40,6 +40,30 @@ describe('host gate', () => {
     expect(gate.admitRetry('b', 4_050, noJitter)).toMatchObject({ kind: 'go', probe: true });
   });
 
+  it('a probe admitted before the gate re-opened: its late answer or release never lets a second probe out', () => {
+    const gate = new HostGate({ ...settings, capacity: 0, rampMs: 10_000 });
+    gate.reportFailure(false, 0, undefined, noJitter);
+    // A goes as the probe; while it is out, another operation's first attempt succeeds: half-open.
+    expect(gate.admitRetry('A', 0, noJitter)).toMatchObject({ kind: 'go', probe: true });
+    gate.admitRetry('held', 0, noJitter);
+    gate.reportSuccess(false, 100);
+    expect(gate.mode).toBe('half-open');
+    // A failure re-opens it (A's probe is forgotten), and B is the next probe.
+    gate.reportFailure(false, 200, undefined, noJitter);
+    expect(gate.mode).toBe('open');
+    expect(gate.admitRetry('B', 200, noJitter)).toMatchObject({ kind: 'go', probe: true });
+    // A lets its probe go late (its attempt failed locally): B's probe is still the one out.
+    gate.releaseProbe('A');
+    expect(gate.admitRetry('C', 300, noJitter)).toMatchObject({ kind: 'hold' });
+    // A late success of A's still proves the host serves (half-open), without freeing B's probe as its own.
+    gate.reportSuccess(true, 350, 'A');
+    expect(gate.mode).toBe('half-open');
+    // B's answer re-opens the gate and frees its probe: the next one goes an interval later.
+    gate.reportFailure(true, 400, undefined, noJitter, 'B');
+    expect(gate.mode).toBe('open');
+    expect(gate.admitRetry('C', 1_400, noJitter)).toMatchObject({ kind: 'go', probe: true });
+  });
+
   it('a successful probe goes half-open: held operations are released spread over the ramp, and notified', () => {
     const gate = new HostGate({ ...settings, capacity: 1 });
     let notified = 0;
