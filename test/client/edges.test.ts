@@ -432,3 +432,20 @@ describe('a claim is given back when its policy cannot be known', () => {
     expect(h.server.ledger.requestsFor(key)).toHaveLength(sent);
   });
 });
+
+describe('an operation removed from the store while its attempt is on the wire', () => {
+  it("its caller's outcome keeps the state the loop knew (in_flight) and says it may have taken effect", async () => {
+    const h = await harness();
+    const hold = h.server.hold({ key: 'gone' });
+    const { settled } = await h.client.enqueue({ method: 'POST', url: '/payments', key: 'gone', json: {} });
+    await h.rt.run(hold.arrived);
+    expect((await h.store.get('gone'))?.state).toBe('in_flight');
+    // Removed behind the client's back (another tool on the same store).
+    await h.store.delete('gone');
+    hold.release();
+    const outcome = await h.rt.run(settled);
+    expect(outcome).toMatchObject({ ok: false, state: 'in_flight' });
+    expect(outcome.ok || outcome.error).toMatchObject({ code: 'operation_failed', mayHaveTakenEffect: true });
+    expect(h.server.ledger.effectCount('gone')).toBe(1);
+  });
+});
