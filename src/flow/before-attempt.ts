@@ -3,8 +3,9 @@
  * must look: the caller's abort, the client shutting down, the deadline
  * (with its one last look for the server's stored answer), the retry delay,
  * the network, the host's retry budget, and whether the platform lets this
- * operation go now (`mayAttempt`: the browser's signed-in user). It waits for what can be waited
- * for and says what the loop does next; it never writes (drive.ts does).
+ * operation go now (`mayAttempt`: the browser's signed-in user). It waits
+ * for what can be waited for and says what the loop does next; it never
+ * writes (drive.ts does).
  */
 import type { OperationRecord } from '../model.js';
 import type { ResolvedPolicy } from '../options.js';

@@ -99,10 +99,14 @@ export async function drive(
    * have taken effect follows from the attempts), or let the record go,
    * pending, to the next owner.
    */
-  const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord, letGo = release) => {
-    if (why === 'aborted') return await settle(stopWith(r, 'aborted', 'The caller aborted the operation'));
-    await write(letGo, RELAXED);
+  /** Gives the operation back, pending, for a later owner (or a later look, when `mayAttempt` says no). */
+  const letGo = async (how = release): Promise<undefined> => {
+    await write(how, RELAXED);
     return undefined;
+  };
+  const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord, how = release) => {
+    if (why === 'aborted') return await settle(stopWith(r, 'aborted', 'The caller aborted the operation'));
+    return await letGo(how);
   };
 
   let record = claimed;
@@ -134,10 +138,7 @@ export async function drive(
         dueNow = next.kind === 'again' && next.dueNow;
         if (next.kind === 'again') continue;
         if (next.kind === 'stop') return await settle(next.stop);
-        if (next.kind === 'release') {
-          await write(release, RELAXED);
-          return undefined;
-        }
+        if (next.kind === 'release') return await letGo();
         ({ probe, lastLook } = next);
         needsAdmission = false;
         // Credentials first: if the callback fails (say, a token refresh), nothing
@@ -155,10 +156,7 @@ export async function drive(
               );
         if ('stopped' in given) return await stopWaiting(given.stopped, record);
         // The callback can take a while (a token refresh): the user may have signed out meanwhile.
-        if (!mayAttemptNow(engine, record)) {
-          await write(release, RELAXED);
-          return undefined;
-        }
+        if (!mayAttemptNow(engine, record)) return await letGo();
         credentials = given;
         const startedAt = runtime.now();
         timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);

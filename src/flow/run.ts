@@ -136,7 +136,7 @@ export function removedError(key: string, lastKnown: OperationRecord | undefined
     history: lastKnown.attempts,
     mayHaveTakenEffect: maybe,
     remediation: maybe
-      ? 'An attempt may have taken effect (this client had no longer the operation to itself): look it up at the provider by its key, and never send it again under a new key'
+      ? 'An attempt may have taken effect (this client no longer had the operation to itself): look it up at the provider by its key, and never send it again under a new key'
       : 'No attempt of it reached the server: nothing was done',
   });
 }
