@@ -79,8 +79,75 @@ describe('mayAttempt', () => {
     h.server.setOutage(undefined);
     h.server.script({ kind: 'status', status: 503, match: { key: 'g2' } });
     const g2 = await h.client.enqueue({ method: 'POST', url: '/payments', key: 'g2', json: {} });
-    expect(await h.rt.run(g2.settled)).toMatchObject({ ok: true });
+    expect(await h.rt.run(g2.settled)).toMatchObject({ ok: true, state: 'succeeded' });
     expect(h.server.ledger.effectCount('g2')).toBe(1);
+  });
+
+  it('a no that comes while the operation waits for the gate is heard at its admission: no credentials are fetched, the probe goes back at once', async () => {
+    // The browser's case: operations belong to a user; `headers` fetches a
+    // token for the operation's user, which, once that user signed out, only
+    // a new sign-in gives (an interactive login).
+    let user = 'ann';
+    /** Token requests waiting for their user to sign in again, by user. */
+    const waiting = new Map<string, Array<() => void>>();
+    const signIn = (who: string): void => {
+      user = who;
+      const resumes = waiting.get(who) ?? [];
+      waiting.delete(who);
+      for (const resume of resumes) resume();
+    };
+    const tokenFor = async (who: string): Promise<string> => {
+      if (who !== user) await new Promise<void>((resume) => waiting.set(who, [...(waiting.get(who) ?? []), resume]));
+      return `token-of-${who}`;
+    };
+    /** Which operation a token was asked for, and who was signed in then. */
+    const asked: Array<{ key: string; user: string }> = [];
+    const h = await harness({
+      mayAttempt: (record: OperationRecord) => record.meta?.user === user,
+      headers: async (ctx) => {
+        asked.push({ key: ctx.key, user });
+        return { authorization: `Bearer ${await tokenFor(String(ctx.meta?.user))}` };
+      },
+      policy: {
+        budget: { capacity: 1, ratio: 0.1, probeIntervalMs: 10_000 },
+        backoff: { jitter: 'none', baseDelayMs: 1_000 },
+      },
+    });
+    h.server.setOutage({ status: 503 });
+    const heldUntil = new Promise<number>((resolve) => h.client.on('held', (e) => resolve(e.untilMs)));
+    const g1 = await h.client.enqueue({ method: 'POST', url: '/payments', key: 'g1', json: {}, meta: { user: 'ann' } });
+    // The budget ran dry and the gate is open: g1 waits for the gate until the next probe time.
+    const probeAt = await h.rt.run(heldUntil);
+    const sent = h.server.ledger.requestsFor('g1').length;
+    expect(sent).toBeGreaterThan(0);
+
+    // While g1 waits for the gate, ann signs out and bob signs in.
+    signIn('bob');
+    const askedBefore = asked.length;
+    // The gate admits g1 as its probe: g1 may not go now.
+    await h.rt.advance(probeAt - h.rt.now());
+    expect(asked.slice(askedBefore)).toEqual([]);
+    expect(h.server.ledger.requestsFor('g1')).toHaveLength(sent);
+    const released = await h.store.get('g1');
+    expect(released).toMatchObject({ state: 'pending' });
+    expect(released?.lease).toBeUndefined();
+
+    // The probe went back at once: bob's operation's retry goes out as the next probe, never held.
+    h.server.setOutage(undefined);
+    h.server.script({ kind: 'status', status: 503, match: { key: 'g2' } });
+    const heldBefore = h.events.filter((e) => e.name === 'held').length;
+    const g2 = await h.client.enqueue({ method: 'POST', url: '/payments', key: 'g2', json: {}, meta: { user: 'bob' } });
+    expect(await h.rt.run(g2.settled)).toMatchObject({ ok: true, state: 'succeeded' });
+    expect(h.events.filter((e) => e.name === 'held')).toHaveLength(heldBefore);
+    expect(h.server.ledger.requestsFor('g2')).toHaveLength(2);
+    expect(h.server.ledger.requestsFor('g1')).toHaveLength(sent);
+
+    // Ann signs in again: g1 goes under its key and takes effect once; its token was only ever asked for as ann.
+    signIn('ann');
+    expect(await h.rt.run(g1.settled)).toMatchObject({ ok: true, state: 'succeeded' });
+    expect(h.server.ledger.requestsFor('g1')).toHaveLength(sent + 1);
+    expect(h.server.ledger.effectCount('g1')).toBe(1);
+    expect(asked.filter((a) => a.key === 'g1' && a.user !== 'ann')).toEqual([]);
   });
 
   it('a check that throws lets nothing go (held back, looked at again), never an untyped error', async () => {
