@@ -256,6 +256,7 @@ const STEP_LABELS: Record<WriteStep, string> = {
   'temp-written': 'version written into the claim',
   durable: 'made durable (journal flush) or queued',
   renamed: 'renamed over the record',
+  'written-behind': 'written behind the journal (exclusive store)',
 };
 
 /**

@@ -26,7 +26,8 @@ export type OncelyErrorCode =
   | 'not_found'
   | 'store_corrupt'
   | 'invalid_state'
-  | 'lock_timeout';
+  | 'lock_timeout'
+  | 'store_owned';
 
 export interface OncelyErrorDetails {
   /** The idempotency key of the operation, when there is one. */

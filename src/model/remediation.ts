@@ -23,6 +23,8 @@ export const DEFAULT_REMEDIATION: Readonly<Record<OncelyErrorCode, string>> = {
     'The server completed the operation: do not send it again. Its body is on `text`; reconcile by hand or fix the server or the content type.',
   lock_timeout:
     'Nothing was written: check what the process holding the record is doing, then try again, or raise `lockTimeoutMs`.',
+  store_owned:
+    'Nothing was read or written: another process owns this file store directory (`exclusive: true`). Go through that process, or stop it, then try again.',
   invalid_state:
     'Check the operation with get(key): the message says which states allow this (in flight: wait for it to settle; a closed client: create a new one).',
 };

@@ -18,6 +18,10 @@
  *   short-lived process does it (a CLI call, a crash-looping worker): it
  *   SIGKILLs itself `lifeMs` after it loaded, done or not, and may follow a
  *   kill plan. Prints `done {"epoch":n}`.
+ * - `owner`: opens the store `exclusive`, makes `count` updates of one record
+ *   one after another (printing `upd <epoch>` as each resolves), prints
+ *   `holding`, and stays alive holding the directory until it is killed;
+ *   or a kill plan ends it earlier.
  * - `probe`: lists the store, reads some keys, updates others, reads the
  *   quarantine, and prints what it saw: run in a child so a read that blocks (a FIFO) shows up as a
  *   child the parent had to kill, not as a hung test runner.
@@ -49,7 +53,8 @@ export type WorkerConfig =
     }
   | { mode: 'increment'; dir: string; key: string; count: number }
   | { mode: 'update'; dir: string; key: string; lifeMs?: number; kill?: KillPlan }
-  | { mode: 'probe'; dir: string; keys: string[]; bump?: string[] };
+  | { mode: 'probe'; dir: string; keys: string[]; bump?: string[] }
+  | { mode: 'owner'; dir: string; key: string; count: number; kill?: KillPlan };
 
 function print(line: string): void {
   process.stdout.write(`${line}\n`);
@@ -157,6 +162,21 @@ async function updateOnce(config: Extract<WorkerConfig, { mode: 'update' }>): Pr
   print(`done ${JSON.stringify({ epoch: record?.epoch })}`);
 }
 
+async function owner(config: Extract<WorkerConfig, { mode: 'owner' }>): Promise<void> {
+  planWriteKill(config.kill);
+  const store = fileStore({ dir: config.dir, exclusive: true });
+  print('ready');
+  for (let i = 0; i < config.count; i++) {
+    const record = await store.update(config.key, (current: OperationRecord | undefined) =>
+      current === undefined ? sampleRecord(config.key) : { ...current, epoch: current.epoch + 1 },
+    );
+    print(`upd ${record?.epoch}`);
+  }
+  print('holding');
+  // Alive, owning the directory, until the parent kills it.
+  await new Promise(() => setInterval(() => undefined, 60_000));
+}
+
 async function probe(config: Extract<WorkerConfig, { mode: 'probe' }>): Promise<void> {
   const store = fileStore({ dir: config.dir });
   const reported: string[] = [];
@@ -176,7 +196,7 @@ async function probe(config: Extract<WorkerConfig, { mode: 'probe' }>): Promise<
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
-const main = { run, increment, update: updateOnce, probe } as const;
+const main = { run, increment, update: updateOnce, probe, owner } as const;
 (main[config.mode] as (c: WorkerConfig) => Promise<void>)(config).then(
   () => process.exit(0),
   (error: unknown) => {

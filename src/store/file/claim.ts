@@ -153,6 +153,11 @@ export class Claim {
     }
   }
 
+  /** Whether this claim is still held: not released, and its file not taken over. */
+  held(): boolean {
+    return !this.#released && this.#stillOurs();
+  }
+
   /** The claim path is still the file we created (not taken over and replaced). */
   #stillOurs(): boolean {
     return statIfOwned(this.#path, this.#ino) !== undefined;

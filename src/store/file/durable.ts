@@ -18,9 +18,10 @@ import { fsyncFile, isErrno, renameFile, unlinkFile } from './io.js';
 /**
  * The steps of one write, in order: taking the claim (its file created, its
  * holder line written: claim.md), then committing through it (`durable`: its
- * journal line flushed, or only queued for a relaxed write).
+ * journal line flushed, or only queued for a relaxed write); and, in an
+ * exclusive store, a record file written behind its journal (write-behind.ts).
  */
-export type WriteStep = 'claim-opened' | 'claim-written' | 'temp-written' | 'durable' | 'renamed';
+export type WriteStep = 'claim-opened' | 'claim-written' | 'temp-written' | 'durable' | 'renamed' | 'written-behind';
 
 /**
  * Test seam for the crash tests (not exported from `oncely/node`): called at

@@ -6,14 +6,18 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { QuarantineEntry } from '../store.js';
+import type { Claim } from './claim.js';
 import { DirSync, makeDirectory } from './durable.js';
+import type { Exclusive } from './exclusive.js';
 import { Journal } from './journal.js';
 import { type KeyedQueue, queueFor } from './keyed-queue.js';
+import { hostId, randomToken } from './liveness.js';
 import type { ResolvedFileStoreOptions } from './options.js';
 import { PinnedRecords } from './pinned.js';
 import { Quarantine } from './quarantine.js';
-import { RecordFiles } from './records.js';
+import { RecordFiles, type RecordFilesContext } from './records.js';
 import { RemovedRecords } from './removed.js';
+import { WriteBehind } from './write-behind.js';
 
 const QUARANTINE_DIR = 'quarantine';
 const JOURNAL_DIR = 'journal';
@@ -30,6 +34,10 @@ export interface Opened {
   removed: RemovedRecords;
   /** Dead writers' journals settled (replayed after a reboot): before the first read or write. */
   recovered: Promise<void> | undefined;
+  /** An exclusive handle's parts (exclusive.ts); undefined for a shared one. */
+  owned: Exclusive | undefined;
+  /** An exclusive handle's owner claim (owner.ts), once taken. */
+  owner: Claim | undefined;
 }
 
 /** Where a handle on `dir` keeps its quarantine and its journal. */
@@ -42,6 +50,8 @@ export function openHandle(
   options: ResolvedFileStoreOptions,
   listeners: Set<(entry: QuarantineEntry) => void>,
   track: <T>(work: Promise<T>) => Promise<T>,
+  /** A shared handle's view of the directory's owner (records.ts); undefined for an exclusive handle. */
+  owner?: RecordFilesContext['owner'],
 ): Opened {
   const { dir, now, runtime, claimOptions } = options;
   const { quarantinePath, journalDir } = handlePaths(dir);
@@ -52,13 +62,23 @@ export function openHandle(
   const quarantineDir = new DirSync(quarantinePath);
   const quarantine = new Quarantine(records, quarantineDir, now, listeners);
   const removed = new RemovedRecords(dir, journalDir);
-  // `files` is built below with this journal; the checkpoint calls back into it only later.
-  const journal = new Journal(
+  // `files` and `opened` are built below; the journal and `behind` call back into them only later.
+  const behind: WriteBehind | undefined = options.exclusive
+    ? new WriteBehind({
+        dir,
+        journalFlushed: (): Promise<void> => journal.flushed(),
+        quarantineOdd: (name, found) => quarantine.move(name, found),
+        owned: () => opened.owner?.held() === true,
+        runtime,
+      })
+    : undefined;
+  const journal: Journal = new Journal(
     new DirSync(journalDir),
     records,
     runtime,
     removed,
     (name): Promise<void> => files.resync(name),
+    behind === undefined ? undefined : { beforeCheckpoint: () => behind.flush() },
   );
   const queue = queueFor(fs.realpathSync(dir));
   const pinned = new PinnedRecords(dir);
@@ -73,16 +93,39 @@ export function openHandle(
     now: runtime.now,
     removedRevOf: (name) => removed.revisionOf(name),
     track,
+    owner: options.exclusive ? undefined : owner,
   });
-  return { records, quarantineDir, quarantine, journal, pinned, queue, files, removed, recovered: undefined };
+  const opened: Opened = {
+    records,
+    quarantineDir,
+    quarantine,
+    journal,
+    pinned,
+    queue,
+    files,
+    removed,
+    recovered: undefined,
+    owned:
+      behind === undefined ? undefined : { behind, writer: { host: hostId(), pid: process.pid, token: randomToken() } },
+    owner: undefined,
+  };
+  return opened;
 }
 
 /** Closes every part of a handle, each even when closing another one failed. */
 export async function closeHandle(opened: Opened): Promise<void> {
-  const { recovered, journal, records, quarantineDir, pinned, removed } = opened;
+  const { recovered, journal, records, quarantineDir, pinned, removed, owned } = opened;
   try {
     await recovered?.catch(() => undefined);
-    await journal.close();
+    try {
+      // An exclusive handle writes its files, then checkpoints them (the journal's close), before it lets
+      // anyone else in: its owner claim goes last, on every path.
+      owned?.behind.cancel();
+      if (opened.owner !== undefined) await owned?.behind.flush();
+      await journal.close();
+    } finally {
+      await opened.owner?.release();
+    }
   } finally {
     pinned.close();
     try {

@@ -96,6 +96,7 @@ export class Journal {
    * @param runtime the clock of segment ages and the timers of checkpoints and relaxed lines
    * @param removed where deletions moved their records (removed.ts), synced and pruned by checkpoints
    * @param resync writes a record whose fsync failed again, into a new file (checkpoint.ts)
+   * @param behind for an exclusive store, whose record files are written behind its journal (segments.ts)
    */
   constructor(
     dir: DirSync,
@@ -103,6 +104,7 @@ export class Journal {
     runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>,
     removed?: RemovedRecords,
     resync?: (name: string) => Promise<void>,
+    behind?: { beforeCheckpoint: () => Promise<void> },
   ) {
     this.#runtime = runtime;
     this.#queue = new LineQueue(runtime.schedule, () => this.#startFlush());
@@ -111,6 +113,7 @@ export class Journal {
       records,
       removed,
       resync,
+      behind,
       runtime,
       token: this.#token,
       barrier: () => this.#queue.barrier(this.#flushing !== undefined),
@@ -148,6 +151,11 @@ export class Journal {
     );
     this.stats.relaxed++;
     return true;
+  }
+
+  /** Resolves once every line queued so far (relaxed ones included) is durable. */
+  flushed(): Promise<void> {
+    return this.#queue.barrier(this.#flushing !== undefined);
   }
 
   #startFlush(): void {

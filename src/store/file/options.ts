@@ -45,6 +45,21 @@ export interface FileStoreOptions {
    * @default 10_000
    */
   staleLockMs?: number;
+  /**
+   * This handle alone owns the directory while it is open: a write is
+   * durable with its journal line alone and its record file is written a
+   * moment later (coalesced with the operation's next writes), so no write
+   * creates or renames a file. The fastest file store for one process. Every
+   * other handle, in this process or another (a second exclusive one, a
+   * shared one, the CLI), is kept out until it closes: an exclusive one
+   * waits up to `lockTimeoutMs`, a shared one fails at once with
+   * `OwnedStoreError` (`code` `'store_owned'`). A crashed owner is taken
+   * over at once, after its journal is replayed. All processes using the
+   * directory must run an oncely version that knows this option.
+   * @default false (shared: processes write the same directory, one claim file per write)
+   * @example fileStore({ dir: '.oncely', exclusive: true }) // one server process owns its outbox
+   */
+  exclusive?: boolean;
 }
 
 export interface FileStore extends OperationStore {
@@ -70,6 +85,8 @@ export interface FileStoreStats {
   relaxedLines: number;
   /** Reads of a record answered from its pinned descriptor (pinned.ts) instead of the file. */
   pinnedReads: number;
+  /** Record files written behind the journal (exclusive stores: write-behind.ts). */
+  writtenBehind: number;
 }
 
 /** The counters of each file store (see `fileStoreStats`). */
@@ -82,6 +99,18 @@ export function fileStoreStats(store: FileStore): FileStoreStats {
   return read();
 }
 
+/** Each exclusive store's write-behind pass (see `writeBehindNow`). */
+export const writeBehindOf = new WeakMap<FileStore, () => Promise<void>>();
+
+/**
+ * Internal (tests, benchmarks): writes an exclusive store's pending record
+ * files now (write-behind.ts) instead of a moment later. Nothing to do for a
+ * shared store.
+ */
+export function writeBehindNow(store: FileStore): Promise<void> {
+  return writeBehindOf.get(store)?.() ?? Promise.resolve();
+}
+
 /** Options after validation and defaults. */
 export interface ResolvedFileStoreOptions {
   dir: string;
@@ -89,6 +118,8 @@ export interface ResolvedFileStoreOptions {
   /** Clock (revisions, segment ages, listing intervals) and timers (checkpoints, claim refreshes). */
   runtime: Runtime;
   claimOptions: ClaimOptions;
+  /** See `FileStoreOptions.exclusive`. */
+  exclusive: boolean;
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -108,6 +139,9 @@ export function resolveFileStoreOptions(options: FileStoreOptions): ResolvedFile
   if (options.now !== undefined && typeof options.now !== 'function') {
     throw new InvalidOptionsError('now', 'must be a function');
   }
+  if (options.exclusive !== undefined && typeof options.exclusive !== 'boolean') {
+    throw new InvalidOptionsError('exclusive', 'must be true or false');
+  }
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
   return {
     dir: resolve(options.dir ?? '.oncely'),
@@ -118,5 +152,6 @@ export function resolveFileStoreOptions(options: FileStoreOptions): ResolvedFile
       staleMs: positive('staleLockMs', options.staleLockMs, 10_000),
       runtime,
     },
+    exclusive: options.exclusive ?? false,
   };
 }

@@ -15,6 +15,7 @@ import { type FileRead, fsyncFile, readRegular, renameFile } from './io.js';
 import { type Journal, type JournalLine, nextRev } from './journal.js';
 import type { KeyedQueue } from './keyed-queue.js';
 import { fileNameFor, legacyFileNameFor, PENDING_SUFFIX } from './names.js';
+import { OwnedStoreError, type OwnerState } from './owner.js';
 import type { PinnedRecords } from './pinned.js';
 import type { Quarantine } from './quarantine.js';
 import { check, revOf } from './record-file.js';
@@ -45,6 +46,12 @@ export interface RecordFilesContext {
   removedRevOf?: (name: string) => number | undefined;
   /** Tracks work so the handle's `close()` waits for it. */
   track<T>(work: Promise<T>): Promise<T>;
+  /**
+   * A shared handle's view of the directory's owner (owner.ts): looked at
+   * under every claim it takes; `settle` replays the journal of an owner
+   * that died. Undefined for the owner itself.
+   */
+  owner?: { state(): OwnerState; settle(): Promise<void> } | undefined;
 }
 
 export class RecordFiles {
@@ -61,20 +68,35 @@ export class RecordFiles {
    * process on the same file, and with the cross-process claim file. A task
    * that finds the claim lost before committing returns RETRY and runs again.
    * The claim is released on every path, a throwing task included.
+   *
+   * Under the claim, before the task, a shared handle looks for an owner of
+   * the directory (owner.ts): a live one stops it with `OwnedStoreError`; the
+   * journal of a dead one is replayed first (its record files may be behind
+   * it), without this claim, and the task runs after. Recovery's own writes
+   * (`restore`, `resync`) skip the look (`checkOwner` false): they are that
+   * replay, or the owner's.
    */
-  exclusive<T>(name: string, task: (claim: Claim) => Promise<T | typeof RETRY>): Promise<T> {
+  exclusive<T>(name: string, task: (claim: Claim) => Promise<T | typeof RETRY>, checkOwner = true): Promise<T> {
     const { dir, queue, claimOptions, track } = this.#c;
     const claimPath = join(dir, name + PENDING_SUFFIX);
+    const owner = checkOwner ? this.#c.owner : undefined;
     return track(
       queue.run(name, async () => {
         for (;;) {
           const claim = await takeClaim(claimPath, claimOptions);
+          let ownerDied = false;
           try {
-            const result = await task(claim);
-            if (result !== RETRY) return result;
+            const found = owner?.state();
+            if (found?.kind === 'live') throw new OwnedStoreError(dir, found.holder);
+            ownerDied = found?.kind === 'dead';
+            if (!ownerDied) {
+              const result = await task(claim);
+              if (result !== RETRY) return result;
+            }
           } finally {
             await claim.release();
           }
+          if (ownerDied) await owner?.settle();
         }
       }),
     );
@@ -226,29 +248,37 @@ export class RecordFiles {
    * copy, so the checkpoint must keep the segment for recovery to replay.
    */
   readonly resync = (name: string): Promise<void> =>
-    this.exclusive(name, async (claim) => {
-      const text = await this.readLocked(name);
-      if (text === undefined) return undefined;
-      if (!check(name, text).ok) throw new Error(`record file ${name} is not a valid record: not written again`);
-      const { dir, pinned } = this.#c;
-      const replaced = await claim.commit(join(dir, name), text, fsyncFile, undefined, () => pinned.release(name));
-      return replaced ? undefined : RETRY;
-    });
+    this.exclusive(
+      name,
+      async (claim) => {
+        const text = await this.readLocked(name);
+        if (text === undefined) return undefined;
+        if (!check(name, text).ok) throw new Error(`record file ${name} is not a valid record: not written again`);
+        const { dir, pinned } = this.#c;
+        const replaced = await claim.commit(join(dir, name), text, fsyncFile, undefined, () => pinned.release(name));
+        return replaced ? undefined : RETRY;
+      },
+      false,
+    );
 
   /** Recovery: puts a journal line back if the record file is missing, unreadable or older. */
   readonly restore = (line: JournalLine): Promise<boolean> =>
-    this.exclusive(line.n, async (claim) => {
-      const { dir, records } = this.#c;
-      const text = await this.readLocked(line.n);
-      const current = text !== undefined && check(line.n, text).ok ? revOf(text) : -1;
-      if (line.r <= current) return false;
-      if (line.t === undefined) return text !== undefined && removeDurably(records, line.n);
-      // A line that does not hold a valid record is not restored over anything.
-      if (!check(line.n, line.t).ok) return false;
-      if (!(await claim.commit(join(dir, line.n), line.t, fsyncFile))) return RETRY;
-      await records.sync();
-      return true;
-    });
+    this.exclusive(
+      line.n,
+      async (claim) => {
+        const { dir, records } = this.#c;
+        const text = await this.readLocked(line.n);
+        const current = text !== undefined && check(line.n, text).ok ? revOf(text) : -1;
+        if (line.r <= current) return false;
+        if (line.t === undefined) return text !== undefined && removeDurably(records, line.n);
+        // A line that does not hold a valid record is not restored over anything.
+        if (!check(line.n, line.t).ok) return false;
+        if (!(await claim.commit(join(dir, line.n), line.t, fsyncFile))) return RETRY;
+        await records.sync();
+        return true;
+      },
+      false,
+    );
 }
 
 /** What `fn` makes of record `name` as `text` holds it (`readAhead`). */

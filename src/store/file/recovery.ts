@@ -15,6 +15,9 @@
  *   removes it again; a line below the revision of a deletion kept in
  *   `removed/` is not restored (removed.ts). Then they are checkpointed
  *   like the others.
+ * - An exclusive writer (exclusive.ts), whatever killed it: its record files
+ *   lag its journal by design (write-behind.ts), so its segments
+ *   (`….behind.log`) are always replayed, like those of a power cut.
  *
  * One process settles the journals at a time, under a claim on
  * `<journal dir>/recovery.pending` (claim.ts); the others wait for it. A
@@ -62,7 +65,8 @@ export interface RecoveryReport {
 interface DeadSegment {
   path: string;
   mtimeMs: number;
-  previousBoot: boolean;
+  /** Its lines may be newer than the record files: written before the last boot, or by an exclusive writer. */
+  replay: boolean;
 }
 
 /** Checkpoints (and, after a reboot, replays) the journal segments of writers that are gone. */
@@ -74,11 +78,11 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
     // Listed again under the claim: another process may have settled them meanwhile.
     const dead = deadSegments(context.journalDir).sort((a, b) => a.mtimeMs - b.mtimeMs);
     // Only segments written before the last boot are replayed (a power cut may have lost their records'
-    // writes since), and those a failed fsync marked (the write-back may have lost them, and the pages may
+    // writes since), those of an exclusive writer (its files lag its journal), and those a failed fsync marked (the write-back may have lost them, and the pages may
     // be gone from memory since); the others are only checkpointed, which reads their names itself.
     const latest = new Map<string, JournalLine>();
     for (const segment of dead) {
-      if (!segment.previousBoot && !needsResync(segment.path)) continue;
+      if (!segment.replay && !needsResync(segment.path)) continue;
       for (const line of readLines(segment.path)) {
         const seen = latest.get(line.n);
         if (seen === undefined || line.r >= seen.r) latest.set(line.n, line);
@@ -137,7 +141,7 @@ function deadSegments(journalDir: string): DeadSegment[] {
     if (!name.endsWith(SEGMENT_SUFFIX)) continue;
     const parsed = parseSegmentName(name);
     if (parsed === undefined) continue;
-    const { host, pid, token, boot } = parsed;
+    const { host, pid, token, boot, behind } = parsed;
     const path = join(journalDir, name);
     let mtimeMs: number;
     try {
@@ -152,7 +156,7 @@ function deadSegments(journalDir: string): DeadSegment[] {
     // a dead one would delete the segment it still writes to (a changed clock makes any idle rule unsafe).
     const gone =
       previousBoot || (isCheckableHost(host) && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
-    if (gone) dead.push({ path, mtimeMs, previousBoot });
+    if (gone) dead.push({ path, mtimeMs, replay: previousBoot || behind });
   }
   return dead;
 }

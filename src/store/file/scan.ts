@@ -101,7 +101,7 @@ export async function scanRecords<T extends Ordered>(
  * `applyFilter`); ties by key, so the order does not depend on the order the
  * directory lists its entries in (which differs between file systems).
  */
-function earliestFirst<T extends Ordered>(items: T[], limit: number | undefined): T[] {
+export function earliestFirst<T extends Ordered>(items: T[], limit: number | undefined): T[] {
   items.sort(
     (a, b) =>
       a.nextAttemptAt - b.nextAttemptAt ||

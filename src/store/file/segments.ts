@@ -66,6 +66,9 @@ const ANCHORED_NAMES = 4_096;
 
 export { SEGMENT_SUFFIX } from './segment-names.js';
 
+/** Before the suffix, in the name of a segment of an exclusive store. */
+const BEHIND_INFIX = '.behind';
+
 /** What a segment's name says of its writer (see the top of this file). */
 export interface SegmentName {
   host: string;
@@ -75,22 +78,28 @@ export interface SegmentName {
   boot: string | undefined;
   /** When it was started, ms on the wall clock; undefined in older names. */
   startedAtMs: number | undefined;
+  /** Written by an exclusive store, whose record files lag its journal: always replayed (recovery.ts). */
+  behind: boolean;
 }
 
 // `.resync` before `.log`: a segment a failed checkpoint marked (checkpoint.ts).
-const SEGMENT_NAME = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)(?:-b([0-9a-f]+))?(?:-t(\d+))?\.(\d+)(?:\.resync)?\.log$/;
+// `.behind` before those: a segment of an exclusive store (write-behind.ts), which versions before it do not
+// parse and so leave alone.
+const SEGMENT_NAME =
+  /^([0-9a-f]+)-(\d+)-([0-9a-f]+)(?:-b([0-9a-f]+))?(?:-t(\d+))?\.(\d+)(\.behind)?(?:\.resync)?\.log$/;
 
 /** The parts of a segment's name; undefined for a name no journal writes. */
 export function parseSegmentName(name: string): SegmentName | undefined {
   const match = SEGMENT_NAME.exec(name);
   if (match === null) return undefined;
-  const [, host = '', pid, token = '', boot, startedAt] = match;
+  const [, host = '', pid, token = '', boot, startedAt, , behind] = match;
   return {
     host,
     pid: Number(pid),
     token,
     boot,
     startedAtMs: startedAt === undefined ? undefined : Number(startedAt),
+    behind: behind !== undefined,
   };
 }
 
@@ -135,6 +144,12 @@ export interface SegmentsContext {
   onCheckpoint: () => void;
   /** How many records' anchors are remembered (tests make it small). @default 4096 */
   anchorLimit?: number;
+  /**
+   * An exclusive store's journal: its segments are named `….behind.log`
+   * (always replayed after a crash), and `beforeCheckpoint` writes the record
+   * files behind it before a checkpoint fsyncs them (write-behind.ts).
+   */
+  behind?: { beforeCheckpoint: () => Promise<void> } | undefined;
 }
 
 export class Segments {
@@ -210,7 +225,8 @@ export class Segments {
     const { dir, runtime, token } = this.#c;
     const boot = bootId();
     const writer = `${hostId()}-${process.pid}-${token}${boot === undefined ? '' : `-b${boot}`}`;
-    const name = `${writer}-t${Math.floor(fileClockNow())}.${this.#sequence++}${SEGMENT_SUFFIX}`;
+    const kind = this.#c.behind === undefined ? '' : BEHIND_INFIX;
+    const name = `${writer}-t${Math.floor(fileClockNow())}.${this.#sequence++}${kind}${SEGMENT_SUFFIX}`;
     const path = join(dir.path, name);
     const fd = await openFile(path, 'ax', 0o600);
     try {
@@ -268,6 +284,7 @@ export class Segments {
     segment.checkpointing = true;
     const done = this.#c
       .barrier()
+      .then(() => this.#c.behind?.beforeCheckpoint())
       .then(() =>
         checkpoint(segment.path, this.#c.records, {
           fd: segment.fd,

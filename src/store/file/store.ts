@@ -50,10 +50,13 @@ import { join } from 'node:path';
 import type { OperationRecord } from '../../model.js';
 import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { summaryOf } from '../store.js';
+import { sweepClaim } from './claim.js';
+import { deleteOwned, listOwned, putOwned, readOwned, updateOwned } from './exclusive.js';
 import { closeHandle, handlePaths, type Opened, openHandle } from './handle.js';
 import { nextRev } from './journal.js';
 import { fileNameFor } from './names.js';
-import { type FileStore, type FileStoreOptions, resolveFileStoreOptions, statsOf } from './options.js';
+import { type FileStore, type FileStoreOptions, resolveFileStoreOptions, statsOf, writeBehindOf } from './options.js';
+import { OWNER_CLAIM, OwnedStoreError, ownerOf, takeOwnership, waitForRecordClaims } from './owner.js';
 import { check, revOf, serialize } from './record-file.js';
 import { RETRY, type ReadAhead, type RecordFiles } from './records.js';
 import { settleDeadJournals } from './recovery.js';
@@ -75,7 +78,7 @@ const SETTLE_EVERY_MS = 30_000;
  */
 export function fileStore(options: FileStoreOptions = {}): FileStore {
   const resolved = resolveFileStoreOptions(options);
-  const { dir, runtime, claimOptions } = resolved;
+  const { dir, runtime, claimOptions, exclusive } = resolved;
   const { quarantinePath, journalDir } = handlePaths(dir);
   const pending = new Set<Promise<unknown>>();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
@@ -88,7 +91,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   function open(): Opened {
     if (closed) throw new Error(`file store ${dir} is closed`);
     if (opened !== undefined) return opened;
-    opened = openHandle(resolved, listeners, track);
+    opened = openHandle(resolved, listeners, track, { state: () => ownerOf(journalDir), settle: settleOwner });
     return opened;
   }
 
@@ -99,7 +102,28 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
    */
   function whenReady<T>(work: (current: Opened) => Promise<T>): Promise<T> {
     const current = open();
-    return track(recovered(current).then(() => work(current)));
+    return track(
+      recovered(current)
+        .then(() => (exclusive ? undefined : ownerGone()))
+        .then(() => work(current)),
+    );
+  }
+
+  /**
+   * A shared handle, before each read or write: stops while an exclusive
+   * handle owns the directory, and replays the journal of one that died
+   * (owner.ts). Writes look again under their record's claim (records.ts).
+   */
+  async function ownerGone(): Promise<void> {
+    const owner = ownerOf(journalDir);
+    if (owner.kind === 'live') throw new OwnedStoreError(dir, owner.holder);
+    if (owner.kind === 'dead') await settleOwner();
+  }
+
+  /** Replays the journal of an owner that died, then sweeps its claim (not before: see owner.ts). */
+  async function settleOwner(): Promise<void> {
+    await settle();
+    sweepClaim(join(journalDir, OWNER_CLAIM));
   }
 
   /**
@@ -109,11 +133,22 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
    * again: a handle is never stuck on one bad moment.
    */
   function recovered(current: Opened): Promise<void> {
-    current.recovered ??= settle().catch((error: unknown) => {
+    current.recovered ??= (exclusive ? own(current) : settle()).catch((error: unknown) => {
       current.recovered = undefined;
       throw error;
     });
     return current.recovered;
+  }
+
+  /**
+   * An exclusive handle takes the directory before anything else: the owner
+   * claim, then every record claim a shared handle still held, then the
+   * journals of writers that are gone (a previous owner's among them).
+   */
+  async function own(current: Opened): Promise<void> {
+    current.owner ??= await takeOwnership(journalDir, claimOptions);
+    await waitForRecordClaims(dir, claimOptions);
+    await settle();
   }
 
   /** Settles the journals of writers that are gone (recovery.ts). */
@@ -159,9 +194,10 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     },
 
     async get(key) {
-      return whenReady(async ({ files }) => {
-        await files.adopt(key);
-        return files.read(fileNameFor(key));
+      return whenReady(async (current) => {
+        await current.files.adopt(key);
+        const name = fileNameFor(key);
+        return current.owned === undefined ? current.files.read(name) : readOwned(current, current.owned, name);
       });
     },
 
@@ -169,8 +205,10 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       const name = fileNameFor(record.key);
       const { text } = serialize(record);
       const relaxed = options?.durability === 'relaxed';
-      await whenReady(async ({ files }) => {
+      await whenReady(async (current) => {
+        const { files, owned } = current;
         await files.adopt(record.key);
+        if (owned !== undefined) return putOwned(current, owned, record, options, runtime.now);
         await files.exclusive(name, async (claim) =>
           (await files.commit(name, text, await files.readLocked(name), claim, relaxed)) ? undefined : RETRY,
         );
@@ -180,8 +218,10 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     async update(key: string, fn: Updater, options?: WriteOptions) {
       const relaxed = options?.durability === 'relaxed';
       const name = fileNameFor(key);
-      return whenReady(async ({ files, queue }) => {
+      return whenReady(async (current) => {
+        const { files, queue, owned } = current;
         await files.adopt(key);
+        if (owned !== undefined) return updateOwned(current, owned, key, fn, options, runtime.now);
         const ahead: ReadAhead = queue.busy(name) ? { kind: 'unknown' } : files.readAhead(name, fn);
         if (ahead.kind === 'unchanged') return ahead.record;
         return files.exclusive(name, async (claim) => {
@@ -208,8 +248,10 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
 
     async delete(key) {
       const name = fileNameFor(key);
-      await whenReady(async ({ files, journal, pinned, removed }) => {
+      await whenReady(async (current) => {
+        const { files, journal, pinned, removed, owned } = current;
         await files.adopt(key);
+        if (owned !== undefined) return deleteOwned(current, owned, key, runtime.now);
         await files.exclusive(name, async () => {
           const text = await files.readLocked(name);
           // Read under this claim: its file is still linked, so its pin is closed at once (pinned.ts).
@@ -227,11 +269,18 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     },
 
     list(filter?: RecordFilter) {
-      return whenReady(({ files }) => scan(files, filter, (record) => record));
+      return whenReady(({ files, owned }) => {
+        const pick = (record: OperationRecord) => record;
+        if (owned === undefined) return scan(files, filter, pick);
+        return listOwned(owned, filter, pick, (unlimited, picked) => scan(files, unlimited, picked));
+      });
     },
 
     listSummaries(filter?: RecordFilter) {
-      return whenReady(({ files }) => scan(files, filter, summaryOf));
+      return whenReady(({ files, owned }) => {
+        if (owned === undefined) return scan(files, filter, summaryOf);
+        return listOwned(owned, filter, summaryOf, (unlimited, picked) => scan(files, unlimited, picked));
+      });
     },
 
     async quarantined() {
@@ -260,6 +309,8 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     checkpoints: opened?.journal.stats.checkpoints ?? 0,
     relaxedLines: opened?.journal.stats.relaxed ?? 0,
     pinnedReads: opened?.pinned.hits ?? 0,
+    writtenBehind: opened?.owned?.behind.written ?? 0,
   }));
+  writeBehindOf.set(store, () => opened?.owned?.behind.flush() ?? Promise.resolve());
   return store;
 }

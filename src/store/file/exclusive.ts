@@ -1,0 +1,176 @@
+/**
+ * The reads and writes of an exclusive file store (`fileStore({ exclusive:
+ * true })`): one process owns the directory (owner.ts), so a write needs no
+ * claim file and no rename. It is durable once its journal line is (group
+ * commit: journal.ts), and its record file is written a moment later,
+ * coalesced with the operation's next writes (write-behind.ts). Per write:
+ * one journal line, no directory change; per record, one file write per
+ * `delayMs` at most, in the background.
+ *
+ * Same guarantees as a shared store otherwise: durable before resolve (or
+ * relaxed: queued, and flushed within the journal's timer), `update`
+ * atomic (updates of one record queue up in this process, and no other
+ * process writes), every read validated, bad files quarantined.
+ */
+import type { OperationRecord } from '../../model.js';
+import { applyFilter, type RecordFilter, type Updater, type WriteOptions } from '../store.js';
+import type { HolderInfo } from './claim-files.js';
+import { writeSteps } from './durable.js';
+import type { Opened } from './handle.js';
+import { type JournalLine, nextRev } from './journal.js';
+import { fileNameFor } from './names.js';
+import { check, revOf, serialize } from './record-file.js';
+import { earliestFirst } from './scan.js';
+import type { WriteBehind } from './write-behind.js';
+
+/** What an exclusive handle adds to an open handle. */
+export interface Exclusive {
+  behind: WriteBehind;
+  /** This handle, as the writer line of its files names it (claim-files.ts `HolderInfo`). */
+  writer: HolderInfo;
+}
+
+/** The text of a record file: the record line, then the writer line (as a claim's `fileText` writes it). */
+function fileText(recordText: string, rev: number, writer: HolderInfo): string {
+  return `${recordText}\n${JSON.stringify({ ...writer, rev })}\n`;
+}
+
+/** The record of `name` as this handle holds it: the version written behind, else its file. */
+export async function readOwned(opened: Opened, owned: Exclusive, name: string): Promise<OperationRecord | undefined> {
+  const held = owned.behind.get(name);
+  if (held !== undefined) return parsed(name, held.text);
+  const record = await opened.files.read(name);
+  if (record !== undefined) return record;
+  // A bad file was quarantined meanwhile, and an update may have kept a new version since.
+  const since = owned.behind.get(name);
+  return since === undefined ? undefined : parsed(name, since.text);
+}
+
+/** `fn` on the current record, and its result kept and journaled when it changed anything. */
+export function updateOwned(
+  opened: Opened,
+  owned: Exclusive,
+  key: string,
+  fn: Updater,
+  options: WriteOptions | undefined,
+  now: () => number,
+): Promise<OperationRecord | undefined> {
+  const name = fileNameFor(key);
+  return opened.queue.run(name, async () => {
+    const { text, current } = await currentOf(opened, owned, name);
+    const next = fn(current);
+    if (next === current || next === undefined) return current;
+    if (next.key !== key) throw new TypeError(`update of ${key} returned a record for ${next.key}`);
+    const { text: recordText, stored } = serialize(next);
+    await write(opened, owned, name, recordText, text, options?.durability === 'relaxed', now);
+    return stored;
+  });
+}
+
+/** Creates or replaces a record. */
+export function putOwned(
+  opened: Opened,
+  owned: Exclusive,
+  record: OperationRecord,
+  options: WriteOptions | undefined,
+  now: () => number,
+): Promise<void> {
+  const name = fileNameFor(record.key);
+  const { text: recordText } = serialize(record);
+  return opened.queue.run(name, async () => {
+    const { text } = await currentOf(opened, owned, name);
+    await write(opened, owned, name, recordText, text, options?.durability === 'relaxed', now);
+  });
+}
+
+/**
+ * Removes a record: its removal line first (durable), then its file goes
+ * to `removed/` (or an empty entry says it was removed, when it never had
+ * a file), so no older line brings it back (removed.ts).
+ */
+export function deleteOwned(opened: Opened, owned: Exclusive, key: string, now: () => number): Promise<void> {
+  const name = fileNameFor(key);
+  return opened.queue.run(name, async () => {
+    const { text } = await currentOf(opened, owned, name);
+    if (text === undefined) return;
+    opened.files.commits++;
+    const rev = nextRev(revOf(text), now());
+    await opened.journal.append({ n: name, r: rev, d: 1 });
+    owned.behind.drop(name);
+    if (!(await opened.removed.moveAside(name, rev))) opened.removed.remember(name, rev);
+  });
+}
+
+/**
+ * `list` of an exclusive handle: the files (scan.ts, through `scanFiles`),
+ * with the versions written behind them in their place. Summaries and
+ * filters apply to the versions as this handle holds them.
+ */
+export async function listOwned<T extends { key: string; nextAttemptAt: number; createdAt: number }>(
+  owned: Exclusive,
+  filter: RecordFilter | undefined,
+  pick: (record: OperationRecord) => T,
+  scanFiles: (filter: RecordFilter | undefined, pick: (record: OperationRecord) => T) => Promise<T[]>,
+): Promise<T[]> {
+  // Every version held now, parsed once; a file whose record is held is left out of the scan's result.
+  const held = new Map<string, OperationRecord>();
+  for (const [name, version] of owned.behind.entries()) {
+    const record = parsed(name, version.text);
+    if (record !== undefined) held.set(record.key, record);
+  }
+  if (held.size === 0) return scanFiles(filter, pick);
+  // The scan's limit cannot be trusted once held versions replace some of its picks: take them all, then cut.
+  let unlimited: RecordFilter | undefined;
+  if (filter !== undefined) {
+    const { limit: _limit, ...rest } = filter;
+    unlimited = rest;
+  }
+  const fromFiles = (await scanFiles(unlimited, pick)).filter((item) => !held.has(item.key));
+  const fromMemory = applyFilter([...held.values()], unlimited).map(pick);
+  return earliestFirst([...fromFiles, ...fromMemory], filter?.limit);
+}
+
+/** The current text of `name` (held, else its file's) and the record it holds. */
+async function currentOf(
+  opened: Opened,
+  owned: Exclusive,
+  name: string,
+): Promise<{ text: string | undefined; current: OperationRecord | undefined }> {
+  const held = owned.behind.get(name);
+  if (held !== undefined) return { text: held.text, current: parsed(name, held.text) };
+  const text = await opened.files.readLocked(name);
+  if (text === undefined) return { text: undefined, current: undefined };
+  const checked = check(name, text);
+  if (checked.ok) return { text, current: checked.record };
+  await opened.files.quarantineText(name, text, checked.problems);
+  return { text: undefined, current: undefined };
+}
+
+/** Journals the next version of `name` (after `currentText`) and holds it for write-behind. */
+async function write(
+  opened: Opened,
+  owned: Exclusive,
+  name: string,
+  recordText: string,
+  currentText: string | undefined,
+  relaxed: boolean,
+  now: () => number,
+): Promise<void> {
+  opened.files.commits++;
+  const { journal, removed } = opened;
+  // Above a removal of this record, even within the same millisecond (records.ts `commit`).
+  const currentRev = currentText === undefined ? (removed.revisionOf(name) ?? 0) : revOf(currentText);
+  const rev = nextRev(currentRev, now());
+  const text = fileText(recordText, rev, owned.writer);
+  const line: JournalLine = { n: name, r: rev, t: text };
+  // A relaxed line needs no anchor here (journal.ts `appendRelaxed`): no file is replaced until it is
+  // durable (write-behind.ts), so a crash before its flush leaves the last durable version where it was.
+  if (!(relaxed && journal.appendRelaxed(line, undefined))) await journal.append(line);
+  writeSteps.hook?.('durable');
+  owned.behind.set(name, { text, rev });
+}
+
+function parsed(name: string, text: string): OperationRecord | undefined {
+  const checked = check(name, text);
+  return checked.ok ? checked.record : undefined;
+}

@@ -1,0 +1,82 @@
+/**
+ * The owner of a store directory: the claim an `exclusive` file store holds
+ * for as long as it is open (exclusive.ts), and how every other handle
+ * finds out about it.
+ *
+ * An exclusive handle keeps the latest version of the records it writes in
+ * memory and in its journal, and writes their files later (write-behind.ts),
+ * so while it lives the record files may be behind. No one else may write
+ * them meanwhile, and no one else can read them reliably. The owner claim
+ * (`journal/owner.pending`, a claim like any record's: claim.md) says so:
+ *
+ * - another exclusive handle waits for it like for any claim, and takes it
+ *   over at once from an owner that died (its journal is replayed first:
+ *   recovery.ts);
+ * - a shared handle looks for it after taking a record's claim, before it
+ *   reads or writes that record, and stops with `OwnedStoreError` while the
+ *   owner lives. Looking *after* its own claim exists is what makes this
+ *   safe without a lock around both: an owner that appears later waits for
+ *   every record claim it finds when it starts (`waitForRecordClaims`), so
+ *   either the shared handle sees the owner, or the owner sees its claim.
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { OncelyError } from '../../errors.js';
+import { type Claim, type ClaimOptions, takeClaim } from './claim.js';
+import { inspect, staleAtOnce } from './claim-files.js';
+import { parseFileName } from './names.js';
+
+/** The owner claim, in the journal directory (no record name can collide with it). */
+export const OWNER_CLAIM = 'owner.pending';
+
+/**
+ * A shared (non-exclusive) handle met a directory that a live exclusive
+ * handle owns. Nothing was read or written; open the directory with
+ * `exclusive: true` in that process only, or stop it first.
+ */
+export class OwnedStoreError extends OncelyError {
+  override name = 'OwnedStoreError';
+  /** The store directory. */
+  readonly dir: string;
+  constructor(dir: string, holder: string) {
+    super(
+      'store_owned',
+      `The file store at ${dir} is owned by ${holder}, which opened it with \`exclusive: true\`; nothing was read or written. ` +
+        'Its record files may be behind its journal while it runs: go through that process, or stop it and try again.',
+    );
+    this.dir = dir;
+  }
+}
+
+/** What a shared handle finds at the owner claim. */
+export type OwnerState = { kind: 'none' } | { kind: 'live'; holder: string } | { kind: 'dead' };
+
+/** Whether an exclusive handle owns the directory whose journal is `journalDir` (never blocks). */
+export function ownerOf(journalDir: string): OwnerState {
+  const holder = inspect(join(journalDir, OWNER_CLAIM));
+  if (holder === undefined) return { kind: 'none' };
+  if (staleAtOnce(holder)) return { kind: 'dead' };
+  const { info } = holder;
+  return { kind: 'live', holder: info === undefined ? 'a process starting up' : `pid ${info.pid} (host ${info.host})` };
+}
+
+/** Takes the owner claim of the directory (waiting for a live owner up to `timeoutMs`, like any claim). */
+export function takeOwnership(journalDir: string, options: ClaimOptions): Promise<Claim> {
+  return takeClaim(join(journalDir, OWNER_CLAIM), options);
+}
+
+/**
+ * Waits until every record claim a shared handle held when ownership was
+ * taken is gone (committed, released, or its holder dead): those handles
+ * looked for an owner before there was one. A claim taken since sees the
+ * owner and writes nothing.
+ */
+export async function waitForRecordClaims(dir: string, options: ClaimOptions): Promise<void> {
+  for (const name of fs.readdirSync(dir)) {
+    if (parseFileName(name).kind !== 'pending') continue;
+    // Taking it waits for its holder (or takes it over from a dead one); giving it back at once leaves the
+    // record as it was.
+    const claim = await takeClaim(join(dir, name), options);
+    await claim.release();
+  }
+}

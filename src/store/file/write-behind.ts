@@ -1,0 +1,176 @@
+/**
+ * Write-behind of record files, for an exclusive file store (exclusive.ts).
+ *
+ * An exclusive handle makes a write durable with its journal line alone and
+ * keeps the new version here, in memory. Shortly after (`delayMs`), one pass
+ * writes every record that changed into its file, in place: an operation's
+ * writes within that moment cost one file write between them, and no write
+ * waits for a file at all. A shared store pays a claim file and a rename per
+ * write instead (claim.md), because other processes write the same files.
+ *
+ * Why each step is safe:
+ * - a version is written into its file only once its journal line is
+ *   durable (the pass waits for the journal first), so a file is never
+ *   ahead of the journal, and a crash in the middle of a write (a torn file)
+ *   is repaired by replaying that line (recovery.ts replays every segment of
+ *   an exclusive writer);
+ * - a checkpoint runs a pass before it fsyncs the files its segment names
+ *   and deletes the segment, so every version the segment holds is in its
+ *   file by then;
+ * - readers of this handle look here first; nobody else reads while the
+ *   owner lives (owner.ts).
+ */
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import type { Runtime } from '../../runtime.js';
+import { writeSteps } from './durable.js';
+import { isErrno, typeOf, writeAllSync } from './io.js';
+
+/** The latest version of a record not yet in its file: the whole file text and its revision. */
+export interface Behind {
+  text: string;
+  rev: number;
+}
+
+/** What a pass needs from its store. */
+export interface WriteBehindContext {
+  /** The record directory. */
+  dir: string;
+  /** Resolves once every journal line queued so far is durable. */
+  journalFlushed(): Promise<void>;
+  /** Moves something that is not a regular file out of a record's way, reporting it (quarantine.ts). */
+  quarantineOdd(name: string, found: { kind: 'odd'; type: string }): Promise<void>;
+  /** Whether this handle still owns the directory (owner.ts): a pass that lost it writes nothing. */
+  owned(): boolean;
+  runtime: Pick<Runtime, 'schedule'>;
+  /** How long after a write its file is written. @default 50 */
+  delayMs?: number;
+}
+
+/** Default of `delayMs`: long enough for the writes of one operation (ms apart) to share one file write. */
+const WRITE_BEHIND_MS = 50;
+
+export class WriteBehind {
+  readonly #c: WriteBehindContext;
+  readonly #pending = new Map<string, Behind>();
+  #cancelTimer: (() => void) | undefined;
+  /** The pass running now: passes never overlap. */
+  #running: Promise<void> | undefined;
+  /** Files written (for `fileStoreStats`). */
+  written = 0;
+
+  constructor(context: WriteBehindContext) {
+    this.#c = context;
+  }
+
+  /** The version of `name` not yet in its file, if any. */
+  get(name: string): Behind | undefined {
+    return this.#pending.get(name);
+  }
+
+  /** Keeps `version` as the latest of `name` (its journal line is queued) and schedules a pass. */
+  set(name: string, version: Behind): void {
+    this.#pending.set(name, version);
+    this.#cancelTimer ??= this.#c.runtime.schedule(this.#c.delayMs ?? WRITE_BEHIND_MS, () => {
+      this.#cancelTimer = undefined;
+      this.flush().catch((error: unknown) => {
+        // Kept in memory and in the journal: the next pass (or the checkpoint's) tries again.
+        process.emitWarning(`oncely: writing record files behind the journal failed: ${String(error)}`);
+      });
+    });
+  }
+
+  /** Every version waiting for its file, by record name. */
+  entries(): IterableIterator<[string, Behind]> {
+    return this.#pending.entries();
+  }
+
+  /** Forgets the pending version of `name` (its record was removed). */
+  drop(name: string): void {
+    this.#pending.delete(name);
+  }
+
+  /** Versions waiting for their file. */
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  /**
+   * Writes every version pending now into its file (after their journal
+   * lines are durable); versions set meanwhile wait for the next pass.
+   * Resolves when they are all written. One pass at a time.
+   */
+  async flush(): Promise<void> {
+    while (this.#running !== undefined) await this.#running.catch(() => undefined);
+    if (this.#pending.size === 0) return;
+    this.#running = this.#pass().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  async #pass(): Promise<void> {
+    const batch = [...this.#pending];
+    await this.#c.journalFlushed();
+    if (!this.#c.owned()) throw new Error(`the store at ${this.#c.dir} is no longer owned by this handle`);
+    for (const [name, version] of batch) {
+      // Replaced since the batch was taken (its line may not be durable yet: the next pass writes it), or
+      // removed.
+      if (this.#pending.get(name) !== version) continue;
+      await this.#write(name, version.text);
+      // Written synchronously: nothing replaced it in between.
+      this.#pending.delete(name);
+      this.written++;
+    }
+  }
+
+  /**
+   * Writes `text` over the file of `name`, in place: no temp file and no
+   * rename, which would each change the directory. Opened without following
+   * a link and without blocking; anything there that is not a regular file
+   * is moved aside first.
+   */
+  async #write(name: string, text: string): Promise<void> {
+    const path = join(this.#c.dir, name);
+    for (;;) {
+      let fd: number;
+      try {
+        fd = fs.openSync(path, WRITE_FLAGS, 0o600);
+      } catch (error) {
+        if (!(isErrno(error, 'ENXIO') || isErrno(error, 'EISDIR') || isErrno(error, 'ELOOP'))) throw error;
+        await this.#moveAside(name, path);
+        continue;
+      }
+      let odd: fs.Stats | undefined;
+      try {
+        const stat = fs.fstatSync(fd);
+        if (stat.isFile()) {
+          const bytes = Buffer.from(text);
+          writeAllSync(fd, bytes, 0);
+          fs.ftruncateSync(fd, bytes.length);
+          writeSteps.hook?.('written-behind');
+          return;
+        }
+        odd = stat;
+      } finally {
+        fs.closeSync(fd);
+      }
+      await this.#c.quarantineOdd(name, { kind: 'odd', type: typeOf(odd) });
+    }
+  }
+
+  async #moveAside(name: string, path: string): Promise<void> {
+    const stat = fs.lstatSync(path);
+    await this.#c.quarantineOdd(name, { kind: 'odd', type: typeOf(stat) });
+  }
+
+  /** Stops the timer (the store writes everything itself before it closes). */
+  cancel(): void {
+    this.#cancelTimer?.();
+    this.#cancelTimer = undefined;
+  }
+}
+
+/** Create if missing, never follow a link, never block on a FIFO; truncated only once known to be a file. */
+const WRITE_FLAGS =
+  fs.constants.O_WRONLY | fs.constants.O_CREAT | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
