@@ -8,7 +8,7 @@ import { nodeSha256Hex } from './node/sha256.js';
 export * from './index.js';
 
 export type { FileStore, FileStoreOptions } from './store/file/index.js';
-export { fileStore, LockTimeoutError } from './store/file/index.js';
+export { fileStore, LockTimeoutError, OwnedStoreError } from './store/file/index.js';
 
 /**
  * `createClient` of `oncely`, with Node's SHA-256 for request fingerprints

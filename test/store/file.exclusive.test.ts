@@ -7,10 +7,10 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type FileStore, fileStore, LockTimeoutError } from '../../src/node.js';
+import { type FileStore, fileStore, LockTimeoutError, OwnedStoreError } from '../../src/node.js';
 import { writeSteps } from '../../src/store/file/durable.js';
 import { fileStoreStats, writeBehindNow } from '../../src/store/file/options.js';
-import { OwnedStoreError } from '../../src/store/file/owner.js';
+
 import { check, revOf } from '../../src/store/file/record-file.js';
 import { sampleRecord, storeContract } from '../../src/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';

@@ -3,5 +3,6 @@
  */
 
 export { LockTimeoutError } from './claim.js';
+export { OwnedStoreError } from './owner.js';
 export type { FileStore, FileStoreOptions } from './store.js';
 export { fileStore } from './store.js';
