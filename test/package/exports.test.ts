@@ -68,7 +68,7 @@ describe('package exports', () => {
   const RUNTIME_NAMES: Record<string, string[]> = {
     oncely: CORE,
     'oncely/browser': [...CORE, 'browserConnectivity', 'createBrowserClient', 'indexedDbStore'],
-    'oncely/node': [...CORE, 'LockTimeoutError', 'fileStore'],
+    'oncely/node': [...CORE, 'LockTimeoutError', 'OwnedStoreError', 'fileStore'],
     'oncely/store': [
       'ATTEMPT_CLASSES',
       'OPERATION_STATES',

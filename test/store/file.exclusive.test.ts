@@ -9,14 +9,17 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type FileStore, fileStore, LockTimeoutError, OwnedStoreError } from '../../src/node.js';
 import { writeSteps } from '../../src/store/file/durable.js';
+import { bootId, hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats, writeBehindNow } from '../../src/store/file/options.js';
-
 import { check, revOf } from '../../src/store/file/record-file.js';
 import { sampleRecord, storeContract } from '../../src/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker, waitForLine } from '../helpers/file-worker.js';
 
 afterEach(removeTempDirs);
+
+/** Above Linux's largest pid: a process that cannot be alive. */
+const DEAD_PID = 4_194_305;
 afterAll(disposeWorkerBuild);
 
 const bump = (store: FileStore, key: string) =>
@@ -110,6 +113,81 @@ describe('fileStore({ exclusive: true }): write-behind', () => {
       expect((await store.list({ state: 'succeeded' })).map((record) => record.key)).toEqual(['a']);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('fileStore({ exclusive: true }): races and failures', () => {
+  it('a write-behind pass never drops a newer version set while it was writing the one it took', async () => {
+    const store = fileStore({ dir: tempDir(), exclusive: true });
+    try {
+      await store.put(sampleRecord('x'));
+      await bump(store, 'x');
+      // A flush in flight, then a pass queued behind it, then an update of x whose line lands after the pass's
+      // barrier: it sets its version while the pass writes the older one.
+      const other = bump(store, 'y');
+      for (let i = 0; i < 50; i++) await Promise.resolve();
+      const pass = writeBehindNow(store);
+      const newer = bump(store, 'x');
+      await Promise.all([other, newer, pass]);
+      expect((await newer)?.epoch).toBe(2);
+      expect((await store.get('x'))?.epoch).toBe(2);
+      await writeBehindNow(store);
+      expect(epochOnDisk(store, 'x')).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a shared writer that finds a dead owner under its claim replays the owner first, outside its own queue', async () => {
+    const dir = tempDir();
+    const shared = fileStore({ dir });
+    try {
+      await shared.put(sampleRecord('k1'));
+      const journal = join(dir, 'journal');
+      // An owner that started after this call looked, wrote k1 at epoch 5 and was killed: its claim and its segment.
+      writeSteps.hook = (step) => {
+        if (step !== 'claim-written') return;
+        writeSteps.hook = undefined;
+        const holder = { host: hostId(), pid: DEAD_PID, token: 'aaaaaaaaaaaa' };
+        fs.writeFileSync(join(journal, 'owner.pending'), `${JSON.stringify(holder)}\n`);
+        const rev = Date.now() + 1_000;
+        const text = `${JSON.stringify({ ...sampleRecord('k1'), epoch: 5 })}\n${JSON.stringify({ ...holder, rev })}\n`;
+        const boot = bootId();
+        const segment = `${hostId()}-${DEAD_PID}-bbbbbbbbbbbb${boot === undefined ? '' : `-b${boot}`}-t${Date.now()}.0.behind.log`;
+        fs.writeFileSync(join(journal, segment), `${JSON.stringify({ n: 'k1.json', r: rev, t: text })}\n`);
+      };
+      // Before the fix, the replay of k1 queued behind this very update: it never resolved.
+      expect(await bump(shared, 'k1')).toMatchObject({ epoch: 6 });
+      expect(
+        fs.readdirSync(journal).filter((name) => name.endsWith('.behind.log') || name === 'owner.pending'),
+      ).toEqual([]);
+    } finally {
+      writeSteps.hook = undefined;
+      await shared.close();
+    }
+  });
+
+  it('an owner whose files cannot be written at close lets go as a crashed owner: the next handle replays first', async () => {
+    const dir = tempDir();
+    const owner = fileStore({ dir, exclusive: true });
+    await owner.put(sampleRecord('k1'));
+    await writeBehindNow(owner);
+    await bump(owner, 'k1');
+    // Something that is not a file sits where k1's file goes and cannot be moved aside (no quarantine directory).
+    fs.rmSync(owner.pathOf('k1'));
+    fs.mkdirSync(owner.pathOf('k1'));
+    fs.rmSync(join(dir, 'quarantine'), { recursive: true });
+    fs.writeFileSync(join(dir, 'quarantine'), 'not a directory');
+    await owner.close();
+    fs.rmSync(join(dir, 'quarantine'));
+    fs.mkdirSync(join(dir, 'quarantine'));
+    const next = fileStore({ dir });
+    try {
+      expect((await next.get('k1'))?.epoch).toBe(1);
+      expect((await bump(next, 'k1'))?.epoch).toBe(2);
+    } finally {
+      await next.close();
     }
   });
 });

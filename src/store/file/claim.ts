@@ -153,6 +153,21 @@ export class Claim {
     }
   }
 
+  /**
+   * Lets go of the claim without removing its file, which then names a
+   * holder that is gone: everyone treats it as a crash's (stale at once, in
+   * this process too) and does what follows a crash first. For an owner
+   * whose record files could not be brought up to date (owner.ts).
+   */
+  abandon(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#done = true;
+    this.#cancelRefresh();
+    heldTokens.delete(this.#token);
+    if (!this.#handedOver) closeQuietly(this.#fd);
+  }
+
   /** Whether this claim is still held: not released, and its file not taken over. */
   held(): boolean {
     return !this.#released && this.#stillOurs();

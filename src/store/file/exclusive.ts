@@ -19,6 +19,7 @@ import { writeSteps } from './durable.js';
 import type { Opened } from './handle.js';
 import { type JournalLine, nextRev } from './journal.js';
 import { fileNameFor } from './names.js';
+import { OwnedStoreError } from './owner.js';
 import { check, revOf, serialize } from './record-file.js';
 import { earliestFirst } from './scan.js';
 import type { WriteBehind } from './write-behind.js';
@@ -119,14 +120,14 @@ export async function listOwned<T extends { key: string; nextAttemptAt: number; 
     if (record !== undefined) held.set(record.key, record);
   }
   if (held.size === 0) return scanFiles(filter, pick);
-  // The scan's limit cannot be trusted once held versions replace some of its picks: take them all, then cut.
-  let unlimited: RecordFilter | undefined;
+  // Held versions may replace as many of the scan's picks as there are of them: the scan keeps that many more.
+  let widened: RecordFilter | undefined;
   if (filter !== undefined) {
-    const { limit: _limit, ...rest } = filter;
-    unlimited = rest;
+    const { limit, ...rest } = filter;
+    widened = limit === undefined ? rest : { ...rest, limit: limit + held.size };
   }
-  const fromFiles = (await scanFiles(unlimited, pick)).filter((item) => !held.has(item.key));
-  const fromMemory = applyFilter([...held.values()], unlimited).map(pick);
+  const fromFiles = (await scanFiles(widened, pick)).filter((item) => !held.has(item.key));
+  const fromMemory = applyFilter([...held.values()], widened).map(pick);
   return earliestFirst([...fromFiles, ...fromMemory], filter?.limit);
 }
 
@@ -167,6 +168,10 @@ async function write(
   // durable (write-behind.ts), so a crash before its flush leaves the last durable version where it was.
   if (!(relaxed && journal.appendRelaxed(line, undefined))) await journal.append(line);
   writeSteps.hook?.('durable');
+  // An owner frozen past `staleLockMs` in a place nobody can check (another container) may have been taken
+  // over: it must not acknowledge a write the new owner will never see (its segment is replayed, not obeyed).
+  if (opened.owner?.held() !== true)
+    throw new OwnedStoreError(opened.records.path, 'another handle (this one lost it)');
   owned.behind.set(name, { text, rev });
 }
 

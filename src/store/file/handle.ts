@@ -117,14 +117,22 @@ export async function closeHandle(opened: Opened): Promise<void> {
   const { recovered, journal, records, quarantineDir, pinned, removed, owned } = opened;
   try {
     await recovered?.catch(() => undefined);
+    // An exclusive handle writes its files, then checkpoints them (the journal's close), before it lets anyone
+    // else in. If its files could not all be written, it lets go of its owner claim as a crashed owner would
+    // (`abandon`): the next handle in replays its journal first, instead of reading files that are behind.
+    let behindFailed = false;
     try {
-      // An exclusive handle writes its files, then checkpoints them (the journal's close), before it lets
-      // anyone else in: its owner claim goes last, on every path.
       owned?.behind.cancel();
-      if (opened.owner !== undefined) await owned?.behind.flush();
+      if (opened.owner !== undefined) {
+        await owned?.behind.flush().catch((error: unknown) => {
+          behindFailed = true;
+          process.emitWarning(`oncely: writing record files at close failed: ${String(error)}`);
+        });
+      }
       await journal.close();
     } finally {
-      await opened.owner?.release();
+      if (behindFailed || (owned?.behind.size ?? 0) > 0) opened.owner?.abandon();
+      else await opened.owner?.release();
     }
   } finally {
     pinned.close();

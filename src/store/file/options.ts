@@ -47,15 +47,18 @@ export interface FileStoreOptions {
   staleLockMs?: number;
   /**
    * This handle alone owns the directory while it is open: a write is
-   * durable with its journal line alone and its record file is written a
-   * moment later (coalesced with the operation's next writes), so no write
-   * creates or renames a file. The fastest file store for one process. Every
+   * durable with its journal line alone and its record file is written in
+   * place a moment later (coalesced with the operation's next writes), so a
+   * write takes no claim file and renames nothing. The fastest file store for one process. Every
    * other handle, in this process or another (a second exclusive one, a
    * shared one, the CLI), is kept out until it closes: an exclusive one
    * waits up to `lockTimeoutMs`, a shared one fails at once with
    * `OwnedStoreError` (`code` `'store_owned'`). A crashed owner is taken
-   * over at once, after its journal is replayed. All processes using the
-   * directory must run an oncely version that knows this option.
+   * over at once (one in another container once its claim stopped changing
+   * for `staleLockMs`), after its journal is replayed. A relaxed write may be
+   * lost by a process crash too, not only a power cut (README, "Durability,
+   * step by step"). All processes using the directory must run an oncely
+   * version that knows this option.
    * @default false (shared: processes write the same directory, one claim file per write)
    * @example fileStore({ dir: '.oncely', exclusive: true }) // one server process owns its outbox
    */

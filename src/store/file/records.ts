@@ -22,6 +22,9 @@ import { check, revOf } from './record-file.js';
 
 const MISSING: FileRead = { kind: 'missing' };
 
+/** Inside `exclusive`: the directory's owner died; its journal is replayed before the task runs. */
+const OWNER_DIED = Symbol('owner died');
+
 /** Tells `exclusive` to take the claim again and redo the task (the claim was lost before committing). */
 export const RETRY = Symbol('retry');
 
@@ -80,25 +83,30 @@ export class RecordFiles {
     const { dir, queue, claimOptions, track } = this.#c;
     const claimPath = join(dir, name + PENDING_SUFFIX);
     const owner = checkOwner ? this.#c.owner : undefined;
-    return track(
+    const held = (): Promise<T | typeof OWNER_DIED> =>
       queue.run(name, async () => {
         for (;;) {
           const claim = await takeClaim(claimPath, claimOptions);
-          let ownerDied = false;
           try {
             const found = owner?.state();
             if (found?.kind === 'live') throw new OwnedStoreError(dir, found.holder);
-            ownerDied = found?.kind === 'dead';
-            if (!ownerDied) {
-              const result = await task(claim);
-              if (result !== RETRY) return result;
-            }
+            if (found?.kind === 'dead') return OWNER_DIED;
+            const result = await task(claim);
+            if (result !== RETRY) return result;
           } finally {
             await claim.release();
           }
-          if (ownerDied) await owner?.settle();
         }
-      }),
+      });
+    return track(
+      (async () => {
+        for (;;) {
+          const result = await held();
+          if (result !== OWNER_DIED) return result;
+          // Outside this record's queue: the replay writes records too, this one among them.
+          await owner?.settle();
+        }
+      })(),
     );
   }
 

@@ -53,6 +53,13 @@ export interface RecoveryContext {
   resync?: ((name: string) => Promise<void>) | undefined;
   /** Where deletions moved their records: no line below a removal kept there is restored. */
   removed?: RemovedRecords | undefined;
+  /**
+   * The settling handle owns the directory (owner.ts): every other exclusive
+   * writer's segment (`….behind.log`) is then dead, even one whose writer
+   * cannot be checked from here (another container): that writer lost the
+   * owner claim, and its acknowledged writes are replayed, not left to it.
+   */
+  owner?: boolean;
 }
 
 export interface RecoveryReport {
@@ -72,11 +79,11 @@ interface DeadSegment {
 /** Checkpoints (and, after a reboot, replays) the journal segments of writers that are gone. */
 export async function settleDeadJournals(context: RecoveryContext): Promise<RecoveryReport> {
   const report: RecoveryReport = { settled: 0, replayed: 0 };
-  if (deadSegments(context.journalDir).length === 0) return report;
+  if (deadSegments(context.journalDir, context.owner === true).length === 0) return report;
   const claim = await takeClaim(join(context.journalDir, RECOVERY_CLAIM), context.claimOptions);
   try {
     // Listed again under the claim: another process may have settled them meanwhile.
-    const dead = deadSegments(context.journalDir).sort((a, b) => a.mtimeMs - b.mtimeMs);
+    const dead = deadSegments(context.journalDir, context.owner === true).sort((a, b) => a.mtimeMs - b.mtimeMs);
     // Only segments written before the last boot are replayed (a power cut may have lost their records'
     // writes since), those of an exclusive writer (its files lag its journal), and those a failed fsync marked (the write-back may have lost them, and the pages may
     // be gone from memory since); the others are only checkpointed, which reads their names itself.
@@ -123,7 +130,7 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
  * by a dead process of this host (and pid namespace). Sweeps the recovery
  * claim's crash debris on the way.
  */
-function deadSegments(journalDir: string): DeadSegment[] {
+function deadSegments(journalDir: string, owner: boolean): DeadSegment[] {
   let names: string[];
   try {
     names = fs.readdirSync(journalDir);
@@ -154,8 +161,11 @@ function deadSegments(journalDir: string): DeadSegment[] {
     // A writer whose pid cannot be checked from here (another host name, pid namespace or machine: say,
     // the same container restarted) is left alone until a reboot proves it gone: taking a live writer for
     // a dead one would delete the segment it still writes to (a changed clock makes any idle rule unsafe).
+    const ours = host === hostId() && pid === process.pid && isLiveJournalToken(token);
     const gone =
-      previousBoot || (isCheckableHost(host) && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
+      previousBoot ||
+      (owner && behind && !ours) ||
+      (isCheckableHost(host) && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
     if (gone) dead.push({ path, mtimeMs, replay: previousBoot || behind });
   }
   return dead;

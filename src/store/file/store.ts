@@ -162,6 +162,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       restore: files.restore,
       resync: files.resync,
       removed,
+      owner: exclusive,
     });
   }
 

@@ -47,6 +47,9 @@ export interface WriteBehindContext {
   delayMs?: number;
 }
 
+/** Moves of something that is not a regular file out of a record's way, before a write gives up. */
+const MAX_MOVES_ASIDE = 3;
+
 /** Default of `delayMs`: long enough for the writes of one operation (ms apart) to share one file write. */
 const WRITE_BEHIND_MS = 50;
 
@@ -113,43 +116,54 @@ export class WriteBehind {
     const batch = [...this.#pending];
     await this.#c.journalFlushed();
     if (!this.#c.owned()) throw new Error(`the store at ${this.#c.dir} is no longer owned by this handle`);
+    let failure: unknown;
     for (const [name, version] of batch) {
       // Replaced since the batch was taken (its line may not be durable yet: the next pass writes it), or
       // removed.
       if (this.#pending.get(name) !== version) continue;
-      await this.#write(name, version.text);
-      // Written synchronously: nothing replaced it in between.
-      this.#pending.delete(name);
+      try {
+        if (!(await this.#write(name, version))) continue;
+      } catch (error) {
+        // One file that cannot be written holds back no other: the others go on, the error after them.
+        failure ??= error;
+        continue;
+      }
+      // Only the version written: a newer one set while this write awaited stays for the next pass.
+      if (this.#pending.get(name) === version) this.#pending.delete(name);
       this.written++;
     }
+    if (failure !== undefined) throw failure;
   }
 
   /**
-   * Writes `text` over the file of `name`, in place: no temp file and no
+   * Writes `version` over the file of `name`, in place: no temp file and no
    * rename, which would each change the directory. Opened without following
    * a link and without blocking; anything there that is not a regular file
-   * is moved aside first.
+   * is moved aside first (a few times at most). False when the version was
+   * replaced or removed while that move awaited: nothing written.
    */
-  async #write(name: string, text: string): Promise<void> {
+  async #write(name: string, version: Behind): Promise<boolean> {
     const path = join(this.#c.dir, name);
-    for (;;) {
+    for (let moved = 0; ; moved++) {
+      if (this.#pending.get(name) !== version) return false;
+      if (moved > MAX_MOVES_ASIDE) throw new Error(`${path} is not a regular file and could not be moved aside`);
       let fd: number;
       try {
         fd = fs.openSync(path, WRITE_FLAGS, 0o600);
       } catch (error) {
         if (!(isErrno(error, 'ENXIO') || isErrno(error, 'EISDIR') || isErrno(error, 'ELOOP'))) throw error;
-        await this.#moveAside(name, path);
+        await this.#c.quarantineOdd(name, { kind: 'odd', type: typeOf(fs.lstatSync(path)) });
         continue;
       }
       let odd: fs.Stats | undefined;
       try {
         const stat = fs.fstatSync(fd);
         if (stat.isFile()) {
-          const bytes = Buffer.from(text);
+          const bytes = Buffer.from(version.text);
           writeAllSync(fd, bytes, 0);
           fs.ftruncateSync(fd, bytes.length);
           writeSteps.hook?.('written-behind');
-          return;
+          return true;
         }
         odd = stat;
       } finally {
@@ -157,11 +171,6 @@ export class WriteBehind {
       }
       await this.#c.quarantineOdd(name, { kind: 'odd', type: typeOf(odd) });
     }
-  }
-
-  async #moveAside(name: string, path: string): Promise<void> {
-    const stat = fs.lstatSync(path);
-    await this.#c.quarantineOdd(name, { kind: 'odd', type: typeOf(stat) });
   }
 
   /** Stops the timer (the store writes everything itself before it closes). */
