@@ -22,7 +22,7 @@ import { fileNameFor } from './names.js';
 import { OwnedStoreError } from './owner.js';
 import { check, revOf, serialize } from './record-file.js';
 import { earliestFirst } from './scan.js';
-import type { WriteBehind } from './write-behind.js';
+import type { Behind, WriteBehind } from './write-behind.js';
 
 /** What an exclusive handle adds to an open handle. */
 export interface Exclusive {
@@ -39,12 +39,13 @@ function fileText(recordText: string, rev: number, writer: HolderInfo): string {
 /** The record of `name` as this handle holds it: the version written behind, else its file. */
 export async function readOwned(opened: Opened, owned: Exclusive, name: string): Promise<OperationRecord | undefined> {
   const held = owned.behind.get(name);
-  if (held !== undefined) return parsed(name, held.text);
+  if (held !== undefined) return heldRecord(name, held);
   const record = await opened.files.read(name);
-  if (record !== undefined) return record;
+  // Removed meanwhile (its file read just before it moved aside): gone.
+  if (record !== undefined) return owned.behind.get(name)?.removedKey === undefined ? record : undefined;
   // A bad file was quarantined meanwhile, and an update may have kept a new version since.
   const since = owned.behind.get(name);
-  return since === undefined ? undefined : parsed(name, since.text);
+  return since === undefined ? undefined : heldRecord(name, since);
 }
 
 /** `fn` on the current record, and its result kept and journaled when it changed anything. */
@@ -97,8 +98,13 @@ export function deleteOwned(opened: Opened, owned: Exclusive, key: string, now: 
     opened.files.commits++;
     const rev = nextRev(revOf(text), now());
     await opened.journal.append({ n: name, r: rev, d: 1 });
-    owned.behind.drop(name);
-    if (!(await opened.removed.moveAside(name, rev))) opened.removed.remember(name, rev);
+    // Gone for readers from here, though its file (maybe an older version) is there until it moves aside.
+    const mark = owned.behind.hide(name, key, rev);
+    try {
+      if (!(await opened.removed.moveAside(name, rev))) opened.removed.remember(name, rev);
+    } finally {
+      owned.behind.drop(name, mark);
+    }
   });
 }
 
@@ -114,9 +120,10 @@ export async function listOwned<T extends { key: string; nextAttemptAt: number; 
   scanFiles: (filter: RecordFilter | undefined, pick: (record: OperationRecord) => T) => Promise<T[]>,
 ): Promise<T[]> {
   // Every version held now, parsed once; a file whose record is held is left out of the scan's result.
-  const held = new Map<string, OperationRecord>();
+  const held = new Map<string, OperationRecord | undefined>();
   for (const [name, version] of owned.behind.entries()) {
-    const record = parsed(name, version.text);
+    if (version.removedKey !== undefined) held.set(version.removedKey, undefined);
+    const record = heldRecord(name, version);
     if (record !== undefined) held.set(record.key, record);
   }
   if (held.size === 0) return scanFiles(filter, pick);
@@ -127,7 +134,8 @@ export async function listOwned<T extends { key: string; nextAttemptAt: number; 
     widened = limit === undefined ? rest : { ...rest, limit: limit + held.size };
   }
   const fromFiles = (await scanFiles(widened, pick)).filter((item) => !held.has(item.key));
-  const fromMemory = applyFilter([...held.values()], widened).map(pick);
+  const records = [...held.values()].filter((record): record is OperationRecord => record !== undefined);
+  const fromMemory = applyFilter(records, widened).map(pick);
   return earliestFirst([...fromFiles, ...fromMemory], filter?.limit);
 }
 
@@ -138,6 +146,7 @@ async function currentOf(
   name: string,
 ): Promise<{ text: string | undefined; current: OperationRecord | undefined }> {
   const held = owned.behind.get(name);
+  if (held?.removedKey !== undefined) return { text: undefined, current: undefined };
   if (held !== undefined) return { text: held.text, current: parsed(name, held.text) };
   const text = await opened.files.readLocked(name);
   if (text === undefined) return { text: undefined, current: undefined };
@@ -173,6 +182,11 @@ async function write(
   if (opened.owner?.held() !== true)
     throw new OwnedStoreError(opened.records.path, 'another handle (this one lost it)');
   owned.behind.set(name, { text, rev });
+}
+
+/** The record a held version stands for: none while it is being removed. */
+function heldRecord(name: string, held: Behind): OperationRecord | undefined {
+  return held.removedKey === undefined ? parsed(name, held.text) : undefined;
 }
 
 function parsed(name: string, text: string): OperationRecord | undefined {

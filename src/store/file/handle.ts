@@ -62,11 +62,13 @@ export function openHandle(
   const quarantineDir = new DirSync(quarantinePath);
   const quarantine = new Quarantine(records, quarantineDir, now, listeners);
   const removed = new RemovedRecords(dir, journalDir);
+  const queue = queueFor(fs.realpathSync(dir));
   // `files` and `opened` are built below; the journal and `behind` call back into them only later.
   const behind: WriteBehind | undefined = options.exclusive
     ? new WriteBehind({
         dir,
         journalFlushed: (): Promise<void> => journal.flushed(),
+        inQueue: (name, task) => queue.run(name, task),
         quarantineOdd: (name, found) => quarantine.move(name, found),
         owned: () => opened.owner?.held() === true,
         runtime,
@@ -80,7 +82,6 @@ export function openHandle(
     (name): Promise<void> => files.resync(name),
     behind === undefined ? undefined : { beforeCheckpoint: () => behind.flush() },
   );
-  const queue = queueFor(fs.realpathSync(dir));
   const pinned = new PinnedRecords(dir);
   const files: RecordFiles = new RecordFiles({
     dir,

@@ -30,6 +30,12 @@ import { isErrno, typeOf, writeAllSync } from './io.js';
 export interface Behind {
   text: string;
   rev: number;
+  /**
+   * Set while the record of this key is being removed (its removal line is
+   * durable, its file not yet moved aside): readers see no record, and no
+   * pass writes one.
+   */
+  removedKey?: string;
 }
 
 /** What a pass needs from its store. */
@@ -38,6 +44,12 @@ export interface WriteBehindContext {
   dir: string;
   /** Resolves once every journal line queued so far is durable. */
   journalFlushed(): Promise<void>;
+  /**
+   * Runs `task` in the record's queue (keyed-queue.ts): a pass's write never
+   * interleaves with the store's updates, removals, rechecks or recovery
+   * writes of the same record, which read its file and may replace it.
+   */
+  inQueue<T>(name: string, task: () => Promise<T>): Promise<T>;
   /** Moves something that is not a regular file out of a record's way, reporting it (quarantine.ts). */
   quarantineOdd(name: string, found: { kind: 'odd'; type: string }): Promise<void>;
   /** Whether this handle still owns the directory (owner.ts): a pass that lost it writes nothing. */
@@ -88,9 +100,19 @@ export class WriteBehind {
     return this.#pending.entries();
   }
 
-  /** Forgets the pending version of `name` (its record was removed). */
-  drop(name: string): void {
-    this.#pending.delete(name);
+  /**
+   * Hides the record of `name` (`key`) from readers while it is removed:
+   * returns the mark to give to `drop` once its file is moved aside.
+   */
+  hide(name: string, key: string, rev: number): Behind {
+    const mark: Behind = { text: '', rev, removedKey: key };
+    this.#pending.set(name, mark);
+    return mark;
+  }
+
+  /** Forgets `mark` (from `hide`), unless a newer version replaced it. */
+  drop(name: string, mark: Behind): void {
+    if (this.#pending.get(name) === mark) this.#pending.delete(name);
   }
 
   /** Versions waiting for their file. */
@@ -120,9 +142,9 @@ export class WriteBehind {
     for (const [name, version] of batch) {
       // Replaced since the batch was taken (its line may not be durable yet: the next pass writes it), or
       // removed.
-      if (this.#pending.get(name) !== version) continue;
+      if (this.#pending.get(name) !== version || version.removedKey !== undefined) continue;
       try {
-        if (!(await this.#write(name, version))) continue;
+        if (!(await this.#c.inQueue(name, () => this.#write(name, version)))) continue;
       } catch (error) {
         // One file that cannot be written holds back no other: the others go on, the error after them.
         failure ??= error;
