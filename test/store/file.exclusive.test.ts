@@ -13,6 +13,7 @@ import { bootId, hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats, writeBehindNow } from '../../src/store/file/options.js';
 import { check, revOf } from '../../src/store/file/record-file.js';
 import { sampleRecord, storeContract } from '../../src/store.js';
+import { createFakeRuntime } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker, waitForLine } from '../helpers/file-worker.js';
 
@@ -188,6 +189,29 @@ describe('fileStore({ exclusive: true }): races and failures', () => {
       expect((await bump(next, 'k1'))?.epoch).toBe(2);
     } finally {
       await next.close();
+    }
+  });
+});
+
+describe('fileStore({ exclusive: true }): an owner that lost its claim', () => {
+  it('acknowledges no write once its claim is gone (looked at again after a second of its own time)', async () => {
+    const runtime = createFakeRuntime();
+    const dir = tempDir();
+    const store = fileStore({ dir, exclusive: true, runtime });
+    try {
+      await bump(store, 'k1');
+      // Taken over while it was frozen (another container's owner cannot be checked: after staleLockMs).
+      const claim = join(dir, 'journal', 'owner.pending');
+      fs.rmSync(claim);
+      fs.writeFileSync(claim, `${JSON.stringify({ host: 'elsewhere', pid: 7, token: 'cccccccccccc' })}\n`);
+      // Within the second it trusts its last look, a write still goes (the look costs a stat per write).
+      await bump(store, 'k1');
+      await runtime.advance(1_000);
+      await expect(bump(store, 'k1')).rejects.toBeInstanceOf(OwnedStoreError);
+      expect((await store.get('k1'))?.epoch).toBe(1);
+    } finally {
+      fs.rmSync(join(dir, 'journal', 'owner.pending'), { force: true });
+      await store.close();
     }
   });
 });

@@ -29,6 +29,28 @@ export interface Exclusive {
   behind: WriteBehind;
   /** This handle, as the writer line of its files names it (claim-files.ts `HolderInfo`). */
   writer: HolderInfo;
+  /** The runtime's monotonic clock: how often a write looks at the owner claim (`stillOwned`). */
+  monotonicNow: () => number;
+  /** When a write last found the owner claim still ours (monotonic ms). */
+  ownedAtMs: number;
+}
+
+/**
+ * How long a write trusts its last look at the owner claim. The claim can
+ * only be taken from a live owner that left it unchanged for `staleLockMs`
+ * (10 s by default; it refreshes it every third of that): an owner that was
+ * frozen that long finds, on its first write after, that more than this has
+ * passed on its monotonic clock, and looks.
+ */
+const OWNED_TRUST_MS = 1_000;
+
+/** Whether this handle still holds its owner claim: a `stat` at most once per `OWNED_TRUST_MS`. */
+function stillOwned(opened: Opened, owned: Exclusive): boolean {
+  const nowMs = owned.monotonicNow();
+  if (nowMs - owned.ownedAtMs < OWNED_TRUST_MS) return true;
+  if (opened.owner?.held() !== true) return false;
+  owned.ownedAtMs = nowMs;
+  return true;
 }
 
 /** The text of a record file: the record line, then the writer line (as a claim's `fileText` writes it). */
@@ -179,8 +201,7 @@ async function write(
   writeSteps.hook?.('durable');
   // An owner frozen past `staleLockMs` in a place nobody can check (another container) may have been taken
   // over: it must not acknowledge a write the new owner will never see (its segment is replayed, not obeyed).
-  if (opened.owner?.held() !== true)
-    throw new OwnedStoreError(opened.records.path, 'another handle (this one lost it)');
+  if (!stillOwned(opened, owned)) throw new OwnedStoreError(opened.records.path, 'another handle (this one lost it)');
   owned.behind.set(name, { text, rev });
 }
 

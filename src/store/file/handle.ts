@@ -107,7 +107,14 @@ export function openHandle(
     removed,
     recovered: undefined,
     owned:
-      behind === undefined ? undefined : { behind, writer: { host: hostId(), pid: process.pid, token: randomToken() } },
+      behind === undefined
+        ? undefined
+        : {
+            behind,
+            writer: { host: hostId(), pid: process.pid, token: randomToken() },
+            monotonicNow: runtime.monotonicNow,
+            ownedAtMs: Number.NEGATIVE_INFINITY,
+          },
     owner: undefined,
   };
   return opened;
