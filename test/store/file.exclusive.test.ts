@@ -208,9 +208,38 @@ describe('fileStore({ exclusive: true }): an owner that lost its claim', () => {
       await bump(store, 'k1');
       await runtime.advance(1_000);
       await expect(bump(store, 'k1')).rejects.toBeInstanceOf(OwnedStoreError);
-      expect((await store.get('k1'))?.epoch).toBe(1);
     } finally {
       fs.rmSync(join(dir, 'journal', 'owner.pending'), { force: true });
+      await store.close();
+    }
+  });
+
+  it('serves, lists, deletes and settles nothing once taken over: the new owner’s journal is left alone', async () => {
+    const runtime = createFakeRuntime();
+    const dir = tempDir();
+    const store = fileStore({ dir, exclusive: true, runtime });
+    const journal = join(dir, 'journal');
+    try {
+      await bump(store, 'k1');
+      await writeBehindNow(store);
+      // The new owner (another container) took the claim and wrote k1 again: its live segment.
+      const holder = { host: 'elsewhere', pid: 7, token: 'cccccccccccc' };
+      fs.rmSync(join(journal, 'owner.pending'));
+      fs.writeFileSync(join(journal, 'owner.pending'), `${JSON.stringify(holder)}\n`);
+      const rev = Date.now() + 60_000;
+      const text = `${JSON.stringify({ ...sampleRecord('k1'), epoch: 9 })}\n${JSON.stringify({ ...holder, rev })}\n`;
+      const segment = `elsewhere-7-cccccccccccc-t${Date.now()}.0.behind.log`;
+      fs.writeFileSync(join(journal, segment), `${JSON.stringify({ n: 'k1.json', r: rev, t: text })}\n`);
+      // Past its trusted look, and past the interval at which a list settles dead journals.
+      await runtime.advance(31_000);
+      await expect(store.list()).rejects.toBeInstanceOf(OwnedStoreError);
+      await expect(store.get('k1')).rejects.toBeInstanceOf(OwnedStoreError);
+      await expect(store.delete('k1')).rejects.toBeInstanceOf(OwnedStoreError);
+      expect(fs.readdirSync(journal)).toContain(segment);
+      expect(epochOnDisk(store, 'k1')).toBe(0);
+    } finally {
+      fs.rmSync(journal, { recursive: true, force: true });
+      fs.mkdirSync(journal);
       await store.close();
     }
   });

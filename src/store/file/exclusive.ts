@@ -29,28 +29,46 @@ export interface Exclusive {
   behind: WriteBehind;
   /** This handle, as the writer line of its files names it (claim-files.ts `HolderInfo`). */
   writer: HolderInfo;
-  /** The runtime's monotonic clock: how often a write looks at the owner claim (`stillOwned`). */
+  /** The runtime's clocks: how often a call looks at the owner claim (`stillOwned`). */
   monotonicNow: () => number;
-  /** When a write last found the owner claim still ours (monotonic ms). */
+  wallNow: () => number;
+  /** How long a look at the owner claim is trusted: `min(OWNED_TRUST_MS, staleLockMs / 10)`. */
+  trustMs: number;
+  /** When a call last found the owner claim still ours, on both clocks. */
   ownedAtMs: number;
+  ownedAtWallMs: number;
 }
 
 /**
- * How long a write trusts its last look at the owner claim. The claim can
- * only be taken from a live owner that left it unchanged for `staleLockMs`
- * (10 s by default; it refreshes it every third of that): an owner that was
- * frozen that long finds, on its first write after, that more than this has
- * passed on its monotonic clock, and looks.
+ * How long a call trusts its last look at the owner claim, at most. The
+ * claim can only be taken from a live owner that left it unchanged for
+ * `staleLockMs` (10 s by default; it refreshes it every third of that):
+ * an owner that was frozen that long finds, on its first call after, that
+ * more than this has passed, and looks. Both clocks must agree: the
+ * monotonic one stops while a machine sleeps, the wall clock can be set.
  */
-const OWNED_TRUST_MS = 1_000;
+export const OWNED_TRUST_MS = 1_000;
 
-/** Whether this handle still holds its owner claim: a `stat` at most once per `OWNED_TRUST_MS`. */
-function stillOwned(opened: Opened, owned: Exclusive): boolean {
+/** Whether this handle still holds its owner claim: a `stat` at most once per `trustMs`. */
+export function stillOwned(opened: Opened, owned: Exclusive): boolean {
   const nowMs = owned.monotonicNow();
-  if (nowMs - owned.ownedAtMs < OWNED_TRUST_MS) return true;
+  const wallMs = owned.wallNow();
+  if (nowMs - owned.ownedAtMs < owned.trustMs && Math.abs(wallMs - owned.ownedAtWallMs) < owned.trustMs) return true;
   if (opened.owner?.held() !== true) return false;
   owned.ownedAtMs = nowMs;
+  owned.ownedAtWallMs = wallMs;
   return true;
+}
+
+/**
+ * Every call of an exclusive handle, reads included, and every write again
+ * before its journal line and before it resolves: an owner whose claim was
+ * taken over (it was frozen, or another container's owner took it) must
+ * not serve, journal or acknowledge anything: the new owner has replayed
+ * its journal and writes the files now.
+ */
+export function assertOwned(opened: Opened, owned: Exclusive): void {
+  if (!stillOwned(opened, owned)) throw new OwnedStoreError(opened.records.path, 'another handle (this one lost it)');
 }
 
 /** The text of a record file: the record line, then the writer line (as a claim's `fileText` writes it). */
@@ -119,13 +137,19 @@ export function deleteOwned(opened: Opened, owned: Exclusive, key: string, now: 
     if (text === undefined) return;
     opened.files.commits++;
     const rev = nextRev(revOf(text), now());
+    assertOwned(opened, owned);
     await opened.journal.append({ n: name, r: rev, d: 1 });
+    assertOwned(opened, owned);
     // Gone for readers from here, though its file (maybe an older version) is there until it moves aside.
+    const before = owned.behind.get(name);
     const mark = owned.behind.hide(name, key, rev);
+    let moved = false;
     try {
       if (!(await opened.removed.moveAside(name, rev))) opened.removed.remember(name, rev);
+      moved = true;
     } finally {
-      owned.behind.drop(name, mark);
+      // Not moved aside: the version held before stays (its file may be older), as a shared store keeps it.
+      owned.behind.drop(name, mark, moved ? undefined : before);
     }
   });
 }
@@ -197,11 +221,11 @@ async function write(
   const line: JournalLine = { n: name, r: rev, t: text };
   // A relaxed line needs no anchor here (journal.ts `appendRelaxed`): no file is replaced until it is
   // durable (write-behind.ts), so a crash before its flush leaves the last durable version where it was.
+  assertOwned(opened, owned);
   if (!(relaxed && journal.appendRelaxed(line, undefined))) await journal.append(line);
   writeSteps.hook?.('durable');
-  // An owner frozen past `staleLockMs` in a place nobody can check (another container) may have been taken
-  // over: it must not acknowledge a write the new owner will never see (its segment is replayed, not obeyed).
-  if (!stillOwned(opened, owned)) throw new OwnedStoreError(opened.records.path, 'another handle (this one lost it)');
+  // The claim may have been taken while the line was flushed: then nothing is acknowledged.
+  assertOwned(opened, owned);
   owned.behind.set(name, { text, rev });
 }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { QuarantineEntry } from '../store.js';
 import type { Claim } from './claim.js';
 import { DirSync, makeDirectory } from './durable.js';
-import type { Exclusive } from './exclusive.js';
+import { type Exclusive, OWNED_TRUST_MS, stillOwned } from './exclusive.js';
 import { Journal } from './journal.js';
 import { type KeyedQueue, queueFor } from './keyed-queue.js';
 import { hostId, randomToken } from './liveness.js';
@@ -70,7 +70,7 @@ export function openHandle(
         journalFlushed: (): Promise<void> => journal.flushed(),
         inQueue: (name, task) => queue.run(name, task),
         quarantineOdd: (name, found) => quarantine.move(name, found),
-        owned: () => opened.owner?.held() === true,
+        owned: () => opened.owned !== undefined && stillOwned(opened, opened.owned),
         runtime,
       })
     : undefined;
@@ -80,7 +80,16 @@ export function openHandle(
     runtime,
     removed,
     (name): Promise<void> => files.resync(name),
-    behind === undefined ? undefined : { beforeCheckpoint: () => behind.flush() },
+    // Written, then the journal flushed: a version the pass skipped (replaced meanwhile) has its line durable
+    // before this segment, which may hold the only durable copy of an older one, goes.
+    behind === undefined
+      ? undefined
+      : {
+          beforeCheckpoint: async () => {
+            await behind.flush();
+            await journal.flushed();
+          },
+        },
   );
   const pinned = new PinnedRecords(dir);
   const files: RecordFiles = new RecordFiles({
@@ -113,7 +122,10 @@ export function openHandle(
             behind,
             writer: { host: hostId(), pid: process.pid, token: randomToken() },
             monotonicNow: runtime.monotonicNow,
+            wallNow: runtime.now,
+            trustMs: Math.min(OWNED_TRUST_MS, claimOptions.staleMs / 10),
             ownedAtMs: Number.NEGATIVE_INFINITY,
+            ownedAtWallMs: Number.NEGATIVE_INFINITY,
           },
     owner: undefined,
   };
@@ -126,8 +138,9 @@ export async function closeHandle(opened: Opened): Promise<void> {
   try {
     await recovered?.catch(() => undefined);
     // An exclusive handle writes its files, then checkpoints them (the journal's close), before it lets anyone
-    // else in. If its files could not all be written, it lets go of its owner claim as a crashed owner would
-    // (`abandon`): the next handle in replays its journal first, instead of reading files that are behind.
+    // else in. If its files could not all be written, it leaves its owner claim in place (`abandon`): the next
+    // handle of this process takes it for a crashed owner's and replays its journal first; other processes see
+    // a live owner until this one exits (then a dead one, replayed first), never files that are behind.
     let behindFailed = false;
     try {
       owned?.behind.cancel();

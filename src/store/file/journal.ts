@@ -241,9 +241,13 @@ export class Journal {
 
   /** Flushes what is queued, checkpoints every segment and removes them. */
   async close(): Promise<void> {
-    this.#startFlush();
-    while (this.#flushing !== undefined) await this.#flushing;
-    await this.#segments.close();
-    liveTokens.delete(this.#token);
+    try {
+      this.#startFlush();
+      while (this.#flushing !== undefined) await this.#flushing;
+      await this.#segments.close();
+    } finally {
+      // Even when a checkpoint failed: its segments are then a dead writer's, settled by recovery.
+      liveTokens.delete(this.#token);
+    }
   }
 }

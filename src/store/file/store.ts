@@ -51,7 +51,7 @@ import type { OperationRecord } from '../../model.js';
 import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { summaryOf } from '../store.js';
 import { sweepClaim } from './claim.js';
-import { deleteOwned, listOwned, putOwned, readOwned, updateOwned } from './exclusive.js';
+import { assertOwned, deleteOwned, listOwned, putOwned, readOwned, updateOwned } from './exclusive.js';
 import { closeHandle, handlePaths, type Opened, openHandle } from './handle.js';
 import { nextRev } from './journal.js';
 import { fileNameFor } from './names.js';
@@ -103,8 +103,12 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   function whenReady<T>(work: (current: Opened) => Promise<T>): Promise<T> {
     const current = open();
     return track(
-      recovered(current)
-        .then(() => (exclusive ? undefined : ownerGone()))
+      // A shared handle looks for an owner before it settles anything (a settle would write over an owner's
+      // files); an exclusive one makes sure it still owns the directory.
+      (exclusive ? recovered(current) : ownerGone().then(() => recovered(current)))
+        .then(() => {
+          if (current.owned !== undefined) assertOwned(current, current.owned);
+        })
         .then(() => work(current)),
     );
   }
@@ -124,6 +128,9 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   async function settleOwner(): Promise<void> {
     await settle();
     sweepClaim(join(journalDir, OWNER_CLAIM));
+    // A claim that cannot be removed would send every call back here: say so instead.
+    if (ownerOf(journalDir).kind === 'dead')
+      throw new Error(`the claim of a dead owner of ${dir} could not be removed`);
   }
 
   /**
@@ -162,7 +169,8 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       restore: files.restore,
       resync: files.resync,
       removed,
-      owner: exclusive,
+      // Only while this handle holds the claim: one that lost it must not take the new owner's journal for dead.
+      owner: exclusive && opened?.owner?.held() === true,
     });
   }
 

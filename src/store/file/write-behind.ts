@@ -110,9 +110,11 @@ export class WriteBehind {
     return mark;
   }
 
-  /** Forgets `mark` (from `hide`), unless a newer version replaced it. */
-  drop(name: string, mark: Behind): void {
-    if (this.#pending.get(name) === mark) this.#pending.delete(name);
+  /** Forgets `mark` (from `hide`), unless a newer version replaced it; `before` takes its place when given. */
+  drop(name: string, mark: Behind, before?: Behind): void {
+    if (this.#pending.get(name) !== mark) return;
+    if (before === undefined) this.#pending.delete(name);
+    else this.set(name, before);
   }
 
   /** Versions waiting for their file. */
@@ -168,6 +170,9 @@ export class WriteBehind {
     const path = join(this.#c.dir, name);
     for (let moved = 0; ; moved++) {
       if (this.#pending.get(name) !== version) return false;
+      // Looked at again for each file (a trusted look costs nothing): a pass that lost the directory while it
+      // waited for a record's queue must not write over the new owner's file.
+      if (!this.#c.owned()) throw new Error(`the store at ${this.#c.dir} is no longer owned by this handle`);
       if (moved > MAX_MOVES_ASIDE) throw new Error(`${path} is not a regular file and could not be moved aside`);
       let fd: number;
       try {
