@@ -89,4 +89,22 @@ describe('crash loops (child processes, SIGKILL)', () => {
     expect(report.effects).toBe(report.operations);
     expect(report.quarantined).toBe(0);
   }, 120_000);
+
+  it(`exclusive stores: ${LOOP_KILLS / 2} owners each killed within 300 ms of loading, then one drains: exactly one effect each`, async () => {
+    // Each child owns its lane's directory; a killed owner's journal (its files lag it) is replayed by the next.
+    const report = await runCrashLoop(server, {
+      lanes: 2,
+      killsPerLane: LOOP_KILLS / 4,
+      maxLifeMs: 300,
+      exclusive: true,
+    });
+    const { problems, ...figures } = report;
+    console.log(`exclusive crash loop figures: ${JSON.stringify(figures)}`);
+    expect(problems).toEqual([]);
+    expect(report.kills).toBeGreaterThanOrEqual(LOOP_KILLS / 2);
+    expect(report.acknowledged).toBeGreaterThan(0);
+    expect(report.operations).toBeGreaterThanOrEqual(report.acknowledged);
+    expect(report.effects).toBe(report.operations);
+    expect(report.quarantined).toBe(0);
+  }, 120_000);
 });

@@ -40,13 +40,15 @@ export interface CrashLoopOptions {
   seed?: number;
   /** Progress output. */
   log?: (line: string) => void;
+  /** Children open their store `exclusive`. @default false */
+  exclusive?: boolean;
 }
 
 export async function runCrashLoop(server: ReferenceServer, options: CrashLoopOptions): Promise<LaneReport> {
   const started = Date.now();
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const report = newLaneReport(seed);
-  const lanes = makeLanes(options.lanes ?? 4, seed, 'loop');
+  const lanes = makeLanes(options.lanes ?? 4, seed, options.exclusive ? 'loop-x' : 'loop', options.exclusive);
   try {
     await Promise.all(lanes.map((lane) => loopLane(server, lane, options, report)));
     for (const lane of lanes) await verifyLane(server, lane, report);

@@ -48,6 +48,8 @@ export interface Lane {
   /** key → op id, for every enqueue a child acknowledged on stdout. */
   acknowledged: Map<string, string>;
   kills: number;
+  /** Its children open the store `exclusive` (one owner at a time; a killed one is taken over at once). */
+  exclusive: boolean;
 }
 
 export const WORKER_TIMEOUT_MS = 60_000;
@@ -71,9 +73,10 @@ export function newLaneReport(seed: number): LaneReport {
 }
 
 /** `count` lanes with fresh directories and kill-plan randomness reproducible from `seed`. */
-export function makeLanes(count: number, seed: number, prefix: string): Lane[] {
+export function makeLanes(count: number, seed: number, prefix: string, exclusive = false): Lane[] {
   return Array.from({ length: count }, (_, index) => ({
     index,
+    exclusive,
     dir: fs.mkdtempSync(join(tmpdir(), `oncely-${prefix}-${index}-`)),
     path: `/${prefix}-${index}/payments`,
     random: seededRandom(seed + index * 7919),
@@ -99,6 +102,7 @@ export function baseConfig(
     leaseMs: 200,
     attemptTimeoutMs: 500,
     concurrency: 8,
+    exclusive: lane.exclusive,
   };
 }
 

@@ -50,6 +50,8 @@ export type WorkerConfig =
       attemptTimeoutMs: number;
       concurrency: number;
       kill?: KillPlan;
+      /** Open the store `exclusive`. */
+      exclusive?: boolean;
     }
   | { mode: 'increment'; dir: string; key: string; count: number }
   | { mode: 'update'; dir: string; key: string; lifeMs?: number; kill?: KillPlan }
@@ -69,7 +71,7 @@ function die(): never {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function run(config: Extract<WorkerConfig, { mode: 'run' }>): Promise<void> {
-  const store = fileStore({ dir: config.dir });
+  const store = fileStore({ dir: config.dir, exclusive: config.exclusive === true });
   const client = createClient({
     store,
     baseUrl: config.baseUrl,

@@ -277,9 +277,11 @@ describe('fileStore({ exclusive: true }): one owner at a time', () => {
     let ownerOpened: Promise<unknown> | undefined;
     const owner = fileStore({ dir, exclusive: true });
     try {
-      // The owner starts while the shared update holds the record's claim (its holder line just written).
+      // The owner starts while the shared update holds the record's claim, past its look for an owner (its new
+      // version just written into the claim). Starting before that look, the owner would make the update fail
+      // with OwnedStoreError instead: one of the two always sees the other.
       writeSteps.hook = (step) => {
-        if (step === 'claim-written') ownerOpened ??= owner.get('k1');
+        if (step === 'temp-written') ownerOpened ??= owner.get('k1');
       };
       await shared.update('k1', (current) => current && { ...current, epoch: 7 });
       writeSteps.hook = undefined;

@@ -58,6 +58,22 @@ const STALE_RELAXED_MS = 30_000;
 /** Tokens of the journals of this process's open store handles. */
 const liveTokens = new Set<string>();
 
+/**
+ * The journals of this process's open handles, for the write at exit: a
+ * process that ends without closing its stores (`process.exit()`, the end
+ * of a script that forgot `close()`) still writes the lines it queued (the
+ * relaxed ones) into its segment, synchronously, without an fsync: the page
+ * cache keeps them for whoever settles the segment next (recovery.ts), as it
+ * keeps a shared store's renamed files. Only a crash or a power cut loses
+ * them then, as the README's table says.
+ */
+const openJournals = new Set<Journal>();
+let exitHookInstalled = false;
+
+function writeQueuedAtExit(): void {
+  for (const journal of openJournals) journal.writeQueuedSync();
+}
+
 /** Whether a segment of this process (by its token) belongs to an open handle. */
 export function isLiveJournalToken(token: string): boolean {
   return liveTokens.has(token);
@@ -123,6 +139,30 @@ export class Journal {
       },
     });
     liveTokens.add(this.#token);
+    openJournals.add(this);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on('exit', writeQueuedAtExit);
+    }
+  }
+
+  /**
+   * Writes the lines still queued into the open segment, synchronously and
+   * without an fsync (see `openJournals`). Never throws: it runs as the
+   * process exits. Lines of a flush running now are in the file already
+   * (a flush writes before it syncs).
+   */
+  writeQueuedSync(): void {
+    const segment = this.#segments.open;
+    if (segment === undefined || this.#queue.length === 0) return;
+    try {
+      // Without the stale relaxed lines a flush would leave out too (see `#withoutStale`).
+      const nowMs = this.#runtime.monotonicNow();
+      const fresh = (entry: Entry) => entry.queuedAtMs === undefined || nowMs - entry.queuedAtMs <= STALE_RELAXED_MS;
+      writeTextSync(segment.fd, this.#queue.peekLines(fresh), null);
+    } catch {
+      // The process is ending: nothing left to tell.
+    }
   }
 
   /** Resolves once `line` is on disk (its flush's `fdatasync` returned), with every line queued before it. */
@@ -248,6 +288,7 @@ export class Journal {
     } finally {
       // Even when a checkpoint failed: its segments are then a dead writer's, settled by recovery.
       liveTokens.delete(this.#token);
+      openJournals.delete(this);
     }
   }
 }

@@ -62,6 +62,13 @@ export class LineQueue {
     return this.#entries.length;
   }
 
+  /** The lines queued that `keep` accepts, in order, without taking them (the journal's write at process exit). */
+  peekLines(keep: (entry: Entry) => boolean): string {
+    let text = '';
+    for (const entry of this.#entries) if (keep(entry)) text += entry.line;
+    return text;
+  }
+
   /** Queues `line` of record `name` at revision `rev`; resolves once a flush made it durable. */
   durable(line: string, name: string | undefined, rev: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {

@@ -203,6 +203,12 @@ export class Segments {
     if (this.#anchored.size > this.#anchorLimit) this.#anchored.delete(this.#anchored.keys().next().value as string);
   }
 
+  /** The segment lines go to now, if one is open and whole (no waiting, no new one). */
+  get open(): Segment | undefined {
+    const segment = this.#segment;
+    return segment === undefined || segment.broken ? undefined : segment;
+  }
+
   /** The segment to append to: a new one when there is none, it broke, or it is due for a checkpoint. */
   async current(): Promise<Segment> {
     const segment = this.#segment;
