@@ -222,24 +222,62 @@ describe('fileStore({ exclusive: true }): an owner that lost its claim', () => {
     try {
       await bump(store, 'k1');
       await writeBehindNow(store);
-      // The new owner (another container) took the claim and wrote k1 again: its live segment.
-      const holder = { host: 'elsewhere', pid: 7, token: 'cccccccccccc' };
+      // Past the interval at which a list settles dead journals; this call's look at the claim is then trusted
+      // for a second.
+      await runtime.advance(31_000);
+      expect((await store.get('k1'))?.epoch).toBe(0);
+      // Taken over now by an owner in another container (a host that cannot be checked from here), which wrote
+      // k1 again: its live segment.
+      const holder = { host: 'e15e0000', pid: 7, token: 'cccccccccccc' };
       fs.rmSync(join(journal, 'owner.pending'));
       fs.writeFileSync(join(journal, 'owner.pending'), `${JSON.stringify(holder)}\n`);
       const rev = Date.now() + 60_000;
       const text = `${JSON.stringify({ ...sampleRecord('k1'), epoch: 9 })}\n${JSON.stringify({ ...holder, rev })}\n`;
-      const segment = `elsewhere-7-cccccccccccc-t${Date.now()}.0.behind.log`;
+      const segment = `e15e0000-7-cccccccccccc-t${Date.now()}.0.behind.log`;
       fs.writeFileSync(join(journal, segment), `${JSON.stringify({ n: 'k1.json', r: rev, t: text })}\n`);
-      // Past its trusted look, and past the interval at which a list settles dead journals.
-      await runtime.advance(31_000);
+      // Within the trusted second, a list still runs and settles: the new owner's segment is not a dead
+      // writer's to this handle any more (it asks whether it holds the claim, not whether it was opened as
+      // an owner).
+      await store.list();
+      expect(fs.readdirSync(journal)).toContain(segment);
+      expect(epochOnDisk(store, 'k1')).toBe(0);
+      // Past that second, it serves nothing.
+      await runtime.advance(1_000);
       await expect(store.list()).rejects.toBeInstanceOf(OwnedStoreError);
       await expect(store.get('k1')).rejects.toBeInstanceOf(OwnedStoreError);
       await expect(store.delete('k1')).rejects.toBeInstanceOf(OwnedStoreError);
       expect(fs.readdirSync(journal)).toContain(segment);
-      expect(epochOnDisk(store, 'k1')).toBe(0);
     } finally {
       fs.rmSync(journal, { recursive: true, force: true });
       fs.mkdirSync(journal);
+      await store.close();
+    }
+  });
+
+  it('a write whose claim was taken while its line was flushed is refused as one that may still take effect', async () => {
+    // Clocks this test moves by hand, synchronously, inside the write.
+    let shiftMs = 0;
+    const runtime = { monotonicNow: () => performance.now() + shiftMs, now: () => Date.now() + shiftMs };
+    const dir = tempDir();
+    const store = fileStore({ dir, exclusive: true, runtime });
+    const claim = join(dir, 'journal', 'owner.pending');
+    try {
+      await bump(store, 'k1');
+      writeSteps.hook = (step) => {
+        if (step !== 'durable') return;
+        writeSteps.hook = undefined;
+        // Frozen while its line was flushed, longer than it trusts a look, and taken over meanwhile.
+        fs.rmSync(claim);
+        fs.writeFileSync(claim, `${JSON.stringify({ host: 'e15e0000', pid: 7, token: 'cccccccccccc' })}\n`);
+        shiftMs += 2_000;
+      };
+      const refused = await bump(store, 'k1').catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(OwnedStoreError);
+      expect(refused).toMatchObject({ code: 'store_owned', mayHaveBeenWritten: true });
+      expect((refused as Error).message).toMatch(/may still take effect/);
+    } finally {
+      writeSteps.hook = undefined;
+      fs.rmSync(claim, { force: true });
       await store.close();
     }
   });

@@ -178,9 +178,18 @@ export class Claim {
     return statIfOwned(this.#path, this.#ino) !== undefined;
   }
 
+  /**
+   * Synchronously: a thread pool starved by other work (DNS lookups, fsyncs
+   * on a stalled disk) must not keep a live holder from refreshing its claim
+   * while its event loop, and its own look at the claim (owner.ts), run on.
+   */
   #touch(): void {
     const now = new Date(fileClockNow());
-    fs.futimes(this.#fd, now, now, () => undefined);
+    try {
+      fs.futimesSync(this.#fd, now, now);
+    } catch {
+      // Closed by a release that raced this timer: nothing to refresh.
+    }
   }
 }
 

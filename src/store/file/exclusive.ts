@@ -67,8 +67,9 @@ export function stillOwned(opened: Opened, owned: Exclusive): boolean {
  * not serve, journal or acknowledge anything: the new owner has replayed
  * its journal and writes the files now.
  */
-export function assertOwned(opened: Opened, owned: Exclusive): void {
-  if (!stillOwned(opened, owned)) throw new OwnedStoreError(opened.records.path, 'another handle (this one lost it)');
+export function assertOwned(opened: Opened, owned: Exclusive, journaled = false): void {
+  if (!stillOwned(opened, owned))
+    throw new OwnedStoreError(opened.records.path, 'another handle (this one lost it)', journaled);
 }
 
 /** The text of a record file: the record line, then the writer line (as a claim's `fileText` writes it). */
@@ -139,7 +140,7 @@ export function deleteOwned(opened: Opened, owned: Exclusive, key: string, now: 
     const rev = nextRev(revOf(text), now());
     assertOwned(opened, owned);
     await opened.journal.append({ n: name, r: rev, d: 1 });
-    assertOwned(opened, owned);
+    assertOwned(opened, owned, true);
     // Gone for readers from here, though its file (maybe an older version) is there until it moves aside.
     const before = owned.behind.get(name);
     const mark = owned.behind.hide(name, key, rev);
@@ -224,8 +225,9 @@ async function write(
   assertOwned(opened, owned);
   if (!(relaxed && journal.appendRelaxed(line, undefined))) await journal.append(line);
   writeSteps.hook?.('durable');
-  // The claim may have been taken while the line was flushed: then nothing is acknowledged.
-  assertOwned(opened, owned);
+  // The claim may have been taken while the line was flushed: then nothing is acknowledged, and the error
+  // says the write may still take effect (the new owner replays this handle's journal).
+  assertOwned(opened, owned, true);
   owned.behind.set(name, { text, rev });
 }
 

@@ -104,6 +104,8 @@ export class Journal {
   readonly #segments: Segments;
   readonly #runtime: Pick<Runtime, 'monotonicNow'>;
   #flushing: Promise<void> | undefined;
+  /** The batch a flush took and has not written yet (the write at exit writes it too). */
+  #unwritten: readonly Entry[] = [];
   readonly stats: JournalStats = { lines: 0, flushes: 0, checkpoints: 0, relaxed: 0 };
 
   /**
@@ -148,18 +150,20 @@ export class Journal {
 
   /**
    * Writes the lines still queued into the open segment, synchronously and
-   * without an fsync (see `openJournals`). Never throws: it runs as the
-   * process exits. Lines of a flush running now are in the file already
-   * (a flush writes before it syncs).
+   * without an fsync (see `openJournals`), with the batch a running flush
+   * took and has not written yet. Never throws: it runs as the process
+   * exits.
    */
   writeQueuedSync(): void {
-    const segment = this.#segments.open;
-    if (segment === undefined || this.#queue.length === 0) return;
+    // Without the stale relaxed lines a flush would leave out too (see `#withoutStale`).
+    const nowMs = this.#runtime.monotonicNow();
+    const fresh = (entry: Entry) => entry.queuedAtMs === undefined || nowMs - entry.queuedAtMs <= STALE_RELAXED_MS;
+    const text = joinLines(this.#unwritten.filter(fresh)) + this.#queue.peekLines(fresh);
+    if (text.length === 0) return;
     try {
-      // Without the stale relaxed lines a flush would leave out too (see `#withoutStale`).
-      const nowMs = this.#runtime.monotonicNow();
-      const fresh = (entry: Entry) => entry.queuedAtMs === undefined || nowMs - entry.queuedAtMs <= STALE_RELAXED_MS;
-      writeTextSync(segment.fd, this.#queue.peekLines(fresh), null);
+      // No segment open (the last one retired, or a flush is opening the next): one is opened here, synchronously.
+      const fd = this.#segments.open?.fd ?? this.#segments.openSyncAtExit();
+      writeTextSync(fd, text, null);
     } catch {
       // The process is ending: nothing left to tell.
     }
@@ -208,15 +212,18 @@ export class Journal {
     let unlinkedInARow = 0;
     while (this.#queue.length > 0) {
       let batch = this.#queue.take();
+      this.#unwritten = batch;
       try {
         const segment = await this.#segments.current();
         batch = this.#withoutStale(batch, segment);
+        this.#unwritten = batch;
         if (batch.length === 0) continue;
         let bytes: number;
         try {
           // Written synchronously (page cache only, like the claim files: cheaper than a thread-pool round
           // trip, and a sequential write then waits for one round trip, the fdatasync, instead of two).
           bytes = writeTextSync(segment.fd, batch.length === 1 ? (batch[0] as Entry).line : joinLines(batch), null);
+          this.#unwritten = [];
           await datasync(segment.fd);
           if (fs.fstatSync(segment.fd).nlink === 0) {
             // Deleted under us (another process settled it, taking this writer for a dead one): lines in an

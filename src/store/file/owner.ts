@@ -38,13 +38,29 @@ export class OwnedStoreError extends OncelyError {
   override name = 'OwnedStoreError';
   /** The store directory. */
   readonly dir: string;
-  constructor(dir: string, holder: string) {
+  /**
+   * The write's journal line was already written when this handle found
+   * its claim taken: the new owner may replay it, so the write may take
+   * effect. Never send that operation again as a new one.
+   */
+  readonly mayHaveBeenWritten: boolean;
+  constructor(dir: string, holder: string, mayHaveBeenWritten = false) {
     super(
       'store_owned',
-      `The file store at ${dir} is owned by ${holder}, which opened it with \`exclusive: true\`; nothing was read or written. ` +
-        'Its record files may be behind its journal while it runs: go through that process, or stop it and try again.',
+      mayHaveBeenWritten
+        ? `The file store at ${dir} was taken over by ${holder} while this write was journaled: it may still take effect, when the new owner replays this handle's journal. ` +
+            'Read the operation through the process that owns the directory now; do not send it again as a new operation.'
+        : `The file store at ${dir} is owned by ${holder}, which opened it with \`exclusive: true\`; nothing was read or written. ` +
+            'Its record files may be behind its journal while it runs: go through that process, or stop it and try again.',
+      mayHaveBeenWritten
+        ? {
+            remediation:
+              'The write may take effect: read the operation through the process that owns the store now, and never send it again under a new key.',
+          }
+        : {},
     );
     this.dir = dir;
+    this.mayHaveBeenWritten = mayHaveBeenWritten;
   }
 }
 

@@ -33,12 +33,15 @@ import { isErrno, readRegular } from './io.js';
 import { isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
 import { bootedAtMs, bootId, hostId, isCheckableHost, pidAlive } from './liveness.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
+import { OWNER_CLAIM } from './owner.js';
 import type { RemovedRecords } from './removed.js';
 import { parseSegmentName } from './segments.js';
 
 const RECOVERY_CLAIM = 'recovery.pending';
 const RECOVERY_NEW_CLAIM = `${RECOVERY_CLAIM}${NEW_CLAIM_INFIX}`;
 const RECOVERY_BROKEN_CLAIM = `${RECOVERY_CLAIM}${BROKEN_CLAIM_INFIX}`;
+const OWNER_NEW_CLAIM = `${OWNER_CLAIM}${NEW_CLAIM_INFIX}`;
+const OWNER_BROKEN_CLAIM = `${OWNER_CLAIM}${BROKEN_CLAIM_INFIX}`;
 
 export interface RecoveryContext {
   journalDir: string;
@@ -59,7 +62,7 @@ export interface RecoveryContext {
    * cannot be checked from here (another container): that writer lost the
    * owner claim, and its acknowledged writes are replayed, not left to it.
    */
-  owner?: boolean;
+  owner?: () => boolean;
 }
 
 export interface RecoveryReport {
@@ -79,11 +82,13 @@ interface DeadSegment {
 /** Checkpoints (and, after a reboot, replays) the journal segments of writers that are gone. */
 export async function settleDeadJournals(context: RecoveryContext): Promise<RecoveryReport> {
   const report: RecoveryReport = { settled: 0, replayed: 0 };
-  if (deadSegments(context.journalDir, context.owner === true).length === 0) return report;
+  if (deadSegments(context.journalDir, context.owner?.() === true).length === 0) return report;
   const claim = await takeClaim(join(context.journalDir, RECOVERY_CLAIM), context.claimOptions);
   try {
     // Listed again under the claim: another process may have settled them meanwhile.
-    const dead = deadSegments(context.journalDir, context.owner === true).sort((a, b) => a.mtimeMs - b.mtimeMs);
+    // Asked again under the claim (a wait for it may have been long): a handle that lost the directory
+    // meanwhile must not take the new owner's journal for dead.
+    const dead = deadSegments(context.journalDir, context.owner?.() === true).sort((a, b) => a.mtimeMs - b.mtimeMs);
     // Only segments written before the last boot are replayed (a power cut may have lost their records'
     // writes since), those of an exclusive writer (its files lag its journal), and those a failed fsync marked (the write-back may have lost them, and the pages may
     // be gone from memory since); the others are only checkpointed, which reads their names itself.
@@ -145,6 +150,9 @@ function deadSegments(journalDir: string, owner: boolean): DeadSegment[] {
     if (name === RECOVERY_CLAIM) sweepClaim(join(journalDir, name));
     if (name.startsWith(RECOVERY_NEW_CLAIM)) sweepNewClaim(join(journalDir, name));
     if (name.startsWith(RECOVERY_BROKEN_CLAIM)) sweepBroken(join(journalDir, name));
+    // The owner claim's debris (owner.ts): a takeover or a create killed half-way.
+    if (name.startsWith(OWNER_NEW_CLAIM)) sweepNewClaim(join(journalDir, name));
+    if (name.startsWith(OWNER_BROKEN_CLAIM)) sweepBroken(join(journalDir, name));
     if (!name.endsWith(SEGMENT_SUFFIX)) continue;
     const parsed = parseSegmentName(name);
     if (parsed === undefined) continue;

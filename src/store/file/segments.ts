@@ -35,6 +35,7 @@
  * one of this boot (recovery.ts), and which deletions a segment may predate
  * (removed.ts).
  */
+import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { Runtime } from '../../runtime.js';
 import { checkpoint } from './checkpoint.js';
@@ -227,13 +228,28 @@ export class Segments {
     return this.#opening;
   }
 
-  async #open(): Promise<Segment> {
-    const { dir, runtime, token } = this.#c;
+  /** The path of this journal's next segment. */
+  #nextPath(): string {
+    const { dir, token } = this.#c;
     const boot = bootId();
     const writer = `${hostId()}-${process.pid}-${token}${boot === undefined ? '' : `-b${boot}`}`;
     const kind = this.#c.behind === undefined ? '' : BEHIND_INFIX;
-    const name = `${writer}-t${Math.floor(fileClockNow())}.${this.#sequence++}${kind}${SEGMENT_SUFFIX}`;
-    const path = join(dir.path, name);
+    return join(dir.path, `${writer}-t${Math.floor(fileClockNow())}.${this.#sequence++}${kind}${SEGMENT_SUFFIX}`);
+  }
+
+  /**
+   * A segment opened synchronously, for the journal's write as the process
+   * exits (journal.ts `writeQueuedSync`): no directory fsync (a process exit
+   * keeps the page cache), and nobody checkpoints it: whoever settles this
+   * writer's journal next does.
+   */
+  openSyncAtExit(): number {
+    return fs.openSync(this.#nextPath(), 'ax', 0o600);
+  }
+
+  async #open(): Promise<Segment> {
+    const { dir, runtime } = this.#c;
+    const path = this.#nextPath();
     const fd = await openFile(path, 'ax', 0o600);
     try {
       // The segment's own directory entry must survive a power cut before any line in it counts.

@@ -170,7 +170,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       resync: files.resync,
       removed,
       // Only while this handle holds the claim: one that lost it must not take the new owner's journal for dead.
-      owner: exclusive && opened?.owner?.held() === true,
+      owner: () => exclusive && opened?.owner?.held() === true,
     });
   }
 
