@@ -22,7 +22,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { OncelyError } from '../../errors.js';
-import { type Claim, type ClaimOptions, takeClaim } from './claim.js';
+import { type Claim, type ClaimOptions, sweepClaim, takeClaim } from './claim.js';
 import { inspect, staleAtOnce } from './claim-files.js';
 import { parseFileName } from './names.js';
 
@@ -95,4 +95,40 @@ export async function waitForRecordClaims(dir: string, options: ClaimOptions): P
     const claim = await takeClaim(join(dir, name), options);
     await claim.release();
   }
+}
+
+/**
+ * A shared handle, before each read or write: stops while an exclusive
+ * handle owns the directory, and replays the journal of one that died.
+ * Writes look again under their record's claim (records.ts).
+ */
+export async function ownerGone(dir: string, journalDir: string, settle: () => Promise<void>): Promise<void> {
+  const owner = ownerOf(journalDir);
+  if (owner.kind === 'live') throw new OwnedStoreError(dir, owner.holder);
+  if (owner.kind === 'dead') await settleDeadOwner(dir, journalDir, settle);
+}
+
+/** Replays (`settle`) the journal of an owner that died, then sweeps its claim: not before (see the top). */
+export async function settleDeadOwner(dir: string, journalDir: string, settle: () => Promise<void>): Promise<void> {
+  await settle();
+  sweepClaim(join(journalDir, OWNER_CLAIM));
+  // A claim that cannot be removed would send every call back here: say so instead.
+  if (ownerOf(journalDir).kind === 'dead') throw new Error(`the claim of a dead owner of ${dir} could not be removed`);
+}
+
+/**
+ * An exclusive handle takes the directory before anything else: the owner
+ * claim, then every record claim a shared handle still held, then the
+ * journals of writers that are gone (`settle`; a previous owner's among them).
+ */
+export async function takeDirectory(
+  current: { owner: Claim | undefined },
+  dir: string,
+  journalDir: string,
+  options: ClaimOptions,
+  settle: () => Promise<void>,
+): Promise<void> {
+  current.owner ??= await takeOwnership(journalDir, options);
+  await waitForRecordClaims(dir, options);
+  await settle();
 }

@@ -35,7 +35,7 @@ import { bootedAtMs, bootId, hostId, isCheckableHost, pidAlive } from './livenes
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 import { OWNER_CLAIM } from './owner.js';
 import type { RemovedRecords } from './removed.js';
-import { parseSegmentName } from './segments.js';
+import { parseSegmentName } from './segment-file.js';
 
 const RECOVERY_CLAIM = 'recovery.pending';
 const RECOVERY_NEW_CLAIM = `${RECOVERY_CLAIM}${NEW_CLAIM_INFIX}`;

@@ -25,7 +25,8 @@ import { join } from 'node:path';
 import { DirSync, makeDirectory } from './durable.js';
 import { isErrno, renameFile, unlinkFile } from './io.js';
 import { fileClockNow } from './liveness.js';
-import { parseSegmentName, SEGMENT_SUFFIX } from './segments.js';
+import { parseSegmentName } from './segment-file.js';
+import { SEGMENT_SUFFIX } from './segment-names.js';
 
 /** The directory, inside the store's, of deleted records. */
 export const REMOVED_DIR = 'removed';

@@ -41,9 +41,8 @@ import type { Runtime } from '../../runtime.js';
 import { checkpoint } from './checkpoint.js';
 import type { DirSync } from './durable.js';
 import { closeFile, openFile, unlinkFile } from './io.js';
-import { bootId, fileClockNow, hostId } from './liveness.js';
 import type { RemovedRecords } from './removed.js';
-import { SEGMENT_SUFFIX } from './segment-names.js';
+import { newSegmentName } from './segment-file.js';
 
 /** A new segment is started once the current one is this old (its records then get checkpointed). */
 const SEGMENT_MAX_AGE_MS = 30_000;
@@ -66,43 +65,6 @@ const CHECKPOINT_DELAY_MS = 35_000;
 const ANCHORED_NAMES = 4_096;
 
 export { SEGMENT_SUFFIX } from './segment-names.js';
-
-/** Before the suffix, in the name of a segment of an exclusive store. */
-const BEHIND_INFIX = '.behind';
-
-/** What a segment's name says of its writer (see the top of this file). */
-export interface SegmentName {
-  host: string;
-  pid: number;
-  token: string;
-  /** The boot it was written in; undefined where the system has no boot id, and in older names. */
-  boot: string | undefined;
-  /** When it was started, ms on the wall clock; undefined in older names. */
-  startedAtMs: number | undefined;
-  /** Written by an exclusive store, whose record files lag its journal: always replayed (recovery.ts). */
-  behind: boolean;
-}
-
-// `.resync` before `.log`: a segment a failed checkpoint marked (checkpoint.ts).
-// `.behind` before those: a segment of an exclusive store (write-behind.ts), which versions before it do not
-// parse and so leave alone.
-const SEGMENT_NAME =
-  /^([0-9a-f]+)-(\d+)-([0-9a-f]+)(?:-b([0-9a-f]+))?(?:-t(\d+))?\.(\d+)(\.behind)?(?:\.resync)?\.log$/;
-
-/** The parts of a segment's name; undefined for a name no journal writes. */
-export function parseSegmentName(name: string): SegmentName | undefined {
-  const match = SEGMENT_NAME.exec(name);
-  if (match === null) return undefined;
-  const [, host = '', pid, token = '', boot, startedAt, , behind] = match;
-  return {
-    host,
-    pid: Number(pid),
-    token,
-    boot,
-    startedAtMs: startedAt === undefined ? undefined : Number(startedAt),
-    behind: behind !== undefined,
-  };
-}
 
 export interface Segment {
   path: string;
@@ -230,11 +192,8 @@ export class Segments {
 
   /** The path of this journal's next segment. */
   #nextPath(): string {
-    const { dir, token } = this.#c;
-    const boot = bootId();
-    const writer = `${hostId()}-${process.pid}-${token}${boot === undefined ? '' : `-b${boot}`}`;
-    const kind = this.#c.behind === undefined ? '' : BEHIND_INFIX;
-    return join(dir.path, `${writer}-t${Math.floor(fileClockNow())}.${this.#sequence++}${kind}${SEGMENT_SUFFIX}`);
+    const { dir, token, behind } = this.#c;
+    return join(dir.path, newSegmentName(token, this.#sequence++, behind !== undefined));
   }
 
   /**

@@ -50,13 +50,12 @@ import { join } from 'node:path';
 import type { OperationRecord } from '../../model.js';
 import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { summaryOf } from '../store.js';
-import { sweepClaim } from './claim.js';
 import { assertOwned, deleteOwned, listOwned, putOwned, readOwned, updateOwned } from './exclusive.js';
 import { closeHandle, handlePaths, type Opened, openHandle } from './handle.js';
 import { nextRev } from './journal.js';
 import { fileNameFor } from './names.js';
 import { type FileStore, type FileStoreOptions, resolveFileStoreOptions, statsOf, writeBehindOf } from './options.js';
-import { OWNER_CLAIM, OwnedStoreError, ownerOf, takeOwnership, waitForRecordClaims } from './owner.js';
+import { ownerGone as ownerGoneBefore, ownerOf, settleDeadOwner, takeDirectory } from './owner.js';
 import { check, revOf, serialize } from './record-file.js';
 import { RETRY, type ReadAhead, type RecordFiles } from './records.js';
 import { settleDeadJournals } from './recovery.js';
@@ -113,25 +112,10 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     );
   }
 
-  /**
-   * A shared handle, before each read or write: stops while an exclusive
-   * handle owns the directory, and replays the journal of one that died
-   * (owner.ts). Writes look again under their record's claim (records.ts).
-   */
-  async function ownerGone(): Promise<void> {
-    const owner = ownerOf(journalDir);
-    if (owner.kind === 'live') throw new OwnedStoreError(dir, owner.holder);
-    if (owner.kind === 'dead') await settleOwner();
-  }
-
-  /** Replays the journal of an owner that died, then sweeps its claim (not before: see owner.ts). */
-  async function settleOwner(): Promise<void> {
-    await settle();
-    sweepClaim(join(journalDir, OWNER_CLAIM));
-    // A claim that cannot be removed would send every call back here: say so instead.
-    if (ownerOf(journalDir).kind === 'dead')
-      throw new Error(`the claim of a dead owner of ${dir} could not be removed`);
-  }
+  /** A shared handle, before each read or write (owner.ts `ownerGone`). */
+  const ownerGone = (): Promise<void> => ownerGoneBefore(dir, journalDir, settle);
+  /** Replays a dead owner's journal and sweeps its claim (owner.ts `settleOwner`). */
+  const settleOwner = (): Promise<void> => settleDeadOwner(dir, journalDir, settle);
 
   /**
    * Settles dead writers' journals once per handle, before its first read or
@@ -140,22 +124,13 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
    * again: a handle is never stuck on one bad moment.
    */
   function recovered(current: Opened): Promise<void> {
-    current.recovered ??= (exclusive ? own(current) : settle()).catch((error: unknown) => {
-      current.recovered = undefined;
-      throw error;
-    });
+    current.recovered ??= (exclusive ? takeDirectory(current, dir, journalDir, claimOptions, settle) : settle()).catch(
+      (error: unknown) => {
+        current.recovered = undefined;
+        throw error;
+      },
+    );
     return current.recovered;
-  }
-
-  /**
-   * An exclusive handle takes the directory before anything else: the owner
-   * claim, then every record claim a shared handle still held, then the
-   * journals of writers that are gone (a previous owner's among them).
-   */
-  async function own(current: Opened): Promise<void> {
-    current.owner ??= await takeOwnership(journalDir, claimOptions);
-    await waitForRecordClaims(dir, claimOptions);
-    await settle();
   }
 
   /** Settles the journals of writers that are gone (recovery.ts). */
