@@ -28,6 +28,9 @@ export const closeFile = (fd: number): Promise<void> => call((cb) => fs.close(fd
 
 export const fsyncFile = (fd: number): Promise<void> => call((cb) => fs.fsync(fd, (error) => cb(error, undefined)));
 
+export const truncateFile = (fd: number, length: number): Promise<void> =>
+  call((cb) => fs.ftruncate(fd, length, (error) => cb(error, undefined)));
+
 export const renameFile = (from: string, to: string): Promise<void> =>
   call((cb) => fs.rename(from, to, (error) => cb(error, undefined)));
 
