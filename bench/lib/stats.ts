@@ -16,6 +16,18 @@ export function quantile(values: readonly number[], q: number): number {
   return sorted[index] as number;
 }
 
+/**
+ * How a per-round figure spread over the rounds, beside its median: the
+ * middle half (quartiles) and the whole range, e.g. `middle half
+ * 0.97–1.03×, all 0.91–1.08×`.
+ */
+export function fmtRatioSpread(values: readonly number[]): string {
+  const finite = values.filter(Number.isFinite);
+  if (finite.length < 2) return 'one round';
+  const span = (low: number, high: number) => `${low.toFixed(2)}–${high.toFixed(2)}×`;
+  return `middle half ${span(quantile(finite, 0.25), quantile(finite, 0.75))}, all ${span(Math.min(...finite), Math.max(...finite))}`;
+}
+
 /** Rotates `items` by `round`, so no contender always runs first (or right after the same one). */
 export function rotate<T>(items: readonly T[], round: number): T[] {
   const shift = round % items.length;
