@@ -38,6 +38,8 @@ const OUTAGE_MS = quick ? 4_000 : 10_000;
 /** A round ends when every contender settled all its operations, or after this long. */
 const ROUND_LIMIT_MS = quick ? 30_000 : 60_000;
 const ROUNDS = quick ? 1 : roundsOption(3);
+/** Runs of the 200 separate clients on virtual time with the default policy, each with other random draws. */
+const WAVE_DRAWS = 5;
 const BIN_MS = 100;
 
 type Send = (url: string, key: string, index: number) => Promise<unknown>;
@@ -236,15 +238,15 @@ interface Waves {
  * bunch requests together or spread them apart. Each client draws its own
  * random sequence.
  */
-async function virtualWaves(name: string, policy: PolicyOptions | undefined): Promise<Waves> {
-  const rt = createFakeRuntime({ seed: 7 });
+async function virtualWaves(name: string, policy: PolicyOptions | undefined, draw = 0): Promise<Waves> {
+  const rt = createFakeRuntime({ seed: 7 + draw });
   const server = await startReferenceServer({ now: rt.now });
   const startAt = rt.now();
   const recoverAt = startAt + OUTAGE_MS;
   server.setOutage({ status: 503, retryAfter: 1, until: recoverAt });
   const clients = Array.from({ length: OPERATIONS }, (_, i) =>
     createClient({
-      runtime: { ...rt, random: seededRandom(1_000 + i) },
+      runtime: { ...rt, random: seededRandom(1_000 + i + draw * 10_000) },
       fetch: rt.fetch,
       ...(policy === undefined ? {} : { policy }),
     }),
@@ -372,11 +374,20 @@ async function main(): Promise<void> {
           }),
         ];
   const [jittered, lockstep] = waves;
+  // The same default run again with other random draws (each client's own sequence): how the figures of
+  // the target spread over draws of the jitter. The first draw is the one in the table.
+  const draws = jittered === undefined ? [] : [jittered];
+  // One after another: each draw has its virtual clock to itself.
+  for (let draw = 1; jittered !== undefined && draw < (quick ? 2 : WAVE_DRAWS); draw++) {
+    draws.push(await virtualWaves(jittered.name, undefined, draw));
+  }
   if (jittered !== undefined) {
+    const loads = draws.map((w) => w.outageLoad);
+    const inTime = draws.map((w) => w.doneWithin3s);
     targets.push({
       name: '200 separate clients (default policy): outage load ≤ 2× first attempts AND ≥ 195/200 done ≤ 3 s after recovery',
-      measured: `${fmtFixed(jittered.outageLoad, 2)}×, ${fmtInt(jittered.doneWithin3s)}/${OPERATIONS} done ≤ 3 s after recovery (${fmtInt(jittered.completed)}/${OPERATIONS} in all)`,
-      met: jittered.outageLoad <= 2 && jittered.doneWithin3s >= 195,
+      measured: `${fmtFixed(median(loads), 2)}×, ${fmtInt(median(inTime))}/${OPERATIONS} done ≤ 3 s after recovery (median of ${draws.length} draws of the jitter: ${fmtFixed(Math.min(...loads), 2)}–${fmtFixed(Math.max(...loads), 2)}×, ${fmtInt(Math.min(...inTime))}–${fmtInt(Math.max(...inTime))}/${OPERATIONS}; fewest completed in any draw: ${fmtInt(Math.min(...draws.map((w) => w.completed)))}/${OPERATIONS})`,
+      met: median(loads) <= 2 && median(inTime) >= 195,
       goal: 'outage',
     });
   }
