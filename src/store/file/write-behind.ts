@@ -139,7 +139,7 @@ export class WriteBehind {
   async #pass(): Promise<void> {
     const batch = [...this.#pending];
     await this.#c.journalFlushed();
-    if (!this.#c.owned()) throw new Error(`the store at ${this.#c.dir} is no longer owned by this handle`);
+    this.#assertOwned();
     let failure: unknown;
     for (const [name, version] of batch) {
       // Replaced since the batch was taken (its line may not be durable yet: the next pass writes it), or
@@ -180,7 +180,7 @@ export class WriteBehind {
       if (this.#pending.get(name) !== version) return false;
       // Looked at again for each file (a trusted look costs nothing): a pass that lost the directory while it
       // waited for a record's queue must not write over the new owner's file.
-      if (!this.#c.owned()) throw new Error(`the store at ${this.#c.dir} is no longer owned by this handle`);
+      this.#assertOwned();
       if (moved > MAX_MOVES_ASIDE) throw new Error(`${path} is not a regular file and could not be moved aside`);
       let fd: number;
       try {
@@ -195,8 +195,14 @@ export class WriteBehind {
         const stat = fs.fstatSync(fd);
         if (stat.isFile()) {
           const bytes = Buffer.from(version.text);
+          // Asked again before each call that changes the file: the directory may have been taken over
+          // while the thread pool ran the one before (this process frozen, its claim gone stale).
+          this.#assertOwned();
           await writeAt(fd, bytes, 0);
-          if (stat.size > bytes.length) await truncateFile(fd, bytes.length);
+          if (stat.size > bytes.length) {
+            this.#assertOwned();
+            await truncateFile(fd, bytes.length);
+          }
           writeSteps.hook?.('written-behind');
           return true;
         }
@@ -206,6 +212,10 @@ export class WriteBehind {
       }
       await this.#c.quarantineOdd(name, { kind: 'odd', type: typeOf(odd) });
     }
+  }
+
+  #assertOwned(): void {
+    if (!this.#c.owned()) throw new Error(`the store at ${this.#c.dir} is no longer owned by this handle`);
   }
 
   /** Stops the timer (the store writes everything itself before it closes). */
