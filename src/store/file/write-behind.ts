@@ -172,7 +172,8 @@ export class WriteBehind {
    * synchronous call made the whole process wait with it (~0.6 ms per
    * operation, sequentially, in a profile). The record's queue keeps every
    * other writer of this file out meanwhile, and a write cut short by a
-   * crash is repaired by replaying its durable line.
+   * crash or by `process.exit()` is repaired by replaying its durable line
+   * (every reader replays a dead owner's journal first).
    */
   async #write(name: string, version: Behind): Promise<boolean> {
     const path = join(this.#c.dir, name);
@@ -195,14 +196,14 @@ export class WriteBehind {
         const stat = fs.fstatSync(fd);
         if (stat.isFile()) {
           const bytes = Buffer.from(version.text);
-          // Asked again before each call that changes the file: the directory may have been taken over
-          // while the thread pool ran the one before (this process frozen, its claim gone stale).
+          // Asked again after the open: the directory may have been taken over while the thread pool ran
+          // it (this process frozen, its claim gone stale). The open itself may then have created an
+          // empty file where the new owner has none; it reads as a bad record and is quarantined, the
+          // record staying as the new owner has it. A write already handed to the thread pool when the
+          // process froze cannot be called back: that gap is as narrow as the pool's queue.
           this.#assertOwned();
           await writeAt(fd, bytes, 0);
-          if (stat.size > bytes.length) {
-            this.#assertOwned();
-            await truncateFile(fd, bytes.length);
-          }
+          if (stat.size > bytes.length) await truncateFile(fd, bytes.length);
           writeSteps.hook?.('written-behind');
           return true;
         }
