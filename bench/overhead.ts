@@ -260,10 +260,15 @@ async function main(): Promise<void> {
   await server.close();
 
   // Per-round ratios (the same round index ran every contender close together).
-  const roundRatios = (key: string, name: string, base: string): number[] => {
+  const roundRatios = (
+    key: string,
+    name: string,
+    base: string,
+    of: (run: RunResult) => number = (run) => run.rps,
+  ): number[] => {
     const runs = results[key]?.[name] ?? [];
     const bases = results[key]?.[base] ?? [];
-    return runs.map((r, i) => r.rps / (bases[i]?.rps ?? Number.NaN));
+    return runs.map((r, i) => of(r) / (bases[i] === undefined ? Number.NaN : of(bases[i])));
   };
   const ratio = (key: string, name: string, base: string): number => median(roundRatios(key, name, base));
   /** A check's figure: the median of the per-round ratios, and how they spread over the rounds. */
@@ -298,12 +303,10 @@ async function main(): Promise<void> {
     const runs = results[key]?.[name] ?? [];
     return median(runs.map((r) => r.cpuUsPerRequest));
   };
-  /** Per-round ratio of client CPU per request (lower is better), median over rounds. */
-  const cpuRoundRatios = (key: string, name: string, base: string): number[] => {
-    const runs = results[key]?.[name] ?? [];
-    const bases = results[key]?.[base] ?? [];
-    return runs.map((r, i) => r.cpuUsPerRequest / (bases[i]?.cpuUsPerRequest ?? Number.NaN));
-  };
+  /** Per-round ratios of client CPU per request (lower is better). */
+  const cpuRoundRatios = (key: string, name: string, base: string): number[] =>
+    roundRatios(key, name, base, (run) => run.cpuUsPerRequest);
+  /** Their median over rounds. */
   const cpuRatio = (key: string, name: string, base: string): number => median(cpuRoundRatios(key, name, base));
   const label = (inFlight: number): string => (inFlight === 1 ? 'sequential' : `${inFlight} in flight`);
   const has = (name: string): boolean => contenders.some((c) => c.name === name);

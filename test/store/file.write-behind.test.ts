@@ -17,7 +17,7 @@ afterEach(removeTempDirs);
 /** A pass over `dir` whose owner check says yes `yes` times, then no. */
 function writeBehindIn(dir: string, yes: number) {
   let checks = 0;
-  const behind = new WriteBehind({
+  return new WriteBehind({
     dir,
     journalFlushed: () => Promise.resolve(),
     inQueue: (_name, task) => task(),
@@ -25,14 +25,13 @@ function writeBehindIn(dir: string, yes: number) {
     owned: () => ++checks <= yes,
     runtime: createFakeRuntime(),
   });
-  return { behind };
 }
 
 describe('write-behind: a pass that loses the directory while a file opens', () => {
   it('writes the version into its file, in place, while it owns the directory', async () => {
     const dir = tempDir();
     fs.writeFileSync(join(dir, 'r1'), 'an older and longer version of the record');
-    const { behind } = writeBehindIn(dir, Number.POSITIVE_INFINITY);
+    const behind = writeBehindIn(dir, Number.POSITIVE_INFINITY);
     behind.set('r1', { text: 'new version', rev: 2 });
     await behind.flush();
     expect(fs.readFileSync(join(dir, 'r1'), 'utf8')).toBe('new version');
@@ -44,7 +43,7 @@ describe('write-behind: a pass that loses the directory while a file opens', () 
     const dir = tempDir();
     fs.writeFileSync(join(dir, 'r1'), 'the new owner’s version');
     // Yes at the start of the pass and before the open; no after it.
-    const { behind } = writeBehindIn(dir, 2);
+    const behind = writeBehindIn(dir, 2);
     behind.set('r1', { text: 'a stale version', rev: 2 });
     await expect(behind.flush()).rejects.toThrow(/no longer owned/);
     expect(fs.readFileSync(join(dir, 'r1'), 'utf8')).toBe('the new owner’s version');

@@ -42,7 +42,7 @@ export const unlinkFile = (path: string): Promise<void> =>
   call((cb) => fs.unlink(path, (error) => cb(error, undefined)));
 
 /** Writes all of `bytes` at file offset `position`, synchronously (see claim.ts for when). */
-export function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
+function writeAllSync(fd: number, bytes: Uint8Array, position: number): void {
   let offset = 0;
   while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset, position + offset);
 }
@@ -141,7 +141,7 @@ export function isErrno(error: unknown, code: string): boolean {
 }
 
 /** Writes all of `bytes` at the end of `fd`, opened with `O_APPEND` (short writes continued), synchronously. */
-export function appendAllSync(fd: number, bytes: Uint8Array): void {
+function appendAllSync(fd: number, bytes: Uint8Array): void {
   let offset = 0;
   while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset, null);
 }
