@@ -7,7 +7,7 @@ import { nodeSha256Hex } from './node/sha256.js';
 
 export * from './index.js';
 
-export type { FileStore, FileStoreOptions } from './store/file/index.js';
+export type { FileStore, FileStoreOptions, Machine } from './store/file/index.js';
 export { fileStore, LockTimeoutError, OwnedStoreError } from './store/file/index.js';
 
 /**

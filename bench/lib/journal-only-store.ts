@@ -17,6 +17,7 @@ import type { OperationRecord } from '../../src/model.js';
 import { systemRuntime } from '../../src/runtime.js';
 import { DirSync, makeDirectory } from '../../src/store/file/durable.js';
 import { Journal, type JournalLine, nextRev } from '../../src/store/file/journal.js';
+import { systemMachine } from '../../src/store/file/machine.js';
 import { memoryStore } from '../../src/store/memory.js';
 import type { OperationStore, Updater, WriteOptions } from '../../src/store/store.js';
 
@@ -30,7 +31,7 @@ export function journalOnlyStore(dir: string): JournalOnlyStore {
   const journalDir = join(dir, 'journal');
   makeDirectory(dir);
   makeDirectory(journalDir);
-  const journal = new Journal(new DirSync(journalDir), new DirSync(dir), systemRuntime);
+  const journal = new Journal(new DirSync(journalDir), new DirSync(dir), systemRuntime, { machine: systemMachine });
   const memory = memoryStore();
   const revs = new Map<string, number>();
 

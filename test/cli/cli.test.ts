@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/index.js';
-import { fileStore } from '../../src/node.js';
 import { sampleRecord } from '../../src/store.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
+import { fileStore } from '../helpers/machine.js';
 
 const bin = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 

@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { snapshotOf } from '../../src/flow/policy-snapshot.js';
 import { createClient, type OperationRecord, type PolicyOptions } from '../../src/index.js';
-import { fileStore } from '../../src/node.js';
 import { sampleRecord } from '../../src/store.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
+import { fileStore } from '../helpers/machine.js';
 
 const bin = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 

@@ -9,13 +9,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_KEPT_ATTEMPTS } from '../../src/flow/attempt-history.js';
 import { defineProfile, InvalidStateError, isOncelyError, memoryStore, OperationError } from '../../src/index.js';
-import { fileStore } from '../../src/node.js';
 import { HostGate } from '../../src/policy/gate.js';
 import type { OperationStore } from '../../src/store/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { forwardingStore } from '../helpers/forwarding-store.js';
 import { freePort } from '../helpers/free-port.js';
 import { closeAll, harness } from '../helpers/harness.js';
+import { fileStore } from '../helpers/machine.js';
 
 afterEach(async () => {
   await closeAll();

@@ -7,13 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   type ClientOptions,
   createClient,
-  fileStore,
   InvalidOptionsError,
   memoryStore,
   type OncelyClient,
 } from '../../src/node.js';
 import { createFakeRuntime, type FakeRuntime, type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { fileStore } from '../helpers/machine.js';
 
 let server: ReferenceServer | undefined;
 const clients: OncelyClient[] = [];

@@ -6,11 +6,11 @@
  */
 import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileStore } from '../../src/node.js';
 import { sampleRecord } from '../../src/store.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { claimPathOf, removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker, type WorkerExit, workerCommand } from '../helpers/file-worker.js';
+import { fileStore } from '../helpers/machine.js';
 import { runCrashLoop } from './crash-loop.js';
 
 /** The life of each short-lived process once loaded: below the claim grace (1 s), as a crash loop's would be. */

@@ -24,12 +24,12 @@
  * After the last kill a final child drains the lane; then the lane is checked.
  */
 import * as fs from 'node:fs';
-import { uptime } from 'node:os';
 import { join } from 'node:path';
 import type { WriteStep } from '../../src/store/file/durable.js';
-import { hostId } from '../../src/store/file/liveness.js';
 import type { Hold, ReferenceServer } from '../../src/testing.js';
+import { beforeBoot } from '../helpers/file-store.js';
 import { spawnWorker, waitForLine } from '../helpers/file-worker.js';
+import { testMachine } from '../helpers/machine.js';
 import {
   baseConfig,
   drainLane,
@@ -182,13 +182,16 @@ function plantTornTemp(lane: Lane, pid: number, cycle: number, report: CrashRepo
   const half = fs.readFileSync(join(lane.dir, name), 'utf8').slice(0, 150);
   try {
     if (cycle % 2 === 0) {
-      fs.writeFileSync(path, `${half}\n${JSON.stringify({ host: hostId(), pid, token: 'torn00000000' })}\n`, {
-        flag: 'wx',
-      });
+      fs.writeFileSync(
+        path,
+        `${half}\n${JSON.stringify({ host: testMachine.hostId(), pid, token: 'torn00000000' })}\n`,
+        {
+          flag: 'wx',
+        },
+      );
     } else {
       fs.writeFileSync(path, half, { flag: 'wx' });
-      const then = new Date(Date.now() - uptime() * 1000 - 3_600_000);
-      fs.utimesSync(path, then, then);
+      beforeBoot(path);
     }
     report.tornTempFiles++;
   } catch {

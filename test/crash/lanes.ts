@@ -9,10 +9,10 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileStore } from '../../src/node.js';
 import { UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
 import { type ReferenceServer, seededRandom } from '../../src/testing.js';
 import { spawnWorker } from '../helpers/file-worker.js';
+import { fileStore } from '../helpers/machine.js';
 import type { WorkerConfig } from './worker.js';
 
 /** The figures every scenario reports. */

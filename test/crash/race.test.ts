@@ -5,11 +5,11 @@
  */
 import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fileStore } from '../../src/node.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { enqueueOffline } from '../helpers/file-offline.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker, workerCommand } from '../helpers/file-worker.js';
+import { fileStore } from '../helpers/machine.js';
 
 const OPERATIONS = 1_000;
 const PROCESSES = 4;

@@ -26,9 +26,10 @@
  *   quarantine, and prints what it saw: run in a child so a read that blocks (a FIFO) shows up as a
  *   child the parent had to kill, not as a hung test runner.
  */
-import { createClient, fileStore, type OperationRecord } from '../../src/node.js';
+import { createClient, type OperationRecord } from '../../src/node.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
+import { fileStore } from '../helpers/machine.js';
 
 export type KillPlan =
   /** At the n-th `attempt:started` (recorded durably, not yet sent), optionally `afterMs` later (mid-request). */

@@ -6,7 +6,8 @@
  * exactly what a process that buffered work offline leaves for whoever
  * resumes it. Nothing reaches the server.
  */
-import { createClient, fileStore } from '../../src/node.js';
+import { createClient } from '../../src/node.js';
+import { fileStore } from './machine.js';
 
 export interface OfflineOperation {
   /** A write names its method (oncely, like fetch, defaults to `GET`). */

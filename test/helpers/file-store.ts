@@ -5,9 +5,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir, uptime } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileNameFor } from '../../src/store/file/names.js';
+import { BOOTED_AT_MS, testMachine, uptimeMs } from './machine.js';
 
 const made: string[] = [];
 
@@ -54,15 +55,33 @@ export function deadPid(): number {
   return result.pid;
 }
 
-/** Sets a file's times to `ageMs` ago. */
-export function agedBy(path: string, ageMs: number): void {
-  const then = new Date(Date.now() - ageMs);
+/** Sets a file's times to `atMs` on the file clock (`testMachine.fileClockNow()`). */
+export function stampAt(path: string, atMs: number): void {
+  const then = new Date(atMs);
   fs.utimesSync(path, then, then);
 }
 
-/** Sets a file's mtime to before this machine booted (what a power cut leaves behind). */
+/**
+ * Sets a file's times to `ageMs` ago, which must fall after the (injected)
+ * boot: a file older than the boot is one no living process holds, and a
+ * test that meant "old" would test "before the boot" instead. Use
+ * `afterBoot` for "as old as can be, this boot", `beforeBoot` for the other.
+ */
+export function agedBy(path: string, ageMs: number): void {
+  if (ageMs >= uptimeMs() - 1_000) {
+    throw new Error(`agedBy(${ageMs} ms) reaches back to the machine's boot (up ${uptimeMs()} ms): use afterBoot()`);
+  }
+  stampAt(path, testMachine.fileClockNow() - ageMs);
+}
+
+/** Sets a file's times to just after the (injected) boot: as old as a file of this boot can be. */
+export function afterBoot(path: string): void {
+  stampAt(path, BOOTED_AT_MS + 1_000);
+}
+
+/** Sets a file's times to before the (injected) boot: what a power cut leaves behind. */
 export function beforeBoot(path: string): void {
-  agedBy(path, uptime() * 1000 + 3_600_000);
+  stampAt(path, BOOTED_AT_MS - 3_600_000);
 }
 
 /** The claim file of `key`'s record in the store at `dir`. */

@@ -7,7 +7,6 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fileStore } from '../../src/node.js';
 import { checkpoint } from '../../src/store/file/checkpoint.js';
 import { DirSync } from '../../src/store/file/durable.js';
 import { Journal } from '../../src/store/file/journal.js';
@@ -18,6 +17,7 @@ import { Segments } from '../../src/store/file/segments.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { fileStore, testMachine } from '../helpers/machine.js';
 
 /** Every path the checkpoint opens to fsync (the real open runs too). */
 const opened = vi.hoisted(() => [] as string[]);
@@ -135,7 +135,11 @@ function journalIn(runtime: ConstructorParameters<typeof Journal>[2] = createFak
   const dir = tempDir();
   const journalDir = join(dir, 'journal');
   fs.mkdirSync(journalDir);
-  return { dir, journalDir, journal: new Journal(new DirSync(journalDir), new DirSync(dir), runtime) };
+  return {
+    dir,
+    journalDir,
+    journal: new Journal(new DirSync(journalDir), new DirSync(dir), runtime, { machine: testMachine }),
+  };
 }
 
 describe('journal segment names, read back from the file', () => {
@@ -310,6 +314,7 @@ describe('anchors of relaxed writes', () => {
       records: new DirSync(dir),
       runtime: options.runtime ?? createFakeRuntime(),
       token: '0123456789ab',
+      machine: testMachine,
       barrier: options.barrier ?? (async () => undefined),
       flushing: options.flushing ?? (() => false),
       onCheckpoint: options.onCheckpoint ?? (() => undefined),

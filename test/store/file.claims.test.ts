@@ -7,22 +7,23 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fileStore } from '../../src/node.js';
 import { takeClaim, UNREADABLE_CLAIM_GRACE_MS } from '../../src/store/file/claim.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { hostId } from '../../src/store/file/liveness.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
 import {
+  afterBoot,
   agedBy,
   beforeBoot,
   claimPathOf,
   deadPid,
   openDescriptors,
   removeTempDirs,
+  stampAt,
   tempDir,
   writeClaim,
 } from '../helpers/file-store.js';
+import { BOOTED_AT_MS, fileStore, testMachine } from '../helpers/machine.js';
 
 afterEach(() => {
   writeSteps.hook = undefined;
@@ -38,21 +39,22 @@ describe('claims on the runtime given', () => {
     const rt = createFakeRuntime();
     const path = join(dir, 'k.json.pending');
     // Every 100 s: a real timer could never fire within this test.
-    const claim = await takeClaim(path, { staleMs: 300_000, timeoutMs: 5_000, runtime: rt });
-    const old = new Date(Date.now() - 3_600_000);
-    // An hour old: still about that (untouched), or about now (touched).
-    const touched = (): boolean => fs.statSync(path).mtimeMs > old.getTime() + 3_000_000;
-    fs.utimesSync(path, old, old);
+    const claim = await takeClaim(path, { staleMs: 300_000, timeoutMs: 5_000, runtime: rt, machine: testMachine });
+    // As old as a file of this boot can be: still that (untouched), or about now (touched).
+    const old = new Date(BOOTED_AT_MS + 1_000);
+    const halfway = (old.getTime() + testMachine.fileClockNow()) / 2;
+    const touched = (): boolean => fs.statSync(path).mtimeMs > halfway;
+    stampAt(path, old.getTime());
     await rt.advance(99_999);
     expect(touched()).toBe(false);
     await rt.advance(1);
     await vi.waitUntil(touched, { timeout: 5_000 });
-    fs.utimesSync(path, old, old);
+    stampAt(path, old.getTime());
     await rt.advance(100_000);
     await vi.waitUntil(touched, { timeout: 5_000 });
     await claim.release();
     fs.writeFileSync(path, 'someone else');
-    fs.utimesSync(path, old, old);
+    stampAt(path, old.getTime());
     await rt.advance(1_000_000);
     expect(touched()).toBe(false);
   });
@@ -65,7 +67,7 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     const half = JSON.stringify(sampleRecord('k2')).slice(0, 200);
     // Killed mid-update: half a record and the dead writer's line.
-    const dead = writeClaim(dir, 'k2', { host: hostId(), pid: deadPid() }, `${half}\n`);
+    const dead = writeClaim(dir, 'k2', { host: testMachine.hostId(), pid: deadPid() }, `${half}\n`);
     // A power cut mid-write: torn bytes, no holder line, from before the boot.
     const torn = claimPathOf(dir, 'k3');
     fs.writeFileSync(torn, half);
@@ -74,14 +76,13 @@ describe('fileStore: crash leftovers and claims', () => {
     const live = writeClaim(
       dir,
       'k4',
-      { host: hostId(), pid: process.ppid },
+      { host: testMachine.hostId(), pid: process.ppid },
       `${JSON.stringify(sampleRecord('k4'))}\n`,
     );
     // Killed between creating a claim and writing its holder line, a while ago.
     const empty = claimPathOf(dir, 'k5');
     fs.writeFileSync(empty, '');
-    const aWhileAgo = new Date(Date.now() - 60_000);
-    fs.utimesSync(empty, aWhileAgo, aWhileAgo);
+    afterBoot(empty);
     // A takeover that died half-way.
     const broken = `${claimPathOf(dir, 'k1')}.broken-0123456789ab`;
     fs.writeFileSync(broken, 'x');
@@ -105,7 +106,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const store = fileStore({ dir, runtime: rt });
     await store.put(sampleRecord('k1'));
     await store.put(sampleRecord('k2'));
-    const dead = writeClaim(dir, 'k1', { host: hostId(), pid: deadPid() });
+    const dead = writeClaim(dir, 'k1', { host: testMachine.hostId(), pid: deadPid() });
     const old = writeClaim(dir, 'k2', { host: 'ffffffff', pid: 1 });
     beforeBoot(old);
     expect((await rt.run(store.update('k1', bump)))?.epoch).toBe(1);
@@ -120,7 +121,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const rt = createFakeRuntime();
     const store = fileStore({ dir, lockTimeoutMs: 150, runtime: rt });
     await store.put(sampleRecord('k1'));
-    const claim = writeClaim(dir, 'k1', { host: hostId(), pid: process.ppid });
+    const claim = writeClaim(dir, 'k1', { host: testMachine.hostId(), pid: process.ppid });
     const started = rt.monotonicNow();
     await expect(rt.run(store.update('k1', bump))).rejects.toMatchObject({
       name: 'LockTimeoutError',
@@ -144,7 +145,7 @@ describe('fileStore: crash leftovers and claims', () => {
     const rt = createFakeRuntime();
     const store = fileStore({ dir, lockTimeoutMs: 150, runtime: rt });
     await store.put(sampleRecord('k1', { epoch: 3 }));
-    writeClaim(dir, 'k1', { host: hostId(), pid: process.ppid });
+    writeClaim(dir, 'k1', { host: testMachine.hostId(), pid: process.ppid });
     expect((await rt.run(store.update('k1', (current) => current)))?.epoch).toBe(3);
     expect(await rt.run(store.update('missing', () => undefined))).toBeUndefined();
     expect(rt.sleeps).toEqual([]);
@@ -170,7 +171,7 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     await store.put(sampleRecord('k2'));
     writeClaim(dir, 'k1', { host: 'ffffffff', pid: 1 }); // another host
-    writeClaim(dir, 'k2', { host: hostId(), pid: process.ppid }); // a live pid (perhaps recycled) that never refreshes
+    writeClaim(dir, 'k2', { host: testMachine.hostId(), pid: process.ppid }); // a live pid (perhaps recycled) that never refreshes
     for (const key of ['k1', 'k2']) {
       const started = rt.monotonicNow();
       expect((await rt.run(store.update(key, bump)))?.epoch).toBe(1);
@@ -188,8 +189,8 @@ describe('fileStore: crash leftovers and claims', () => {
     const refreshing = {
       ...rt,
       sleep(ms: number, signal?: AbortSignal) {
-        const at = new Date(Date.now() + ++touches * 1_000);
-        fs.utimesSync(claim, at, at);
+        const at = new Date(testMachine.fileClockNow() + ++touches * 1_000);
+        stampAt(claim, at.getTime());
         return rt.sleep(ms, signal);
       },
     };
@@ -252,7 +253,7 @@ describe('fileStore: crash leftovers and claims', () => {
     };
     const before = fs.statSync(store.pathOf('k1')).ino;
     await store.update('k1', bump);
-    const holder = `${JSON.stringify({ host: hostId(), pid: process.pid })}`.slice(0, -1);
+    const holder = `${JSON.stringify({ host: testMachine.hostId(), pid: process.pid })}`.slice(0, -1);
     // Empty only between the create and the write of the line (a kill there: see the crash-loop test).
     expect(seen.map(([step, text]) => [step, text === undefined ? 'absent' : text.startsWith(holder)])).toEqual([
       ['claim-opened', false],
@@ -272,7 +273,10 @@ describe('fileStore: crash leftovers and claims', () => {
     // Killed before writing the holder line, a while ago; killed after it (a dead pid); just now (maybe alive).
     fs.writeFileSync(temp('000000000001'), '');
     agedBy(temp('000000000001'), UNREADABLE_CLAIM_GRACE_MS + 500);
-    fs.writeFileSync(temp('000000000002'), `${JSON.stringify({ host: hostId(), pid: deadPid(), token: 'x' })}\n`);
+    fs.writeFileSync(
+      temp('000000000002'),
+      `${JSON.stringify({ host: testMachine.hostId(), pid: deadPid(), token: 'x' })}\n`,
+    );
     fs.writeFileSync(temp('000000000003'), '');
     expect((await store.list()).map((r) => r.key)).toEqual(['k1']);
     expect(['1', '2', '3'].map((n) => fs.existsSync(temp(`00000000000${n}`)))).toEqual([false, false, true]);
@@ -287,7 +291,7 @@ describe('fileStore: crash leftovers and claims', () => {
     // A dead holder's recovery claim, a half-created one, a takeover that died half-way.
     fs.writeFileSync(
       journal('recovery.pending'),
-      `${JSON.stringify({ host: hostId(), pid: deadPid(), token: 'x' })}\n`,
+      `${JSON.stringify({ host: testMachine.hostId(), pid: deadPid(), token: 'x' })}\n`,
     );
     fs.writeFileSync(journal('recovery.pending.new-000000000001'), '');
     fs.writeFileSync(journal('recovery.pending.broken-000000000002'), '{}');
@@ -304,7 +308,7 @@ describe('fileStore: crash leftovers and claims', () => {
     await store.put(sampleRecord('k1'));
     const [line, writer, rest] = fs.readFileSync(store.pathOf('k1'), 'utf8').split('\n');
     expect(JSON.parse(line ?? '')).toEqual(sampleRecord('k1'));
-    expect(JSON.parse(writer ?? '')).toMatchObject({ host: hostId(), pid: process.pid });
+    expect(JSON.parse(writer ?? '')).toMatchObject({ host: testMachine.hostId(), pid: process.pid });
     expect(rest).toBe('');
   });
 });

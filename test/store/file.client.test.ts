@@ -6,10 +6,11 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createClient, fileStore, type Outcome, type QuarantineEntry } from '../../src/node.js';
+import { createClient, type Outcome, type QuarantineEntry } from '../../src/node.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { enqueueOffline } from '../helpers/file-offline.js';
 import { dirsUnder, filesUnder, modeOf, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { fileStore } from '../helpers/machine.js';
 
 let server: ReferenceServer | undefined;
 afterEach(async () => {

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import { afterEach, describe, it } from 'vitest';
-import { type FileStore, fileStore } from '../../src/node.js';
+import type { FileStore } from '../../src/node.js';
 import { storeContract } from '../../src/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { fileStore } from '../helpers/machine.js';
 
 afterEach(removeTempDirs);
 

@@ -7,15 +7,15 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type FileStore, fileStore, LockTimeoutError, OwnedStoreError } from '../../src/node.js';
+import { type FileStore, LockTimeoutError, OwnedStoreError } from '../../src/node.js';
 import { writeSteps } from '../../src/store/file/durable.js';
-import { bootId, hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats, writeBehindNow } from '../../src/store/file/options.js';
 import { check, revOf } from '../../src/store/file/record-file.js';
 import { sampleRecord, storeContract } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker, waitForLine } from '../helpers/file-worker.js';
+import { fileStore, testMachine } from '../helpers/machine.js';
 
 afterEach(removeTempDirs);
 
@@ -150,12 +150,12 @@ describe('fileStore({ exclusive: true }): races and failures', () => {
       writeSteps.hook = (step) => {
         if (step !== 'claim-written') return;
         writeSteps.hook = undefined;
-        const holder = { host: hostId(), pid: DEAD_PID, token: 'aaaaaaaaaaaa' };
+        const holder = { host: testMachine.hostId(), pid: DEAD_PID, token: 'aaaaaaaaaaaa' };
         fs.writeFileSync(join(journal, 'owner.pending'), `${JSON.stringify(holder)}\n`);
         const rev = Date.now() + 1_000;
         const text = `${JSON.stringify({ ...sampleRecord('k1'), epoch: 5 })}\n${JSON.stringify({ ...holder, rev })}\n`;
-        const boot = bootId();
-        const segment = `${hostId()}-${DEAD_PID}-bbbbbbbbbbbb${boot === undefined ? '' : `-b${boot}`}-t${Date.now()}.0.behind.log`;
+        const boot = testMachine.bootId();
+        const segment = `${testMachine.hostId()}-${DEAD_PID}-bbbbbbbbbbbb${boot === undefined ? '' : `-b${boot}`}-t${Date.now()}.0.behind.log`;
         fs.writeFileSync(join(journal, segment), `${JSON.stringify({ n: 'k1.json', r: rev, t: text })}\n`);
       };
       // Before the fix, the replay of k1 queued behind this very update: it never resolved.

@@ -1,16 +1,17 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
-import { fileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { bootId, checkableFrom, hostId, hostIdOf } from '../../src/store/file/liveness.js';
+import { checkableFrom, hostIdOf } from '../../src/store/file/machine.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
-import { agedBy, beforeBoot, deadPid, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { afterBoot, beforeBoot, deadPid, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { fileStore, machineWith, testMachine } from '../helpers/machine.js';
+
+const hostId = (): string => testMachine.hostId();
 
 afterEach(() => {
   writeSteps.hook = undefined;
@@ -146,27 +147,33 @@ describe('fileStore journal', () => {
     await store.close();
   });
 
-  // Where the system has a boot id (Linux): the segment's name says which boot wrote it.
-  it.skipIf(bootId() === undefined)(
-    'replays a segment this host wrote during another boot, though its time says this boot',
-    async () => {
-      const dir = tempDir();
-      const left = await journalLeftBy(dir, deadPid(), async (store) => {
-        await store.put(sampleRecord('lost'));
-      });
-      // As a machine that restarted within a second (or with its clock behind) leaves it: a recent time.
-      const otherBoot = left.replace(
-        /\.0\.log$/,
-        `-b${bootId() === '0'.repeat(12) ? '1' : '0'}${'0'.repeat(11)}.0.log`,
-      );
-      fs.renameSync(left, otherBoot);
-      fs.rmSync(join(dir, 'lost.json')); // the rename never reached the disk
-      const store = fileStore({ dir });
-      expect((await store.get('lost'))?.key).toBe('lost');
-      expect(segmentsIn(dir)).toEqual([]);
-      await store.close();
-    },
-  );
+  it('replays a segment this host wrote during another boot, though its time says this boot', async () => {
+    const dir = tempDir();
+    const left = await journalLeftBy(dir, deadPid(), async (store) => {
+      await store.put(sampleRecord('lost'));
+    });
+    // As a machine that restarted within a second (or with its clock behind) leaves it: a recent time.
+    const otherBoot = left.replace(/\.0\.log$/, '-b000000000000.0.log');
+    fs.renameSync(left, otherBoot);
+    fs.rmSync(join(dir, 'lost.json')); // the rename never reached the disk
+    const store = fileStore({ dir, machine: { bootId: () => 'aaaaaaaaaaaa' } });
+    expect((await store.get('lost'))?.key).toBe('lost');
+    expect(segmentsIn(dir)).toEqual([]);
+    await store.close();
+  });
+
+  it('leaves alone a segment of this boot whose writer it cannot tell dead (a boot id and a live pid)', async () => {
+    const dir = tempDir();
+    const left = await journalLeftBy(dir, process.ppid, async (store) => {
+      await store.put(sampleRecord('kept'));
+    });
+    const thisBoot = left.replace(/\.0\.log$/, '-baaaaaaaaaaaa.0.log');
+    fs.renameSync(left, thisBoot);
+    const store = fileStore({ dir, machine: { bootId: () => 'aaaaaaaaaaaa' } });
+    expect((await store.list()).map((r) => r.key)).toEqual(['kept']);
+    expect(fs.existsSync(thisBoot)).toBe(true);
+    await store.close();
+  });
 
   it("leaves alone the journal of a writer whose pid it cannot check (another container's pid 1), until a reboot", async () => {
     const dir = tempDir();
@@ -176,8 +183,8 @@ describe('fileStore journal', () => {
     // The same host name, another pid namespace: its pid means nothing here, even when it equals ours.
     const twin = join(journalOf(dir), `${hostIdOf('twin', 'pid:[1]')}-${process.pid}-0123456789ab.0.log`);
     fs.renameSync(left, twin);
-    // Idle for hours: a clock that jumped says as much of a live writer's segment, so idleness proves nothing.
-    agedBy(twin, 6 * 3_600_000);
+    // Idle since the boot: a clock that jumped says as much of a live writer's segment, so idleness proves nothing.
+    afterBoot(twin);
     const store = fileStore({ dir });
     expect((await store.list()).map((r) => r.key)).toEqual(['theirs']);
     expect(fs.existsSync(twin)).toBe(true);
@@ -192,23 +199,23 @@ describe('fileStore journal', () => {
   });
 
   it('settles the journal an earlier version left on this host (host name only in its id) when it can check it', async () => {
-    const dir = tempDir();
-    const segment = await journalLeftBy(dir, deadPid(), async (store) => {
-      await store.put(sampleRecord('kept'));
-    });
-    const legacy = join(journalOf(dir), `${hostIdOf(hostname(), '')}-${deadPid()}-0123456789ab.0.log`);
-    fs.renameSync(segment, legacy);
-    const store = fileStore({ dir });
-    expect((await store.list()).map((r) => r.key)).toEqual(['kept']);
-    // Checkable from the initial pid namespace (its writer is dead: settled); from a container, left alone.
-    let initial = false;
-    try {
-      initial = fs.readlinkSync('/proc/self/ns/pid') === 'pid:[4026531836]';
-    } catch {
-      // No pid namespaces here: nothing to check it by.
+    const legacy = hostIdOf('box', '');
+    // From the initial pid namespace, the host name's id is this host's too; from a container, it is not.
+    for (const initialNamespace of [true, false]) {
+      const dir = tempDir();
+      const segment = await journalLeftBy(dir, deadPid(), async (store) => {
+        await store.put(sampleRecord('kept'));
+      });
+      const named = join(journalOf(dir), `${legacy}-${deadPid()}-0123456789ab.0.log`);
+      fs.renameSync(segment, named);
+      const machine = machineWith({
+        isCheckableHost: (host) => checkableFrom(host, testMachine.hostId(), legacy, initialNamespace),
+      });
+      const store = fileStore({ dir, machine });
+      expect((await store.list()).map((r) => r.key)).toEqual(['kept']);
+      expect(fs.existsSync(named)).toBe(!initialNamespace);
+      await store.close();
     }
-    expect(fs.existsSync(legacy)).toBe(!initial);
-    await store.close();
   });
 
   it('settles the journal of a writer killed on this boot without replaying it', async () => {
@@ -273,18 +280,5 @@ describe('hostIdOf', () => {
     // In a container, an earlier version's writer of the same host name may be another container's.
     expect(checkableFrom(legacy, id, legacy, false)).toBe(false);
     expect(checkableFrom(hostIdOf('other', ''), id, legacy, true)).toBe(false);
-  });
-
-  it("is this process's host id from its host name, pid namespace and machine id", () => {
-    const orEmpty = (read: () => string): string => {
-      try {
-        return read().trim();
-      } catch {
-        return '';
-      }
-    };
-    const namespace = orEmpty(() => fs.readlinkSync('/proc/self/ns/pid'));
-    const machine = orEmpty(() => fs.readFileSync('/etc/machine-id', 'utf8'));
-    expect(hostId()).toBe(hostIdOf(hostname(), namespace, machine));
   });
 });

@@ -7,11 +7,11 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fileStore } from '../../src/node.js';
 import { fileNameFor, legacyFileNameFor, parseFileName } from '../../src/store/file/names.js';
 import { sampleRecord } from '../../src/store.js';
 import { seededRandom } from '../../src/testing.js';
 import { agedBy, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { fileStore } from '../helpers/machine.js';
 
 afterEach(removeTempDirs);
 
@@ -148,7 +148,7 @@ describe('fileStore: key → file name', () => {
     const tricky = ['invoice.json.pending.broken-7', 'invoice.json.pending', 'a.pending.new-0123456789ab'];
     for (const key of tricky) await store.put(sampleRecord(key));
     // Old enough for every sweep of crash debris (staleLockMs, the claim grace).
-    for (const name of fs.readdirSync(dir)) if (name.endsWith('.json')) agedBy(join(dir, name), 60_000);
+    for (const name of fs.readdirSync(dir)) if (name.endsWith('.json')) agedBy(join(dir, name), 10_000);
     expect((await store.list()).map((r) => r.key).sort()).toEqual([...tricky].sort());
     expect((await store.list()).map((r) => r.key).sort()).toEqual([...tricky].sort());
     for (const key of tricky) expect((await store.get(key))?.key).toBe(key);

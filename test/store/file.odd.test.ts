@@ -9,10 +9,11 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { fileStore, type QuarantineEntry } from '../../src/node.js';
+import type { QuarantineEntry } from '../../src/node.js';
 import { sampleRecord } from '../../src/store.js';
 import { agedBy, claimPathOf, removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker } from '../helpers/file-worker.js';
+import { fileStore } from '../helpers/machine.js';
 
 afterEach(removeTempDirs);
 afterAll(disposeWorkerBuild);

@@ -8,13 +8,13 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
-import { createClient, type FileStore, fileStore } from '../../src/node.js';
+import { createClient, type FileStore } from '../../src/node.js';
 import { type WriteStep, writeSteps } from '../../src/store/file/durable.js';
-import { hostId } from '../../src/store/file/liveness.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime, startReferenceServer } from '../../src/testing.js';
 import { beforeBoot, openDescriptors, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { fileStore, testMachine } from '../helpers/machine.js';
 
 afterEach(() => {
   writeSteps.hook = undefined;
@@ -35,7 +35,7 @@ const epochInJournal = (dir: string, epoch: number) => journalText(dir).includes
 /** What a power cut leaves of `dir`: `segment` (a copy of the journal taken earlier), from before the boot. */
 function powerCut(dir: string, segment: string, damage: () => void): void {
   for (const name of segmentsIn(dir)) fs.rmSync(join(journalOf(dir), name));
-  const path = join(journalOf(dir), `${hostId()}-4000000-0123456789ab.0.log`);
+  const path = join(journalOf(dir), `${testMachine.hostId()}-4000000-0123456789ab.0.log`);
   fs.writeFileSync(path, segment, { mode: 0o600 });
   damage();
   beforeBoot(path);

@@ -8,12 +8,11 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
-import { fileStore } from '../../src/node.js';
-import { hostId } from '../../src/store/file/liveness.js';
 import { RemovedRecords } from '../../src/store/file/removed.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
 import { beforeBoot, removeTempDirs, tempDir } from '../helpers/file-store.js';
+import { fileStore, testMachine } from '../helpers/machine.js';
 
 afterEach(() => removeTempDirs());
 
@@ -93,7 +92,7 @@ describe('fileStore: deleted records after a power cut', () => {
     fs.rmSync(join(dir, 'removed'), { recursive: true });
     fs.writeFileSync(join(dir, 'k.json'), written);
     const leave = (lines: Buffer, name: string): string => {
-      const path = join(journalOf(dir), `${hostId()}-4000000-${name}.0.log`);
+      const path = join(journalOf(dir), `${testMachine.hostId()}-4000000-${name}.0.log`);
       fs.writeFileSync(path, lines);
       beforeBoot(path);
       return path;
@@ -149,7 +148,7 @@ describe('RemovedRecords', () => {
     const dir = tempDir();
     const journalDir = journalOf(dir);
     fs.mkdirSync(journalDir);
-    return { dir, journalDir, removed: new RemovedRecords(dir, journalDir, { marginMs: 0 }) };
+    return { dir, journalDir, removed: new RemovedRecords(dir, journalDir, { marginMs: 0, machine: testMachine }) };
   }
 
   it('moves a record aside under its removal revision, and reports the highest per record', async () => {
@@ -175,7 +174,7 @@ describe('RemovedRecords', () => {
     while (Date.now() <= atMs) {
       // at most a millisecond: the deletion is in the past, so only a segment can keep it
     }
-    const prune = () => new RemovedRecords(dir, journalDir, { marginMs: 0 }).prune();
+    const prune = () => new RemovedRecords(dir, journalDir, { marginMs: 0, machine: testMachine }).prune();
     // Started before the deletion, or by a version that does not say when: may hold an older line of it.
     for (const older of [`ab12-1-0123-t${atMs - 1}.0.log`, 'ab12-1-0123.0.log']) {
       fs.writeFileSync(join(journalDir, older), '');
@@ -192,7 +191,7 @@ describe('RemovedRecords', () => {
 
   it('looks at the directory again only once the oldest entry it kept may go', async () => {
     const { dir, journalDir } = setUp();
-    const removed = new RemovedRecords(dir, journalDir, { marginMs: 60_000 });
+    const removed = new RemovedRecords(dir, journalDir, { marginMs: 60_000, machine: testMachine });
     fs.writeFileSync(join(dir, 'a.json'), 'x');
     await removed.moveAside('a.json', 5);
     await removed.prune();
@@ -203,7 +202,7 @@ describe('RemovedRecords', () => {
     await removed.prune();
     expect(fs.readdirSync(join(dir, 'removed'))).toHaveLength(1);
     // Another handle (no look yet) prunes it.
-    await new RemovedRecords(dir, journalDir, { marginMs: 60_000 }).prune();
+    await new RemovedRecords(dir, journalDir, { marginMs: 60_000, machine: testMachine }).prune();
     expect(fs.readdirSync(join(dir, 'removed'))).toEqual([]);
     await removed.close();
   });

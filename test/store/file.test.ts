@@ -7,11 +7,11 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
-import { fileStore } from '../../src/node.js';
 import { fileStoreStats } from '../../src/store/file/store.js';
 import { sampleRecord } from '../../src/store.js';
 import { removeTempDirs, tempDir } from '../helpers/file-store.js';
 import { disposeWorkerBuild, spawnWorker } from '../helpers/file-worker.js';
+import { fileStore } from '../helpers/machine.js';
 
 afterEach(removeTempDirs);
 afterAll(disposeWorkerBuild);

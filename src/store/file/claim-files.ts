@@ -5,8 +5,9 @@
  */
 import * as fs from 'node:fs';
 import { isErrno, readRegular } from './io.js';
-import { bootedAtMs, fileClockNow, hostId, pidAlive, randomToken } from './liveness.js';
+import type { Machine } from './machine.js';
 import { BROKEN_CLAIM_INFIX } from './names.js';
+import { randomToken } from './token.js';
 
 export interface HolderInfo {
   host: string;
@@ -64,13 +65,13 @@ function holderOf(raw: string): HolderInfo | undefined {
  * holder and is older than the grace by its own mtime (so a crash-looping
  * process breaks it on its first look, however short its life).
  */
-export function staleAtOnce(holder: Holder): boolean {
-  if (holder.mtimeMs < bootedAtMs()) return true;
+export function staleAtOnce(holder: Holder, machine: Machine): boolean {
+  if (holder.mtimeMs < machine.bootedAtMs()) return true;
   const { info } = holder;
-  if (info === undefined) return fileClockNow() - holder.mtimeMs >= UNREADABLE_CLAIM_GRACE_MS;
-  if (info.host !== hostId()) return false;
+  if (info === undefined) return machine.fileClockNow() - holder.mtimeMs >= UNREADABLE_CLAIM_GRACE_MS;
+  if (info.host !== machine.hostId()) return false;
   if (info.pid === process.pid) return !heldTokens.has(info.token);
-  return !pidAlive(info.pid);
+  return !machine.pidAlive(info.pid);
 }
 
 /**
@@ -110,10 +111,10 @@ export function breakClaim(path: string, observed: Holder, token: string): void 
  * it forever) when it is stale without watching (`staleAtOnce`). Safe while
  * others work: it uses the same takeover as `takeClaim`.
  */
-export function sweepClaim(path: string): void {
+export function sweepClaim(path: string, machine: Machine): void {
   try {
     const holder = inspect(path);
-    if (holder !== undefined && staleAtOnce(holder)) breakClaim(path, holder, randomToken());
+    if (holder !== undefined && staleAtOnce(holder, machine)) breakClaim(path, holder, randomToken());
   } catch {
     // Raced with its holder or another sweeper: it is their file now.
   }
@@ -124,12 +125,12 @@ export function sweepClaim(path: string): void {
  * creator is gone or it is older than the grace. Removing one is always
  * safe: its creator's `link` then fails and it tries again (claim.md).
  */
-export function sweepNewClaim(path: string): void {
+export function sweepNewClaim(path: string, machine: Machine): void {
   try {
     const holder = inspect(path);
     if (holder === undefined) return;
-    const old = fileClockNow() - holder.mtimeMs >= UNREADABLE_CLAIM_GRACE_MS;
-    if (old || staleAtOnce(holder)) fs.rmSync(path, { force: true, recursive: true });
+    const old = machine.fileClockNow() - holder.mtimeMs >= UNREADABLE_CLAIM_GRACE_MS;
+    if (old || staleAtOnce(holder, machine)) fs.rmSync(path, { force: true, recursive: true });
   } catch {
     // Already gone.
   }
@@ -143,9 +144,9 @@ export function sweepNewClaim(path: string): void {
  * claim it moved by mistake, whose holder finds its claim gone before
  * committing and tries again.
  */
-export function sweepBroken(path: string): void {
+export function sweepBroken(path: string, machine: Machine): void {
   try {
-    if (fileClockNow() - fs.lstatSync(path).mtimeMs >= UNREADABLE_CLAIM_GRACE_MS) {
+    if (machine.fileClockNow() - fs.lstatSync(path).mtimeMs >= UNREADABLE_CLAIM_GRACE_MS) {
       fs.rmSync(path, { force: true, recursive: true });
     }
   } catch {

@@ -11,6 +11,7 @@
  */
 import * as fs from 'node:fs';
 import type { Runtime } from '../../runtime.js';
+import { type Created, closeQuietly, statIfOwned, step, tryCreate } from './claim-create.js';
 import {
   breakClaim,
   type HolderInfo,
@@ -19,10 +20,10 @@ import {
   staleAtOnce,
   UNREADABLE_CLAIM_GRACE_MS,
 } from './claim-files.js';
-import { writeSteps } from './durable.js';
-import { isErrno, openFile, renameFile, unlinkFile, writeTextSync } from './io.js';
-import { fileClockNow, hostId, randomToken } from './liveness.js';
+import { isErrno, renameFile, unlinkFile, writeTextSync } from './io.js';
 import { LockTimeoutError } from './lock-timeout.js';
+import type { Machine } from './machine.js';
+import { randomToken } from './token.js';
 
 export { sweepBroken, sweepClaim, sweepNewClaim, UNREADABLE_CLAIM_GRACE_MS } from './claim-files.js';
 export { LockTimeoutError } from './lock-timeout.js';
@@ -38,13 +39,11 @@ export interface ClaimOptions {
    * age is judged by the file system's clock, which wrote its times.)
    */
   runtime: Pick<Runtime, 'monotonicNow' | 'sleep' | 'random' | 'schedule'>;
+  /** Who this process is, and whether a holder is alive (machine.ts). */
+  machine: Machine;
 }
 
 const MAX_POLL_MS = 16;
-
-function step(name: Parameters<NonNullable<typeof writeSteps.hook>>[0]): void {
-  writeSteps.hook?.(name);
-}
 
 /** A held claim on one record: commit a new version, or release. */
 export class Claim {
@@ -55,6 +54,7 @@ export class Claim {
   readonly #holder: HolderInfo;
   readonly #schedule: Runtime['schedule'];
   readonly #refreshEveryMs: number;
+  readonly #fileClockNow: () => number;
   /** Cancels the next refresh. */
   #cancelRefresh: () => void;
   #done = false;
@@ -62,14 +62,15 @@ export class Claim {
   /** The descriptor was handed over after the commit (`commit`'s `keep`): release must not close it. */
   #handedOver = false;
 
-  constructor(created: Created, holder: HolderInfo, staleMs: number, schedule: Runtime['schedule']) {
+  constructor(created: Created, holder: HolderInfo, options: ClaimOptions) {
     this.#path = created.path;
     this.#fd = created.fd;
     this.#ino = created.ino;
     this.#token = holder.token;
     this.#holder = holder;
-    this.#schedule = schedule;
-    this.#refreshEveryMs = Math.max(1, Math.floor(staleMs / 3));
+    this.#schedule = options.runtime.schedule;
+    this.#fileClockNow = options.machine.fileClockNow;
+    this.#refreshEveryMs = Math.max(1, Math.floor(options.staleMs / 3));
     this.#cancelRefresh = this.#scheduleRefresh();
   }
 
@@ -184,7 +185,7 @@ export class Claim {
    * while its event loop, and its own look at the claim (owner.ts), run on.
    */
   #touch(): void {
-    const now = new Date(fileClockNow());
+    const now = new Date(this.#fileClockNow());
     try {
       fs.futimesSync(this.#fd, now, now);
     } catch {
@@ -196,7 +197,7 @@ export class Claim {
 /** Takes the claim at `path` (`<record>.pending`), waiting for a live holder and taking over a dead one. */
 export async function takeClaim(path: string, options: ClaimOptions): Promise<Claim> {
   const token = randomToken();
-  const self: HolderInfo = { host: hostId(), pid: process.pid, token };
+  const self: HolderInfo = { host: options.machine.hostId(), pid: process.pid, token };
   const holderLine = `${JSON.stringify(self)}\n`;
   const { runtime } = options;
   const deadline = runtime.monotonicNow() + options.timeoutMs;
@@ -206,10 +207,10 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   try {
     for (let round = 0; ; round++) {
       const created = await tryCreate(path, holderLine);
-      if (created !== undefined) return new Claim(created, self, options.staleMs, runtime.schedule);
+      if (created !== undefined) return new Claim(created, self, options);
       const holder = inspect(path);
       if (holder === undefined) continue; // released meanwhile: try again at once
-      if (staleAtOnce(holder)) {
+      if (staleAtOnce(holder, options.machine)) {
         breakClaim(path, holder, token);
         continue;
       }
@@ -240,79 +241,5 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
   } catch (error) {
     heldTokens.delete(token);
     throw error;
-  }
-}
-
-/** A claim file just created: its descriptor and inode. */
-interface Created {
-  path: string;
-  fd: number;
-  ino: number;
-}
-
-/**
- * Creates the claim file at `path` (`O_EXCL`: undefined when someone else
- * holds the claim) and writes `holderLine` into it at once. Two directory
- * changes per write in all (this create, and the rename that commits): see
- * claim.md for why the claim is no longer created under a temp name and
- * linked into place, and what a kill between the create and the write
- * costs. Whatever fails on the way releases what was acquired so far: the
- * claim and its descriptor.
- *
- * The create runs on the thread pool: it changes the directory, and on ext4
- * that can wait behind a file-system journal commit for milliseconds.
- * Writing into the file we hold is synchronous (the holder line here, the
- * new version in `commit`): page cache only, cheaper than a thread-pool
- * round trip.
- */
-async function tryCreate(path: string, holderLine: string): Promise<Created | undefined> {
-  let fd: number;
-  try {
-    fd = await openFile(path, 'wx', 0o600);
-  } catch (error) {
-    if (isErrno(error, 'EEXIST')) return undefined;
-    throw error;
-  }
-  let result: Created | undefined;
-  try {
-    step('claim-opened');
-    writeTextSync(fd, holderLine, 0);
-    const { ino } = fs.fstatSync(fd);
-    step('claim-written');
-    result = { path, fd, ino };
-    return result;
-  } finally {
-    if (result === undefined) {
-      // Ours, unless a sweep took it for a leftover meanwhile (then `statIfOwned` says no).
-      const ino = inoOf(fd);
-      closeQuietly(fd);
-      if (ino !== undefined && statIfOwned(path, ino) !== undefined) await unlinkFile(path).catch(() => undefined);
-    }
-  }
-}
-
-function inoOf(fd: number): number | undefined {
-  try {
-    return fs.fstatSync(fd).ino;
-  } catch {
-    return undefined;
-  }
-}
-
-/** What `stat` says of `path` when it is still the file with inode `ino`; else undefined. */
-function statIfOwned(path: string, ino: number): fs.Stats | undefined {
-  try {
-    const stat = fs.statSync(path);
-    return stat.ino === ino ? stat : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    fs.closeSync(fd);
-  } catch {
-    // Already closed: nothing to release.
   }
 }

@@ -11,12 +11,12 @@ import { DirSync, makeDirectory } from './durable.js';
 import { type Exclusive, OWNED_TRUST_MS, stillOwned } from './exclusive.js';
 import { Journal } from './journal.js';
 import { type KeyedQueue, queueFor } from './keyed-queue.js';
-import { hostId, randomToken } from './liveness.js';
 import type { ResolvedFileStoreOptions } from './options.js';
 import { PinnedRecords } from './pinned.js';
 import { Quarantine } from './quarantine.js';
 import { RecordFiles, type RecordFilesContext } from './records.js';
 import { RemovedRecords } from './removed.js';
+import { randomToken } from './token.js';
 import { WriteBehind } from './write-behind.js';
 
 const QUARANTINE_DIR = 'quarantine';
@@ -61,7 +61,7 @@ export function openHandle(
   const records = new DirSync(dir);
   const quarantineDir = new DirSync(quarantinePath);
   const quarantine = new Quarantine(records, quarantineDir, now, listeners);
-  const removed = new RemovedRecords(dir, journalDir);
+  const removed = new RemovedRecords(dir, journalDir, { machine: options.machine });
   const queue = queueFor(fs.realpathSync(dir));
   // `files` and `opened` are built below; the journal and `behind` call back into them only later.
   const behind: WriteBehind | undefined = options.exclusive
@@ -74,23 +74,22 @@ export function openHandle(
         runtime,
       })
     : undefined;
-  const journal: Journal = new Journal(
-    new DirSync(journalDir),
-    records,
-    runtime,
+  const journal: Journal = new Journal(new DirSync(journalDir), records, runtime, {
     removed,
-    (name): Promise<void> => files.resync(name),
+    resync: (name): Promise<void> => files.resync(name),
     // Written, then the journal flushed: a version the pass skipped (replaced meanwhile) has its line durable
     // before this segment, which may hold the only durable copy of an older one, goes.
-    behind === undefined
-      ? undefined
-      : {
-          beforeCheckpoint: async () => {
-            await behind.flush();
-            await journal.flushed();
+    behind:
+      behind === undefined
+        ? undefined
+        : {
+            beforeCheckpoint: async () => {
+              await behind.flush();
+              await journal.flushed();
+            },
           },
-        },
-  );
+    machine: options.machine,
+  });
   const pinned = new PinnedRecords(dir);
   const files: RecordFiles = new RecordFiles({
     dir,
@@ -120,7 +119,7 @@ export function openHandle(
         ? undefined
         : {
             behind,
-            writer: { host: hostId(), pid: process.pid, token: randomToken() },
+            writer: { host: options.machine.hostId(), pid: process.pid, token: randomToken() },
             monotonicNow: runtime.monotonicNow,
             wallNow: runtime.now,
             trustMs: Math.min(OWNED_TRUST_MS, claimOptions.staleMs / 10),

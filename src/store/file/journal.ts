@@ -21,10 +21,13 @@ import type { Runtime } from '../../runtime.js';
 import type { DirSync } from './durable.js';
 import { datasync, writeTextSync } from './io.js';
 import { type Entry, LineQueue } from './line-queue.js';
-import { randomToken } from './liveness.js';
+import type { Machine } from './machine.js';
+import { registerOpenJournal, unregisterOpenJournal } from './open-journals.js';
 import type { RemovedRecords } from './removed.js';
 import { type Segment, Segments } from './segments.js';
+import { randomToken } from './token.js';
 
+export { isLiveJournalToken } from './open-journals.js';
 export { SEGMENT_SUFFIX } from './segments.js';
 
 /** One line of a journal segment. */
@@ -55,30 +58,6 @@ const MAX_UNLINKED_IN_A_ROW = 3;
 /** A relaxed line not flushed this long after it was queued is not written (see `#withoutStale`). */
 const STALE_RELAXED_MS = 30_000;
 
-/** Tokens of the journals of this process's open store handles. */
-const liveTokens = new Set<string>();
-
-/**
- * The journals of this process's open handles, for the write at exit: a
- * process that ends without closing its stores (`process.exit()`, the end
- * of a script that forgot `close()`) still writes the lines it queued (the
- * relaxed ones) into its segment, synchronously, without an fsync: the page
- * cache keeps them for whoever settles the segment next (recovery.ts), as it
- * keeps a shared store's renamed files. Only a crash or a power cut loses
- * them then, as the README's table says.
- */
-const openJournals = new Set<Journal>();
-let exitHookInstalled = false;
-
-function writeQueuedAtExit(): void {
-  for (const journal of openJournals) journal.writeQueuedSync();
-}
-
-/** Whether a segment of this process (by its token) belongs to an open handle. */
-export function isLiveJournalToken(token: string): boolean {
-  return liveTokens.has(token);
-}
-
 /** The lines of a batch, in order, as one string. */
 function joinLines(batch: readonly Entry[]): string {
   let text = '';
@@ -98,6 +77,18 @@ export interface JournalStats {
   relaxed: number;
 }
 
+/** The optional parts of a journal. */
+export interface JournalParts {
+  /** Where deletions moved their records (removed.ts), synced and pruned by checkpoints. */
+  removed?: RemovedRecords | undefined;
+  /** Writes a record whose fsync failed again, into a new file (checkpoint.ts). */
+  resync?: ((name: string) => Promise<void>) | undefined;
+  /** For an exclusive store, whose record files are written behind its journal (segments.ts). */
+  behind?: { beforeCheckpoint: () => Promise<void> } | undefined;
+  /** Names the writer and its boot in each segment's name. */
+  machine: Machine;
+}
+
 export class Journal {
   readonly #token = randomToken();
   readonly #queue: LineQueue;
@@ -112,17 +103,12 @@ export class Journal {
    * @param dir the journal directory (created by the store)
    * @param records the record directory, fsynced by checkpoints
    * @param runtime the clock of segment ages and the timers of checkpoints and relaxed lines
-   * @param removed where deletions moved their records (removed.ts), synced and pruned by checkpoints
-   * @param resync writes a record whose fsync failed again, into a new file (checkpoint.ts)
-   * @param behind for an exclusive store, whose record files are written behind its journal (segments.ts)
    */
   constructor(
     dir: DirSync,
     records: DirSync,
     runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>,
-    removed?: RemovedRecords,
-    resync?: (name: string) => Promise<void>,
-    behind?: { beforeCheckpoint: () => Promise<void> },
+    { removed, resync, behind, machine }: JournalParts,
   ) {
     this.#runtime = runtime;
     this.#queue = new LineQueue(runtime.schedule, () => this.#startFlush());
@@ -133,6 +119,7 @@ export class Journal {
       resync,
       behind,
       runtime,
+      machine,
       token: this.#token,
       barrier: () => this.#queue.barrier(this.#flushing !== undefined),
       flushing: () => this.#flushing !== undefined,
@@ -140,17 +127,12 @@ export class Journal {
         this.stats.checkpoints++;
       },
     });
-    liveTokens.add(this.#token);
-    openJournals.add(this);
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
-      process.on('exit', writeQueuedAtExit);
-    }
+    registerOpenJournal(this.#token, this);
   }
 
   /**
    * Writes the lines still queued into the open segment, synchronously and
-   * without an fsync (see `openJournals`), with the batch a running flush
+   * without an fsync (see open-journals.ts), with the batch a running flush
    * took and has not written yet. Never throws: it runs as the process
    * exits.
    */
@@ -294,8 +276,7 @@ export class Journal {
       await this.#segments.close();
     } finally {
       // Even when a checkpoint failed: its segments are then a dead writer's, settled by recovery.
-      liveTokens.delete(this.#token);
-      openJournals.delete(this);
+      unregisterOpenJournal(this.#token, this);
     }
   }
 }

@@ -7,6 +7,7 @@ import { InvalidOptionsError } from '../../errors.js';
 import { type Runtime, systemRuntime } from '../../runtime.js';
 import type { OperationStore } from '../store.js';
 import type { ClaimOptions } from './claim.js';
+import { type Machine, machineOf } from './machine.js';
 
 export interface FileStoreOptions {
   /**
@@ -63,6 +64,17 @@ export interface FileStoreOptions {
    * @example fileStore({ dir: '.oncely', exclusive: true }) // one server process owns its outbox
    */
   exclusive?: boolean;
+  /**
+   * The machine as the store sees it: this process's host id, when the
+   * machine booted, its boot id, whether a pid is alive, the clock of file
+   * times (machine.ts). Each part left out is the system's. For tests and
+   * sandboxes: a suite that must not depend on when its machine booted
+   * injects the boot time; a claim whose holder cannot be alive (a file
+   * older than the boot) is taken over at once.
+   * @default the system's
+   * @example fileStore({ dir, machine: { bootedAtMs: () => Date.now() - 60_000 } })
+   */
+  machine?: Partial<Machine>;
 }
 
 export interface FileStore extends OperationStore {
@@ -123,6 +135,8 @@ export interface ResolvedFileStoreOptions {
   claimOptions: ClaimOptions;
   /** See `FileStoreOptions.exclusive`. */
   exclusive: boolean;
+  /** See `FileStoreOptions.machine`. */
+  machine: Machine;
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -145,7 +159,15 @@ export function resolveFileStoreOptions(options: FileStoreOptions): ResolvedFile
   if (options.exclusive !== undefined && typeof options.exclusive !== 'boolean') {
     throw new InvalidOptionsError('exclusive', 'must be true or false');
   }
+  if (options.machine !== undefined && (typeof options.machine !== 'object' || options.machine === null)) {
+    throw new InvalidOptionsError('machine', 'must be an object');
+  }
+  for (const [name, part] of Object.entries(options.machine ?? {})) {
+    if (part !== undefined && typeof part !== 'function')
+      throw new InvalidOptionsError(`machine.${name}`, 'must be a function');
+  }
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
+  const machine = machineOf(options.machine);
   return {
     dir: resolve(options.dir ?? '.oncely'),
     now: options.now ?? runtime.now,
@@ -154,7 +176,9 @@ export function resolveFileStoreOptions(options: FileStoreOptions): ResolvedFile
       timeoutMs: positive('lockTimeoutMs', options.lockTimeoutMs, 30_000),
       staleMs: positive('staleLockMs', options.staleLockMs, 10_000),
       runtime,
+      machine,
     },
     exclusive: options.exclusive ?? false,
+    machine,
   };
 }

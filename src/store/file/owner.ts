@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { OncelyError } from '../../errors.js';
 import { type Claim, type ClaimOptions, sweepClaim, takeClaim } from './claim.js';
 import { inspect, staleAtOnce } from './claim-files.js';
+import type { Machine } from './machine.js';
 import { parseFileName } from './names.js';
 
 /** The owner claim, in the journal directory (no record name can collide with it). */
@@ -68,10 +69,10 @@ export class OwnedStoreError extends OncelyError {
 export type OwnerState = { kind: 'none' } | { kind: 'live'; holder: string } | { kind: 'dead' };
 
 /** Whether an exclusive handle owns the directory whose journal is `journalDir` (never blocks). */
-export function ownerOf(journalDir: string): OwnerState {
+export function ownerOf(journalDir: string, machine: Machine): OwnerState {
   const holder = inspect(join(journalDir, OWNER_CLAIM));
   if (holder === undefined) return { kind: 'none' };
-  if (staleAtOnce(holder)) return { kind: 'dead' };
+  if (staleAtOnce(holder, machine)) return { kind: 'dead' };
   const { info } = holder;
   return { kind: 'live', holder: info === undefined ? 'a process starting up' : `pid ${info.pid} (host ${info.host})` };
 }
@@ -102,18 +103,29 @@ export async function waitForRecordClaims(dir: string, options: ClaimOptions): P
  * handle owns the directory, and replays the journal of one that died.
  * Writes look again under their record's claim (records.ts).
  */
-export async function ownerGone(dir: string, journalDir: string, settle: () => Promise<void>): Promise<void> {
-  const owner = ownerOf(journalDir);
+export async function ownerGone(
+  dir: string,
+  journalDir: string,
+  machine: Machine,
+  settle: () => Promise<void>,
+): Promise<void> {
+  const owner = ownerOf(journalDir, machine);
   if (owner.kind === 'live') throw new OwnedStoreError(dir, owner.holder);
-  if (owner.kind === 'dead') await settleDeadOwner(dir, journalDir, settle);
+  if (owner.kind === 'dead') await settleDeadOwner(dir, journalDir, machine, settle);
 }
 
 /** Replays (`settle`) the journal of an owner that died, then sweeps its claim: not before (see the top). */
-export async function settleDeadOwner(dir: string, journalDir: string, settle: () => Promise<void>): Promise<void> {
+export async function settleDeadOwner(
+  dir: string,
+  journalDir: string,
+  machine: Machine,
+  settle: () => Promise<void>,
+): Promise<void> {
   await settle();
-  sweepClaim(join(journalDir, OWNER_CLAIM));
+  sweepClaim(join(journalDir, OWNER_CLAIM), machine);
   // A claim that cannot be removed would send every call back here: say so instead.
-  if (ownerOf(journalDir).kind === 'dead') throw new Error(`the claim of a dead owner of ${dir} could not be removed`);
+  if (ownerOf(journalDir, machine).kind === 'dead')
+    throw new Error(`the claim of a dead owner of ${dir} could not be removed`);
 }
 
 /**

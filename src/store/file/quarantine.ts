@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import type { QuarantineEntry } from '../store.js';
 import { type DirSync, moveDurably } from './durable.js';
 import { type FileRead, readRegular } from './io.js';
-import { randomToken } from './liveness.js';
 import { check, idOf } from './record-file.js';
+import { randomToken } from './token.js';
 
 /** What was found at a record name: its text, or something that is not a regular file. */
 export type Found = { kind: 'text'; text: string } | { kind: 'odd'; type: string };

@@ -18,7 +18,10 @@ import { fileNameFor, legacyFileNameFor, PENDING_SUFFIX } from './names.js';
 import { OwnedStoreError, type OwnerState } from './owner.js';
 import type { PinnedRecords } from './pinned.js';
 import type { Quarantine } from './quarantine.js';
+import { aheadOf, type ReadAhead } from './read-ahead.js';
 import { check, revOf } from './record-file.js';
+
+export type { ReadAhead } from './read-ahead.js';
 
 const MISSING: FileRead = { kind: 'missing' };
 
@@ -27,12 +30,6 @@ const OWNER_DIED = Symbol('owner died');
 
 /** Tells `exclusive` to take the claim again and redo the task (the claim was lost before committing). */
 export const RETRY = Symbol('retry');
-
-/** What an update's `fn` made of the record read without the claim (see `readAhead`). */
-export type ReadAhead =
-  | { kind: 'unchanged'; record: OperationRecord | undefined }
-  | { kind: 'change'; text: string | undefined; next: OperationRecord }
-  | { kind: 'unknown' };
 
 export interface RecordFilesContext {
   dir: string;
@@ -287,21 +284,4 @@ export class RecordFiles {
       },
       false,
     );
-}
-
-/** What `fn` makes of record `name` as `text` holds it (`readAhead`). */
-function aheadOf(name: string, text: string | undefined, fn: Updater): ReadAhead {
-  let current: OperationRecord | undefined;
-  if (text !== undefined) {
-    const checked = check(name, text);
-    if (!checked.ok) return { kind: 'unknown' };
-    current = checked.record;
-  }
-  try {
-    const next = fn(current);
-    if (next === current || next === undefined) return { kind: 'unchanged', record: current };
-    return { kind: 'change', text, next };
-  } catch {
-    return { kind: 'unknown' };
-  }
 }

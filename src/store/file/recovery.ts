@@ -31,7 +31,7 @@ import { type ClaimOptions, sweepBroken, sweepClaim, sweepNewClaim, takeClaim } 
 import type { DirSync } from './durable.js';
 import { isErrno, readRegular } from './io.js';
 import { isLiveJournalToken, type JournalLine, SEGMENT_SUFFIX } from './journal.js';
-import { bootedAtMs, bootId, hostId, isCheckableHost, pidAlive } from './liveness.js';
+import type { Machine } from './machine.js';
 import { BROKEN_CLAIM_INFIX, NEW_CLAIM_INFIX } from './names.js';
 import { OWNER_CLAIM } from './owner.js';
 import type { RemovedRecords } from './removed.js';
@@ -82,13 +82,16 @@ interface DeadSegment {
 /** Checkpoints (and, after a reboot, replays) the journal segments of writers that are gone. */
 export async function settleDeadJournals(context: RecoveryContext): Promise<RecoveryReport> {
   const report: RecoveryReport = { settled: 0, replayed: 0 };
-  if (deadSegments(context.journalDir, context.owner?.() === true).length === 0) return report;
+  if (deadSegments(context.journalDir, context.claimOptions.machine, context.owner?.() === true).length === 0)
+    return report;
   const claim = await takeClaim(join(context.journalDir, RECOVERY_CLAIM), context.claimOptions);
   try {
     // Listed again under the claim: another process may have settled them meanwhile.
     // Asked again under the claim (a wait for it may have been long): a handle that lost the directory
     // meanwhile must not take the new owner's journal for dead.
-    const dead = deadSegments(context.journalDir, context.owner?.() === true).sort((a, b) => a.mtimeMs - b.mtimeMs);
+    const dead = deadSegments(context.journalDir, context.claimOptions.machine, context.owner?.() === true).sort(
+      (a, b) => a.mtimeMs - b.mtimeMs,
+    );
     // Only segments written before the last boot are replayed (a power cut may have lost their records'
     // writes since), those of an exclusive writer (its files lag its journal), and those a failed fsync marked (the write-back may have lost them, and the pages may
     // be gone from memory since); the others are only checkpointed, which reads their names itself.
@@ -135,7 +138,7 @@ export async function settleDeadJournals(context: RecoveryContext): Promise<Reco
  * by a dead process of this host (and pid namespace). Sweeps the recovery
  * claim's crash debris on the way.
  */
-function deadSegments(journalDir: string, owner: boolean): DeadSegment[] {
+function deadSegments(journalDir: string, machine: Machine, owner: boolean): DeadSegment[] {
   let names: string[];
   try {
     names = fs.readdirSync(journalDir);
@@ -147,12 +150,12 @@ function deadSegments(journalDir: string, owner: boolean): DeadSegment[] {
   for (const name of names) {
     // Recovery claims of processes that died holding one, or creating one (claim.md): nobody may
     // need recovery again for a long time, so they are swept here rather than when next taken.
-    if (name === RECOVERY_CLAIM) sweepClaim(join(journalDir, name));
-    if (name.startsWith(RECOVERY_NEW_CLAIM)) sweepNewClaim(join(journalDir, name));
-    if (name.startsWith(RECOVERY_BROKEN_CLAIM)) sweepBroken(join(journalDir, name));
+    if (name === RECOVERY_CLAIM) sweepClaim(join(journalDir, name), machine);
+    if (name.startsWith(RECOVERY_NEW_CLAIM)) sweepNewClaim(join(journalDir, name), machine);
+    if (name.startsWith(RECOVERY_BROKEN_CLAIM)) sweepBroken(join(journalDir, name), machine);
     // The owner claim's debris (owner.ts): a takeover or a create killed half-way.
-    if (name.startsWith(OWNER_NEW_CLAIM)) sweepNewClaim(join(journalDir, name));
-    if (name.startsWith(OWNER_BROKEN_CLAIM)) sweepBroken(join(journalDir, name));
+    if (name.startsWith(OWNER_NEW_CLAIM)) sweepNewClaim(join(journalDir, name), machine);
+    if (name.startsWith(OWNER_BROKEN_CLAIM)) sweepBroken(join(journalDir, name), machine);
     if (!name.endsWith(SEGMENT_SUFFIX)) continue;
     const parsed = parseSegmentName(name);
     if (parsed === undefined) continue;
@@ -165,23 +168,23 @@ function deadSegments(journalDir: string, owner: boolean): DeadSegment[] {
       continue; // settled by someone else meanwhile
     }
     // Written on this host during another boot (by the boot id, when both have one), or before this boot began.
-    const previousBoot = (host === hostId() && isOtherBoot(boot)) || mtimeMs < bootedAtMs();
+    const previousBoot = (host === machine.hostId() && isOtherBoot(machine, boot)) || mtimeMs < machine.bootedAtMs();
     // A writer whose pid cannot be checked from here (another host name, pid namespace or machine: say,
     // the same container restarted) is left alone until a reboot proves it gone: taking a live writer for
     // a dead one would delete the segment it still writes to (a changed clock makes any idle rule unsafe).
-    const ours = host === hostId() && pid === process.pid && isLiveJournalToken(token);
+    const ours = host === machine.hostId() && pid === process.pid && isLiveJournalToken(token);
     const gone =
       previousBoot ||
       (owner && behind && !ours) ||
-      (isCheckableHost(host) && (pid === process.pid ? !isLiveJournalToken(token) : !pidAlive(pid)));
+      (machine.isCheckableHost(host) && (pid === process.pid ? !isLiveJournalToken(token) : !machine.pidAlive(pid)));
     if (gone) dead.push({ path, mtimeMs, replay: previousBoot || behind });
   }
   return dead;
 }
 
 /** A segment's boot part names a boot other than this one (neither may be known). */
-function isOtherBoot(boot: string | undefined): boolean {
-  const current = bootId();
+function isOtherBoot(machine: Machine, boot: string | undefined): boolean {
+  const current = machine.bootId();
   return boot !== undefined && current !== undefined && boot !== current;
 }
 

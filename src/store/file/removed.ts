@@ -24,7 +24,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { DirSync, makeDirectory } from './durable.js';
 import { isErrno, renameFile, unlinkFile } from './io.js';
-import { fileClockNow } from './liveness.js';
+import type { Machine } from './machine.js';
 import { parseSegmentName } from './segment-file.js';
 import { SEGMENT_SUFFIX } from './segment-names.js';
 
@@ -45,6 +45,8 @@ const REMEMBERED_REMOVALS = 4_096;
 export interface RemovedOptions {
   /** Tests set 0. @default 60_000 */
   marginMs?: number;
+  /** The clock of file times. */
+  machine: Pick<Machine, 'fileClockNow'>;
 }
 
 export class RemovedRecords {
@@ -60,11 +62,13 @@ export class RemovedRecords {
    */
   #keptSinceMs = Number.NEGATIVE_INFINITY;
   #pruning: Promise<void> | undefined;
+  readonly #fileClockNow: () => number;
 
-  constructor(recordsDir: string, journalDir: string, options: RemovedOptions = {}) {
+  constructor(recordsDir: string, journalDir: string, options: RemovedOptions) {
     this.#recordsDir = recordsDir;
     this.#journalDir = journalDir;
     this.#marginMs = options.marginMs ?? REMOVED_MARGIN_MS;
+    this.#fileClockNow = options.machine.fileClockNow;
     this.#dir = new DirSync(join(recordsDir, REMOVED_DIR));
   }
 
@@ -109,7 +113,7 @@ export class RemovedRecords {
    */
   #entryPath(name: string, rev: number): string {
     if (!fs.existsSync(this.#dir.path)) makeDirectory(this.#dir.path);
-    return join(this.#dir.path, `${rev}-${Math.floor(fileClockNow())}-${name}`);
+    return join(this.#dir.path, `${rev}-${Math.floor(this.#fileClockNow())}-${name}`);
   }
 
   /**
@@ -152,7 +156,7 @@ export class RemovedRecords {
   }
 
   async #prune(): Promise<void> {
-    const nowMs = fileClockNow();
+    const nowMs = this.#fileClockNow();
     if (nowMs - this.#marginMs <= this.#keptSinceMs) return;
     const entries = this.#entries();
     const untilMs = Math.min(this.#oldestSegmentStartMs(), nowMs) - this.#marginMs;

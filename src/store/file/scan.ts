@@ -11,6 +11,7 @@ import { writeOrder } from '../../model.js';
 import type { RecordFilter } from '../store.js';
 import { sweepBroken, sweepClaim, sweepNewClaim } from './claim.js';
 import { readRegular } from './io.js';
+import type { Machine } from './machine.js';
 import { parseFileName } from './names.js';
 import { check } from './record-file.js';
 
@@ -19,6 +20,8 @@ const LIST_YIELD_EVERY = 256;
 
 export interface ScanContext {
   dir: string;
+  /** Judges the claims crashes left behind, swept on the way (machine.ts). */
+  machine: Machine;
   /** Looks again under the claim, quarantining the file if still bad: the record if it is fine now. */
   recheck(name: string): Promise<OperationRecord | undefined>;
   /** Moves the record of `key` from the name an older version gave it to its current one, and reads it. */
@@ -45,7 +48,7 @@ export async function scanRecords<T extends Ordered>(
   filter: RecordFilter | undefined,
   pick: (record: OperationRecord) => T,
 ): Promise<T[]> {
-  const { dir } = context;
+  const { dir, machine } = context;
   const states = filter?.state === undefined ? undefined : ([] as string[]).concat(filter.state);
   const matches = (record: OperationRecord): boolean =>
     (states === undefined || states.includes(record.state)) &&
@@ -65,9 +68,9 @@ export async function scanRecords<T extends Ordered>(
     if (++seen % LIST_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
     const parsed = parseFileName(name);
     // Crash debris: claims of dead processes, claims half-created, takeovers that died half-way.
-    if (parsed.kind === 'pending') sweepClaim(join(dir, name));
-    if (parsed.kind === 'new-claim') sweepNewClaim(join(dir, name));
-    if (parsed.kind === 'broken') sweepBroken(join(dir, name));
+    if (parsed.kind === 'pending') sweepClaim(join(dir, name), machine);
+    if (parsed.kind === 'new-claim') sweepNewClaim(join(dir, name), machine);
+    if (parsed.kind === 'broken') sweepBroken(join(dir, name), machine);
     if (parsed.kind === 'record' && parsed.legacy) {
       legacy.push(parsed.key);
       continue;

@@ -5,7 +5,7 @@
  * name of a new one. The layout of the name is described at the top of
  * segments.ts.
  */
-import { bootId, fileClockNow, hostId } from './liveness.js';
+import type { Machine } from './machine.js';
 import { SEGMENT_SUFFIX } from './segment-names.js';
 
 /** Before the suffix, in the name of a segment of an exclusive store. */
@@ -45,9 +45,9 @@ export function parseSegmentName(name: string): SegmentName | undefined {
   };
 }
 
-/** The name of a new segment of the journal `token` of this process, its `sequence`-th. */
-export function newSegmentName(token: string, sequence: number, behind: boolean): string {
-  const boot = bootId();
-  const writer = `${hostId()}-${process.pid}-${token}${boot === undefined ? '' : `-b${boot}`}`;
-  return `${writer}-t${Math.floor(fileClockNow())}.${sequence}${behind ? BEHIND_INFIX : ''}${SEGMENT_SUFFIX}`;
+/** The name of a new segment of the journal `token` of this process on `machine`, its `sequence`-th. */
+export function newSegmentName(machine: Machine, token: string, sequence: number, behind: boolean): string {
+  const boot = machine.bootId();
+  const writer = `${machine.hostId()}-${process.pid}-${token}${boot === undefined ? '' : `-b${boot}`}`;
+  return `${writer}-t${Math.floor(machine.fileClockNow())}.${sequence}${behind ? BEHIND_INFIX : ''}${SEGMENT_SUFFIX}`;
 }

@@ -41,6 +41,7 @@ import type { Runtime } from '../../runtime.js';
 import { checkpoint } from './checkpoint.js';
 import type { DirSync } from './durable.js';
 import { closeFile, openFile, unlinkFile } from './io.js';
+import type { Machine } from './machine.js';
 import type { RemovedRecords } from './removed.js';
 import { newSegmentName } from './segment-file.js';
 
@@ -99,6 +100,8 @@ export interface SegmentsContext {
   runtime: Pick<Runtime, 'monotonicNow' | 'schedule'>;
   /** The journal's token, in every segment name. */
   token: string;
+  /** This process's host and boot, in every segment name. */
+  machine: Machine;
   /** Resolves once every line queued so far is flushed: a checkpoint waits for it first. */
   barrier: () => Promise<void>;
   /** A flush is running (an idle segment is not retired under it). */
@@ -192,8 +195,8 @@ export class Segments {
 
   /** The path of this journal's next segment. */
   #nextPath(): string {
-    const { dir, token, behind } = this.#c;
-    return join(dir.path, newSegmentName(token, this.#sequence++, behind !== undefined));
+    const { dir, token, behind, machine } = this.#c;
+    return join(dir.path, newSegmentName(machine, token, this.#sequence++, behind !== undefined));
   }
 
   /**

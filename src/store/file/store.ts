@@ -77,7 +77,7 @@ const SETTLE_EVERY_MS = 30_000;
  */
 export function fileStore(options: FileStoreOptions = {}): FileStore {
   const resolved = resolveFileStoreOptions(options);
-  const { dir, runtime, claimOptions, exclusive } = resolved;
+  const { dir, runtime, claimOptions, exclusive, machine } = resolved;
   const { quarantinePath, journalDir } = handlePaths(dir);
   const pending = new Set<Promise<unknown>>();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
@@ -90,7 +90,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   function open(): Opened {
     if (closed) throw new Error(`file store ${dir} is closed`);
     if (opened !== undefined) return opened;
-    opened = openHandle(resolved, listeners, track, { state: () => ownerOf(journalDir), settle: settleOwner });
+    opened = openHandle(resolved, listeners, track, { state: () => ownerOf(journalDir, machine), settle: settleOwner });
     return opened;
   }
 
@@ -113,9 +113,9 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
   }
 
   /** A shared handle, before each read or write (owner.ts `ownerGone`). */
-  const ownerGone = (): Promise<void> => ownerGoneBefore(dir, journalDir, settle);
+  const ownerGone = (): Promise<void> => ownerGoneBefore(dir, journalDir, machine, settle);
   /** Replays a dead owner's journal and sweeps its claim (owner.ts `settleOwner`). */
-  const settleOwner = (): Promise<void> => settleDeadOwner(dir, journalDir, settle);
+  const settleOwner = (): Promise<void> => settleDeadOwner(dir, journalDir, machine, settle);
 
   /**
    * Settles dead writers' journals once per handle, before its first read or
@@ -166,7 +166,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     pick: (record: OperationRecord) => T,
   ): Promise<T[]> {
     if (settledAtMs === undefined || runtime.monotonicNow() - settledAtMs >= SETTLE_EVERY_MS) await settle();
-    const context = { dir, recheck: files.recheck, adopt: files.adopt };
+    const context = { dir, machine, recheck: files.recheck, adopt: files.adopt };
     return scanRecords(context, filter, pick);
   }
 

@@ -1,0 +1,31 @@
+/**
+ * An update's guess before its claim (records.ts `readAhead`): what `fn`
+ * makes of the record as read without the claim. The read under the claim
+ * decides; a guess only saves work when it holds.
+ */
+import type { OperationRecord } from '../../model.js';
+import type { Updater } from '../store.js';
+import { check } from './record-file.js';
+
+/** What an update's `fn` made of the record read without the claim (see `readAhead`). */
+export type ReadAhead =
+  | { kind: 'unchanged'; record: OperationRecord | undefined }
+  | { kind: 'change'; text: string | undefined; next: OperationRecord }
+  | { kind: 'unknown' };
+
+export /** What `fn` makes of record `name` as `text` holds it (`readAhead`). */
+function aheadOf(name: string, text: string | undefined, fn: Updater): ReadAhead {
+  let current: OperationRecord | undefined;
+  if (text !== undefined) {
+    const checked = check(name, text);
+    if (!checked.ok) return { kind: 'unknown' };
+    current = checked.record;
+  }
+  try {
+    const next = fn(current);
+    if (next === current || next === undefined) return { kind: 'unchanged', record: current };
+    return { kind: 'change', text, next };
+  } catch {
+    return { kind: 'unknown' };
+  }
+}
