@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ky, { type Options } from 'ky';
-import { DIRECT_OPTION, directFetch } from '../src/flow/transport.js';
+import { DIRECT_OPTION, directFetch } from '../src/flow/transport/transport.js';
 import { createClient, fileStore, type OncelyClient } from '../src/node.js';
 import { type JournalOnlyStore, journalOnlyStore } from './lib/journal-only-store.js';
 import { startChildServer } from './lib/json-server.js';

@@ -6,10 +6,10 @@
  */
 import { InvalidOptionsError } from './errors.js';
 import type { Listener, OncelyEventName } from './events.js';
-import type { OncelyRequest } from './flow/operation.js';
-import type { ResumeSummary } from './flow/resume.js';
-import type { AttemptContext, Connectivity } from './flow/run.js';
-import type { Outcome, SendResult } from './flow/settle.js';
+import type { ResumeSummary } from './flow/calls/resume.js';
+import type { Outcome, SendResult } from './flow/calls/settle.js';
+import type { AttemptContext, Connectivity } from './flow/drive/run.js';
+import type { OncelyRequest } from './flow/request/operation.js';
 import type { OperationRecord } from './model.js';
 import { checkClientOptionKeys, type PolicyOptions, type ResolvedPolicy } from './options.js';
 import { list, num, optional, shape, str, url } from './policy/check.js';
@@ -17,7 +17,7 @@ import type { Runtime } from './runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
 
 /** What a send resolves with and what an outcome carries: defined with the code that makes them. */
-export type { Outcome, SendResult } from './flow/settle.js';
+export type { Outcome, SendResult } from './flow/calls/settle.js';
 
 export interface ClientOptions {
   /**

@@ -3,7 +3,7 @@
  * checked (a bad value throws here, naming the field), the endpoint rules,
  * events, owner id and shutdown switch are made, so `on`, `policyFor` and
  * construction errors need nothing more. The working parts (store
- * placement, transport, admission, loops, remediation: flow/assembly.ts)
+ * placement, transport, admission, loops, remediation: flow/calls/assembly.ts)
  * are loaded with `import()` as the client is returned, and every call that
  * needs them waits for that one load. Calls keep their order: each waits
  * on the same promise, so they reach admission in the order they were made.
@@ -13,9 +13,9 @@ import type { ClientOptions, OncelyClient } from './client-api.js';
 import { validateClientOptions } from './client-api.js';
 import { isOncelyError } from './errors.js';
 import { Emitter } from './events.js';
-import { lazy } from './flow/lazy.js';
-import { Shutdown } from './flow/shutdown.js';
-import { parseBase, pathWithinBase, resolveUrl } from './flow/target.js';
+import { lazy } from './flow/calls/lazy.js';
+import { Shutdown } from './flow/engine/shutdown.js';
+import { parseBase, pathWithinBase, resolveUrl } from './flow/request/target.js';
 import { EndpointTable, validatePolicy } from './options.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 
@@ -29,7 +29,7 @@ export type {
   SendResult,
 } from './client-api.js';
 
-export type { ResumeSummary } from './flow/resume.js';
+export type { ResumeSummary } from './flow/calls/resume.js';
 
 /**
  * Creates a client. Invalid options throw `InvalidOptionsError` naming the field.
@@ -48,7 +48,7 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   const shell = { runtime, owner: options.owner ?? runtime.uuid(), endpoints, events, shutdown };
   const base = parseBase(options.baseUrl);
 
-  const parts = lazy(async () => (await import('./flow/assembly.js')).assemble(options, shell), runtime);
+  const parts = lazy(async () => (await import('./flow/calls/assembly.js')).assemble(options, shell), runtime);
   // Start loading now, so a first call rarely waits; a failure here is tried again (and surfaces) on that call.
   parts().catch(() => undefined);
 

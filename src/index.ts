@@ -38,12 +38,12 @@ export {
   ResponseValidationError,
 } from './errors.js';
 export type { Listener, OncelyEventName, OncelyEvents } from './events.js';
-export type { OperationAbortError } from './flow/abort-error.js';
-export type { AttemptContext, Connectivity } from './flow/engine.js';
-export type { DeriveKeyInput, DeriveKeyOptions, KeyFields } from './flow/key.js';
-export { deriveKey } from './flow/key.js';
-export type { OncelyRequest, StandardSchemaV1 } from './flow/operation.js';
-export type { ResumeSummary } from './flow/resume.js';
+export type { OperationAbortError } from './flow/calls/abort-error.js';
+export type { ResumeSummary } from './flow/calls/resume.js';
+export type { AttemptContext, Connectivity } from './flow/engine/engine.js';
+export type { DeriveKeyInput, DeriveKeyOptions, KeyFields } from './flow/request/key.js';
+export { deriveKey } from './flow/request/key.js';
+export type { OncelyRequest, StandardSchemaV1 } from './flow/request/operation.js';
 export type { ErrorResponse, ProblemDetails, ProviderError, RawResult } from './model/error-response.js';
 export type {
   AttemptClass,

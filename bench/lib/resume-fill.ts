@@ -13,7 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { fingerprintOf } from '../../src/flow/key.js';
+import { fingerprintOf } from '../../src/flow/request/key.js';
 import { type OperationRecord, RECORD_VERSION } from '../../src/model.js';
 import { fileNameFor } from '../../src/store/file/names.js';
 

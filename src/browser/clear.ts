@@ -6,8 +6,8 @@
  * here: it is left to settle normally and reported as `inFlight`.
  */
 import { InvalidOptionsError } from '../errors.js';
-import { mayHaveTakenEffect, stopWith } from '../flow/decide.js';
-import { abandon } from '../flow/transitions.js';
+import { mayHaveTakenEffect, stopWith } from '../flow/decide/decide.js';
+import { abandon } from '../flow/decide/transitions.js';
 import { isTerminal, type OperationRecord } from '../model.js';
 import type { OperationStore } from '../store/store.js';
 

@@ -23,9 +23,9 @@
  */
 import { createClient, type Enqueued, type SendResult } from '../client.js';
 import type { OncelyEvents } from '../events.js';
-import { lazy } from '../flow/lazy.js';
-import type { OncelyRequest } from '../flow/operation.js';
-import { Shutdown } from '../flow/shutdown.js';
+import { lazy } from '../flow/calls/lazy.js';
+import { Shutdown } from '../flow/engine/shutdown.js';
+import type { OncelyRequest } from '../flow/request/operation.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
 import { trackedStore } from '../store/tracked.js';
@@ -254,7 +254,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
 
     async clear(clearOptions?: ClearOptions): Promise<ClearResult> {
       const perUser = options.user !== undefined;
-      // Loaded when first used: it settles records (flow/transitions.ts), which nothing else here needs at start-up.
+      // Loaded when first used: it settles records (flow/decide/transitions.ts), which nothing else here needs at start-up.
       const { clearOperations } = await clearModule();
       const result = await clearOperations(
         { store, now: runtime.now, perUser, currentUser: users.current },

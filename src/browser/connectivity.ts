@@ -12,7 +12,7 @@
  * While paused, operations wait without burning attempts or retry budget;
  * only their deadline runs.
  */
-import type { Connectivity } from '../flow/run.js';
+import type { Connectivity } from '../flow/drive/run.js';
 import type { Runtime } from '../runtime.js';
 import type { BrowserEnv } from './env.js';
 import type { ConnectivityReason } from './events.js';

@@ -19,8 +19,8 @@
  */
 import type { ResumeOptions } from '../client.js';
 import type { TypedEmitter } from '../events.js';
-import { emptySummary, type ResumeSummary } from '../flow/resume.js';
-import type { Shutdown } from '../flow/shutdown.js';
+import { emptySummary, type ResumeSummary } from '../flow/calls/resume.js';
+import type { Shutdown } from '../flow/engine/shutdown.js';
 import type { OperationRecord } from '../model.js';
 import type { Runtime } from '../runtime.js';
 import type { OperationStore } from '../store/store.js';

@@ -17,8 +17,8 @@
  * refused): by the election invariant that owner is gone.
  */
 import { NotFoundError } from '../errors.js';
-import type { Shutdown } from '../flow/shutdown.js';
-import { fenceForeign } from '../flow/transitions.js';
+import { fenceForeign } from '../flow/decide/transitions.js';
+import type { Shutdown } from '../flow/engine/shutdown.js';
 import { isTerminal, type OperationRecord } from '../model.js';
 import type { OperationStore } from '../store/store.js';
 import type { Leadership } from './leader.js';

@@ -4,7 +4,7 @@
  * until then there is nobody to refresh), then refreshed on every change
  * the client sees.
  */
-import { lazy } from '../flow/lazy.js';
+import { lazy } from '../flow/calls/lazy.js';
 import type { Runtime } from '../runtime.js';
 import type { LiveView, LiveViewOptions, SubscribeOptions, Subscriber } from './subscribe.js';
 

@@ -10,7 +10,7 @@
  * first one, off a page's start-up path; a failed load is reported like a
  * failed check.
  */
-import { lazy } from '../flow/lazy.js';
+import { lazy } from '../flow/calls/lazy.js';
 import type { Runtime } from '../runtime.js';
 import type { KeyValueStorage, StorageManagerLike } from './env.js';
 import type { BrowserEmitter } from './events.js';

@@ -12,7 +12,7 @@
  * Messages are hints; a tab that misses one still learns from polling.
  */
 import type { OncelyEventName, OncelyEvents } from '../events.js';
-import type { Shutdown } from '../flow/shutdown.js';
+import type { Shutdown } from '../flow/engine/shutdown.js';
 import type { Runtime } from '../runtime.js';
 import { openTabChannel, type TabChannel, type TabMessage } from './channel.js';
 import type { BroadcastChannelLike } from './env.js';

@@ -3,7 +3,7 @@
  * and only the signed-in user's operations are sent, so one user's queue is
  * never sent with another user's credentials.
  */
-import type { OncelyRequest } from '../flow/operation.js';
+import type { OncelyRequest } from '../flow/request/operation.js';
 import type { OperationRecord } from '../model.js';
 
 export interface UserScope {

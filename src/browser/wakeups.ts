@@ -5,7 +5,7 @@
  * key, a change of leadership or of the store (wake everyone), a poll timer
  * (a missed message), or the client closing. After each it re-reads the store.
  */
-import type { Shutdown } from '../flow/shutdown.js';
+import type { Shutdown } from '../flow/engine/shutdown.js';
 import type { Runtime } from '../runtime.js';
 
 export class Wakeups {

@@ -4,7 +4,7 @@
  * sign a browser gives that `navigator.onLine === true` is wrong (captive
  * portal, dead Wi-Fi): the client then pauses instead of burning attempts.
  */
-import { isNotSentCode } from '../flow/not-sent.js';
+import { isNotSentCode } from '../flow/decide/not-sent.js';
 
 /** The first `code` along an error's `cause` chain (fetch wraps the socket error). */
 export function errorCode(error: unknown): string | undefined {

@@ -3,7 +3,7 @@
  * JSON with `--json`) and returns the exit code: 0 done, 1 an operation did
  * not succeed or was not found.
  */
-import { summaries } from '../flow/resume.js';
+import { summaries } from '../flow/calls/resume.js';
 import type { OncelyClient, Outcome } from '../index.js';
 import { OPERATION_STATES, type OperationState } from '../model.js';
 import type { OperationStore } from '../store/store.js';

@@ -118,7 +118,7 @@ export const recordSchema = z.object({
   policy: z.string(),
   /**
    * That policy, resolved, as plain data: whoever resumes the operation
-   * finishes it under the rules it started under (see flow/policy-snapshot.ts).
+   * finishes it under the rules it started under (see flow/decide/policy-snapshot.ts).
    */
   policySnapshot: z.optional(z.record(z.string(), z.unknown())),
   /** Optional ordering scope: operations of one scope are sent one after another. */

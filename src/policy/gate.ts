@@ -17,7 +17,7 @@
  *   budget.
  *
  * Deterministic: every method takes `nowMs` (and `random` where it jitters);
- * nothing here sleeps. The loop asks, then waits as told (flow/gating.ts).
+ * nothing here sleeps. The loop asks, then waits as told (flow/drive/gating.ts).
  */
 
 export interface GateSettings {

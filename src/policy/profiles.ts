@@ -16,7 +16,7 @@ export interface BodyRule {
   class: AttemptClass;
   /**
    * What the answer tells of the effect, when the status alone would tell
-   * it wrong (see `effectOf` in flow/classify.ts). A "key reused with a
+   * it wrong (see `effectOf` in flow/decide/classify.ts). A "key reused with a
    * different payload" refusal is `unknown`: this request was refused, but
    * the provider holds another one under its key, which may have done what
    * this one asks (another device or process, an older version of the app).

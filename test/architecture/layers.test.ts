@@ -8,6 +8,15 @@
  * A module's layer follows from its path (`layerOf`); a new directory must be
  * placed here before it can be imported from anywhere (the test fails on an
  * unplaced module rather than guess).
+ *
+ * Inside the flow, the same rule holds between its stages (one folder each),
+ * so the pure decisions never depend on the loop that acts on them and the
+ * loop never on the public calls:
+ *
+ *   request  ←  decide  ←  transport  ←  engine  ←  drive  ←  calls
+ *
+ * A module of flow/ belongs to the stage its folder names (`stageOf`); a
+ * file directly in flow/ or in an unlisted folder fails the test.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -54,6 +63,32 @@ function importsOf(file: string): string[] {
 
 const rank = (layer: Layer) => LAYERS.indexOf(layer);
 
+const STAGES = ['request', 'decide', 'transport', 'engine', 'drive', 'calls'] as const;
+type Stage = (typeof STAGES)[number];
+
+/** Which stage of the flow a module (path relative to `src/`) belongs to; undefined outside flow/ or unplaced. */
+function stageOf(path: string): Stage | undefined {
+  const folder = /^flow\/([^/]+)\/[^/]+\.ts$/.exec(path)?.[1];
+  return STAGES.find((stage) => stage === folder);
+}
+
+/** Every import from one stage of the flow to a later (or unplaced) one, as `from (stage) → to (stage)`. */
+function backwardStageImports(graph: Record<string, string[]>): string[] {
+  const found: string[] = [];
+  for (const [file, targets] of Object.entries(graph)) {
+    const own = stageOf(file);
+    if (own === undefined) continue;
+    for (const target of targets) {
+      if (!target.startsWith('flow/')) continue;
+      const theirs = stageOf(target);
+      if (theirs === undefined || STAGES.indexOf(theirs) > STAGES.indexOf(own)) {
+        found.push(`${file} (${own}) → ${target} (${theirs})`);
+      }
+    }
+  }
+  return found;
+}
+
 /** Every import that goes to a higher (or unplaced) layer, as `from (layer) → to (layer)`. */
 function upwardImports(graph: Record<string, string[]>): string[] {
   const upward: string[] = [];
@@ -85,16 +120,64 @@ describe('import direction', () => {
   it('reports an upward import (the rule can fail)', () => {
     expect(
       upwardImports({
-        'model/schema.ts': ['model/vocabulary.ts', 'flow/decide.ts'],
-        'flow/run.ts': ['client.ts', 'store/store.ts'],
-        'client.ts': ['browser/drain-loop.ts', 'flow/run.ts'],
+        'model/schema.ts': ['model/vocabulary.ts', 'flow/decide/decide.ts'],
+        'flow/drive/run.ts': ['client.ts', 'store/store.ts'],
+        'client.ts': ['browser/drain-loop.ts', 'flow/drive/run.ts'],
         'store/memory.ts': ['store/file/store.ts'],
       }),
     ).toEqual([
-      'model/schema.ts (model) → flow/decide.ts (flow)',
-      'flow/run.ts (flow) → client.ts (client)',
+      'model/schema.ts (model) → flow/decide/decide.ts (flow)',
+      'flow/drive/run.ts (flow) → client.ts (client)',
       'client.ts (client) → browser/drain-loop.ts (platform)',
       'store/memory.ts (store) → store/file/store.ts (platform)',
+    ]);
+  });
+});
+
+describe('import direction inside the flow', () => {
+  const files = sourceFiles(SRC)
+    .map((file) => relative(SRC, file).replaceAll('\\', '/'))
+    .filter((file) => file.startsWith('flow/'));
+
+  it('places every module of flow/ in a stage', () => {
+    expect(files.filter((file) => stageOf(file) === undefined)).toEqual([]);
+    for (const stage of STAGES)
+      expect(
+        files.some((file) => stageOf(file) === stage),
+        stage,
+      ).toBe(true);
+  });
+
+  it('never imports from a later stage', () => {
+    const graph = Object.fromEntries(files.map((file) => [file, importsOf(join(SRC, file))]));
+    expect(
+      Object.values(graph)
+        .flat()
+        .filter((target) => target.startsWith('flow/')).length,
+    ).toBeGreaterThan(100);
+    expect(backwardStageImports(graph)).toEqual([]);
+  });
+
+  it('reports an import against the stage order (the rule can fail)', () => {
+    expect(
+      backwardStageImports({
+        'flow/decide/decide.ts': ['flow/decide/classify.ts', 'flow/request/key.ts', 'flow/drive/drive.ts'],
+        'flow/request/operation.ts': ['flow/decide/transitions.ts', 'model.ts'],
+        'flow/transport/transport.ts': ['flow/engine/engine.ts'],
+        'flow/drive/run.ts': ['flow/calls/settle.ts', 'flow/loose.ts'],
+        'flow/calls/send.ts': ['flow/drive/run.ts', 'flow/request/operation.ts'],
+      }),
+    ).toEqual([
+      'flow/decide/decide.ts (decide) → flow/drive/drive.ts (drive)',
+      'flow/request/operation.ts (request) → flow/decide/transitions.ts (decide)',
+      'flow/transport/transport.ts (transport) → flow/engine/engine.ts (engine)',
+      'flow/drive/run.ts (drive) → flow/calls/settle.ts (calls)',
+      'flow/drive/run.ts (drive) → flow/loose.ts (undefined)',
+    ]);
+    expect([stageOf('flow/loose.ts'), stageOf('flow/other/x.ts'), stageOf('client.ts')]).toEqual([
+      undefined,
+      undefined,
+      undefined,
     ]);
   });
 });

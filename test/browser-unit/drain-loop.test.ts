@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDrainLoop, type DrainEvents, type DrainLoop, type WakeSource } from '../../src/browser/drain-loop.js';
 import { electLeader, type Leadership } from '../../src/browser/leader.js';
-import { emptySummary, type ResumeSummary } from '../../src/flow/resume.js';
-import { Shutdown } from '../../src/flow/shutdown.js';
+import { emptySummary, type ResumeSummary } from '../../src/flow/calls/resume.js';
+import { Shutdown } from '../../src/flow/engine/shutdown.js';
 import type { OperationRecord } from '../../src/model.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import { memoryStore } from '../../src/store/memory.js';

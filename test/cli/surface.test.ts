@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { snapshotOf } from '../../src/flow/policy-snapshot.js';
+import { snapshotOf } from '../../src/flow/decide/policy-snapshot.js';
 import { createClient, type OperationRecord, type PolicyOptions } from '../../src/index.js';
 import { sampleRecord } from '../../src/store.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';

@@ -71,7 +71,7 @@ describe('scopes', () => {
 
 describe('resume order', () => {
   it('earliest due first, but each scope keeps its creation order', async () => {
-    const { orderForResume } = await import('../../src/flow/resume.js');
+    const { orderForResume } = await import('../../src/flow/calls/resume.js');
     const { sampleRecord } = await import('../../src/store.js');
     const records = [
       sampleRecord('a1', { scope: 'a', createdAt: 1, nextAttemptAt: 500 }),

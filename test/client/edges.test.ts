@@ -7,7 +7,7 @@
  * concurrent writes, and nothing escapes untyped.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_KEPT_ATTEMPTS } from '../../src/flow/attempt-history.js';
+import { MAX_KEPT_ATTEMPTS } from '../../src/flow/decide/attempt-history.js';
 import { defineProfile, InvalidStateError, isOncelyError, memoryStore, OperationError } from '../../src/index.js';
 import { HostGate } from '../../src/policy/gate.js';
 import type { OperationStore } from '../../src/store/store.js';

@@ -89,7 +89,7 @@ describe('redirects are observations, never followed', () => {
 /**
  * With Node's own `fetch` (no `fetch` option, the global untouched), oncely
  * asks for `redirect: 'error'`, which spares Node's fetch a clone of every
- * request (see flow/transport.ts). A redirect then arrives as undici's
+ * request (see flow/transport/transport.ts). A redirect then arrives as undici's
  * "unexpected redirect" and must still read as an answer that may have been
  * applied: one request, nothing sent elsewhere, `unknown`. The status and
  * Location are hidden, as in a browser. The suite runs this file on Node 20

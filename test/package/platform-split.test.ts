@@ -148,7 +148,7 @@ describe('platform split: the compiler', () => {
     expect(owners.get('src/store/indexeddb.ts')).toEqual(['browser']);
     expect(owners.get('src/store/file/store.ts')).toEqual(['node']);
     expect(owners.get('src/cli/main.ts')).toEqual(['node']);
-    expect(owners.get('src/flow/run.ts')).toEqual(['core']);
+    expect(owners.get('src/flow/drive/run.ts')).toEqual(['core']);
   });
 
   it('browser and core code see no Node types; node code sees no DOM', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OperationError } from '../../src/errors.js';
-import { classify } from '../../src/flow/classify.js';
+import { classify } from '../../src/flow/decide/classify.js';
 import { defineProfile, ietfProfile, stripeProfile } from '../../src/policy/profiles.js';
 import {
   bodyOf,

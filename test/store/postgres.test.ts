@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LeaseLostError } from '../../src/errors.js';
-import { assertFenced, claim } from '../../src/flow/transitions.js';
+import { assertFenced, claim } from '../../src/flow/decide/transitions.js';
 import { MIGRATIONS, type PostgresStore, postgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';

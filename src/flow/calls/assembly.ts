@@ -1,0 +1,121 @@
+/**
+ * The working parts of a client: store placement, transport (ky), admission,
+ * loops and remediation, built from its checked options. `createClient`
+ * loads this module with `import()` as it returns (client.ts), so the code
+ * that sends (the loop, classification, decisions, ky) is not on an app's
+ * start-up path: a page parses and runs the small client first, and this
+ * chunk arrives beside it, before a first call needs it.
+ */
+import type { Emitter } from '../../events.js';
+import type { OperationRecord } from '../../model.js';
+import type { EndpointTable } from '../../options.js';
+import { HostGates } from '../../policy/gate.js';
+import type { Runtime } from '../../runtime.js';
+import { memoryStore } from '../../store/memory.js';
+import type { OperationStore, QuarantineEntry, RecordFilter } from '../../store/store.js';
+import { trackedStore } from '../../store/tracked.js';
+import { type Dispatch, Loops } from '../drive/loops.js';
+import { navigatorConnectivity } from '../engine/connectivity.js';
+import type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
+import { LeaseWatch } from '../engine/lease-watch.js';
+import { placedStore } from '../engine/placement.js';
+import type { Shutdown } from '../engine/shutdown.js';
+import { ALWAYS_DENIED_HEADERS, type OncelyRequest } from '../request/operation.js';
+import { defaultTransport } from '../transport/transport.js';
+import { Admission } from './admission.js';
+import type { ClientCore } from './core.js';
+import { Remediation } from './remediation.js';
+import type { ResumeSummary } from './resume.js';
+import { type ResumePassOptions, resumePass } from './resume-pass.js';
+import { enqueue, send } from './send.js';
+import type { Outcome, SendResult } from './settle.js';
+
+/** The client options these parts use (already checked by `validateClientOptions`). */
+export interface AssemblyOptions {
+  baseUrl?: string | undefined;
+  store?: OperationStore | undefined;
+  fetch?: typeof globalThis.fetch | undefined;
+  headers?: ((ctx: AttemptContext) => Record<string, string> | Promise<Record<string, string>>) | undefined;
+  onUnauthorized?: ((ctx: AttemptContext) => void | Promise<void>) | undefined;
+  deniedHeaders?: string[] | undefined;
+  resultHeaders?: string[] | undefined;
+  leaseMs?: number | undefined;
+  concurrency?: number | undefined;
+  sweepIntervalMs?: number | undefined;
+  connectivity?: Connectivity | undefined;
+  dispatch?: Dispatch | undefined;
+  mayAttempt?: ((record: OperationRecord) => boolean) | undefined;
+}
+
+/** What the client's shell built synchronously and shares with these parts. */
+export interface Shell {
+  runtime: Runtime;
+  owner: string;
+  endpoints: EndpointTable;
+  events: Emitter;
+  shutdown: Shutdown;
+}
+
+/** The client's calls that need the engine; `close` after `shutdown.stop()`. */
+export interface ClientParts {
+  send<T>(request: OncelyRequest<T>): Promise<SendResult<T>>;
+  enqueue<T>(request: OncelyRequest<T>): Promise<{ key: string; settled: Promise<Outcome<T>> }>;
+  resume(options: ResumePassOptions): Promise<ResumeSummary>;
+  get(key: string): Promise<OperationRecord | undefined>;
+  list(filter?: RecordFilter): Promise<OperationRecord[]>;
+  quarantined(): Promise<QuarantineEntry[]>;
+  retry(key: string): Promise<Outcome>;
+  discard(key: string, force: boolean): Promise<void>;
+  sweep(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
+  const { runtime, events, endpoints, shutdown } = shell;
+  const store = placedStore(trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime), runtime.now);
+  store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
+  const engine: Engine = {
+    store,
+    runtime,
+    owner: { id: shell.owner, leaseMs: options.leaseMs ?? 30_000 },
+    http: defaultTransport(() => options.fetch ?? globalThis.fetch),
+    endpoints,
+    hostGates: new HostGates(),
+    events,
+    credentials: options.headers,
+    onUnauthorized: options.onUnauthorized,
+    resultHeaders: options.resultHeaders ?? [],
+    shutdown,
+    pollMs: 1_000,
+    connectivity: options.connectivity ?? navigatorConnectivity(),
+    mayAttempt: options.mayAttempt,
+    leases: new LeaseWatch(runtime),
+  };
+  const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
+  const loops = new Loops(engine, options.dispatch);
+  const remediation = new Remediation(engine, loops, options.sweepIntervalMs);
+  const core: ClientCore = {
+    engine,
+    admission: new Admission(engine, loops, options.baseUrl, denied),
+    loops,
+    remediation,
+    concurrency: options.concurrency ?? 8,
+  };
+  return {
+    send: (request) => send(core, request),
+    enqueue: (request) => enqueue(core, request),
+    resume: (resumeOptions) => resumePass(core, resumeOptions),
+    get: (key) => store.get(key),
+    list: (filter) => store.list(filter),
+    quarantined: () => store.quarantined(),
+    retry: (key) => remediation.retry(key),
+    discard: (key, force) => remediation.discard(key, force),
+    sweep: () => remediation.sweep(),
+    async close() {
+      await loops.ended();
+      await remediation.idle();
+      // A store passed in belongs to the caller (it may be shared); only close our own.
+      if (options.store === undefined) await store.close?.();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * One `resume()` pass: drive every open operation of the store (in the
+ * order of `orderForResume`, `concurrency` at a time), leave those another
+ * owner holds to it unless asked to wait for them, report each outcome as it
+ * settles, and resolve with counts. The pure pieces are in flow/calls/resume.ts.
+ */
+import { isTerminal } from '../../model.js';
+import type { ClientCore } from './core.js';
+import { DriveList, type ToDrive } from './drive-list.js';
+import {
+  countHeld,
+  countOutcome,
+  emptySummary,
+  freeToDrive,
+  orderForResume,
+  pool,
+  type ResumeSummary,
+  summaries,
+} from './resume.js';
+import { guarded, type Outcome, outcomeOf } from './settle.js';
+import { isHeldElsewhere, liveProfile } from './settle-errors.js';
+
+/** The client's `ResumeOptions` (documented there). */
+export interface ResumePassOptions {
+  waitForLeases?: boolean;
+  onOutcome?: (outcome: Outcome) => void | Promise<void>;
+}
+
+export async function resumePass(core: ClientCore, options: ResumePassOptions): Promise<ResumeSummary> {
+  const { engine, loops } = core;
+  const { store, runtime, owner, shutdown } = engine;
+  const waitForLeases = options.waitForLeases ?? false;
+  const onOutcome = options.onOutcome;
+  const now = runtime.now();
+  await core.remediation.sweepIfDue();
+  // Key and scope of each open record, in drive order, packed (see DriveList): with 100k open operations,
+  // that is all the pass holds per operation that is not in flight.
+  const summary = emptySummary();
+  const candidates = DriveList.from(
+    orderForResume(
+      // Free records only, and in each scope only those before one another owner holds (see freeToDrive).
+      freeToDrive(await summaries(store, { state: ['pending', 'in_flight'] }), (r) => {
+        const free = waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === owner.id;
+        if (!free && r.lease !== undefined) countHeld(summary, r.lease.until);
+        return free;
+      }),
+    ),
+  );
+  let callbackError: { error: unknown } | undefined;
+  // Counted, handed over, and let go: no outcome outlives its callback.
+  const report = async (outcome: Outcome): Promise<void> => {
+    countOutcome(summary, outcome.state);
+    if (onOutcome === undefined) return;
+    try {
+      await onOutcome(outcome);
+    } catch (error) {
+      callbackError ??= { error };
+    }
+  };
+  const driven = (item: ToDrive, busy: 'wait' | 'skip', held?: Set<string>): Promise<Outcome> =>
+    guarded(
+      store,
+      item.key,
+      loops
+        .drive(item.key, item.scope, undefined, busy, undefined, held)
+        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
+    );
+  const skipped: ToDrive[] = [];
+  // First pass: everything free. A record another owner claims meanwhile is
+  // skipped, not waited on (several processes draining one store do not queue behind each other).
+  // Scopes in which this pass left an operation to another owner: the rest of such a scope waits for a later pass.
+  const held = new Set<string>();
+  await pool(candidates, core.concurrency, async (item) => {
+    const outcome = await driven(item, 'skip', held);
+    if (!outcome.ok && !isTerminal(outcome.state) && waitForLeases && !shutdown.stopped) skipped.push(item);
+    else if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id, runtime.now())) {
+      countHeld(summary, outcome.record?.lease?.until ?? runtime.now());
+    } else await report(outcome);
+  });
+  // Second pass (waitForLeases): wait for other owners to finish, or for their leases to expire and take over.
+  await pool(skipped, core.concurrency, async (item) => {
+    await report(await driven(item, 'wait'));
+  });
+  if (callbackError !== undefined) throw callbackError.error;
+  return summary;
+}

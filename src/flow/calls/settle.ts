@@ -1,0 +1,120 @@
+/**
+ * Turning a settled record into what a caller gets: a `SendResult` (the
+ * stored response, validated against the caller's schema), a typed error, or
+ * an `Outcome` that carries either and never rejects. Kept apart from the
+ * loop: the loop settles records, this reads them back out.
+ */
+import { OncelyError, ResponseParseError, ResponseValidationError } from '../../errors.js';
+import type { OperationRecord, OperationState } from '../../model.js';
+import type { ProviderProfile } from '../../policy/profiles.js';
+import type { OperationStore } from '../../store/store.js';
+import type { OncelyRequest, StandardIssue, StandardSchemaV1 } from '../request/operation.js';
+import { bodyValue, unparsedJsonText } from '../transport/result.js';
+import { failureError } from './settle-errors.js';
+
+/** A settled success. */
+export interface SendResult<T = unknown> {
+  key: string;
+  status: number;
+  headers: Record<string, string>;
+  /** The body: parsed JSON, text or bytes (validated when a schema was given). */
+  data: T;
+  /** The server said this answer replays an earlier one. */
+  replayed: boolean;
+  /** Answered from the local store, without network (the key had already succeeded). */
+  fromStore: boolean;
+  /** Number of attempts the operation took. */
+  attempts: number;
+}
+
+/** What `enqueue(...).settled` and `retry` resolve with, and what `resume` reports per operation. Never a rejection. */
+export interface Outcome<T = unknown> {
+  key: string;
+  state: OperationState;
+  ok: boolean;
+  result?: SendResult<T>;
+  error?: OncelyError | Error;
+  record: OperationRecord | undefined;
+}
+
+/** The caller's result for a settled `record`; rejects with a typed error unless it succeeded (and validates). */
+export async function resultOf<T>(
+  record: OperationRecord,
+  request: Pick<OncelyRequest<T>, 'responseSchema'>,
+  fromStore: boolean,
+  profile?: ProviderProfile,
+): Promise<SendResult<T>> {
+  if (record.state !== 'succeeded' || record.result === undefined) throw failureError(record, profile);
+  const result = record.result;
+  // Decided from the stored answer, so every later send of this key rejects the same way, from the store.
+  const unparsed = unparsedJsonText(result);
+  if (unparsed !== undefined) throw new ResponseParseError(record.key, result.status, unparsed, record.attempts);
+  let data = bodyValue(result.body);
+  if (request.responseSchema !== undefined) data = await validated(record, data, request.responseSchema);
+  return {
+    key: record.key,
+    status: result.status,
+    headers: result.headers,
+    data: data as T,
+    replayed: result.replayed,
+    fromStore,
+    attempts: record.attempts.length,
+  };
+}
+
+/**
+ * `data` as the caller's schema returns it. The server has completed the
+ * operation whatever the schema does: issues, a throw, a rejection or a
+ * return that is no Standard Schema result all become the same
+ * `ResponseValidationError` (key, status, raw result; what was thrown as
+ * `cause`), never an untyped error a catch-all would take for "not done,
+ * send it again" under a new key.
+ */
+async function validated(record: OperationRecord, data: unknown, schema: StandardSchemaV1): Promise<unknown> {
+  const result = record.result as NonNullable<OperationRecord['result']>;
+  const invalid = (issues: string[], cause?: unknown): ResponseValidationError =>
+    new ResponseValidationError(record.key, result.status, data, issues, record.attempts, result.headers, cause);
+  let checked: unknown;
+  try {
+    checked = await schema['~standard'].validate(data);
+  } catch (error) {
+    throw invalid([`the response schema threw: ${(error as Error | null)?.message ?? String(error)}`], error);
+  }
+  const issues = (checked as { issues?: unknown } | null)?.issues;
+  if (typeof checked === 'object' && checked !== null && issues === undefined)
+    return (checked as { value: unknown }).value;
+  throw invalid(
+    Array.isArray(issues)
+      ? issues.map((issue: StandardIssue | null) => String(issue?.message ?? issue))
+      : ['the response schema returned no Standard Schema result'],
+  );
+}
+
+/** `resultOf`, or its error, as an `Outcome`. */
+export async function outcomeOf<T>(
+  record: OperationRecord,
+  request: Pick<OncelyRequest<T>, 'responseSchema'>,
+  fromStore: boolean,
+  profile?: ProviderProfile,
+): Promise<Outcome<T>> {
+  try {
+    const result = await resultOf(record, request, fromStore, profile);
+    return { key: record.key, state: record.state, ok: true, result, record };
+  } catch (error) {
+    return { key: record.key, state: record.state, ok: false, error: error as Error, record };
+  }
+}
+
+/**
+ * `work`, with a rejection (the loop failed, the store threw) turned into a
+ * failed outcome carrying the record as stored now, if it can be read: an
+ * outcome promise never rejects.
+ */
+export function guarded<T>(store: OperationStore, key: string, work: Promise<Outcome<T>>): Promise<Outcome<T>> {
+  return work.catch(async (error: unknown) => {
+    const record = await store.get(key).catch(() => undefined);
+    // Gone from the store: the state the loop last knew, which its error carries (flow/drive/run.ts, `removedError`).
+    const state = record?.state ?? (error instanceof OncelyError ? error.state : undefined) ?? 'pending';
+    return { key, state, ok: false, error: error as Error, record };
+  });
+}

@@ -1,0 +1,298 @@
+/**
+ * Every change of an operation record, as pure functions: create, claim,
+ * start an attempt, end it, settle, release, reopen, fence, abandon. The
+ * loop and the remediation calls apply them inside `store.update`, so each
+ * one is atomic and fenced by the lease epoch: a stale owner's write is
+ * refused, never merged. No other module builds a changed record.
+ */
+import { LeaseLostError, NotFoundError } from '../../errors.js';
+import type { AttemptRecord, OperationRecord, StoredAnswer, StoredFailure, StoredResult } from '../../model.js';
+import { isTerminal, RECORD_VERSION } from '../../model.js';
+import type { ResolvedPolicy } from '../../options.js';
+import type { OncelyRequest, PreparedOperation } from '../request/operation.js';
+import { type AttemptEnd, attemptNumber, dropOldAttempts, endLast, MAX_KEPT_ATTEMPTS } from './attempt-history.js';
+import type { Stop } from './decide.js';
+import { snapshotOf } from './policy-snapshot.js';
+import { revise } from './revise.js';
+
+export interface Owner {
+  id: string;
+  leaseMs: number;
+}
+
+/** Result of trying to claim: ours (with the new epoch), settled, or owned by someone else until `untilMs`. */
+export type ClaimOutcome =
+  | { kind: 'claimed'; record: OperationRecord }
+  | { kind: 'terminal'; record: OperationRecord }
+  | { kind: 'busy'; record: OperationRecord; untilMs: number };
+
+/**
+ * A new operation, written ahead before its first attempt: pending, due at
+ * once, and already claimed by its creator (epoch 1, so the first attempt
+ * costs one durable write instead of two). `seq` orders it after every
+ * record this client wrote before; the policy it is written under is stored
+ * with it (see flow/decide/policy-snapshot.ts).
+ */
+export function create(
+  prepared: PreparedOperation,
+  policy: ResolvedPolicy,
+  input: Pick<OncelyRequest, 'scope' | 'meta'>,
+  nowMs: number,
+  owner: Owner,
+  seq: number,
+): OperationRecord {
+  // Optional fields are assigned afterwards, not spread into the literal (see `revise`).
+  const record: OperationRecord = {
+    v: RECORD_VERSION,
+    key: prepared.key,
+    request: prepared.request,
+    fingerprint: prepared.fingerprint,
+    policy: policy.name,
+    createdAt: nowMs,
+    deadlineAt: nowMs + policy.deadlineMs,
+    state: 'pending',
+    epoch: 1,
+    lease: { owner: owner.id, until: nowMs + owner.leaseMs },
+    attempts: [],
+    nextAttemptAt: nowMs,
+    backoff: { retries: 0, lastDelayMs: 0 },
+  };
+  if (input.scope !== undefined) record.scope = input.scope;
+  const meta = prepared.meta ?? input.meta;
+  if (meta !== undefined) record.meta = meta;
+  record.seq = seq;
+  record.policySnapshot = snapshotOf(policy);
+  return record;
+}
+
+/**
+ * Takes the lease when the record is free: no lease, an expired lease, or our
+ * own. Bumps the epoch. An attempt left open by an owner that vanished
+ * (its lease expired mid-flight) is closed as `ambiguous`: it may have
+ * reached the server, so the next attempt reuses the same key.
+ */
+export function claim(
+  current: OperationRecord | undefined,
+  key: string,
+  owner: Owner,
+  nowMs: number,
+  foreignExpired: (lease: { owner: string; until: number }, epoch: number) => boolean = (lease) => lease.until <= nowMs,
+): OperationRecord {
+  if (current === undefined) throw new NotFoundError(key);
+  if (isTerminal(current.state)) return current;
+  const lease = current.lease;
+  if (lease !== undefined) {
+    // Someone else's: only once it has expired (judged by `foreignExpired`,
+    // see flow/engine/lease-watch.ts). Ours and idle (e.g. created already claimed):
+    // nothing to write, saving a durable write per operation.
+    if (lease.owner !== owner.id) {
+      if (!foreignExpired(lease, current.epoch)) return current;
+    } else if (lease.until > nowMs && current.state === 'pending') {
+      return current;
+    }
+  }
+  const attempts = current.attempts.map(
+    (a): AttemptRecord =>
+      a.endedAt === undefined
+        ? Object.assign({}, a, {
+            endedAt: nowMs,
+            class: 'ambiguous' as const,
+            sent: 'maybe' as const,
+            effect: 'unknown' as const,
+            error: `owner ${a.owner} lost its lease during the attempt`,
+          })
+        : a,
+  );
+  return revise(current, {
+    state: 'pending',
+    attempts,
+    epoch: current.epoch + 1,
+    lease: {
+      owner: owner.id,
+      until: leaseUntil(current, Math.max(nowMs, current.nextAttemptAt) + owner.leaseMs, nowMs),
+    },
+  });
+}
+
+/**
+ * A lease never reaches past the deadline plus one attempt timeout (or
+ * past now plus one attempt, for the last look after the deadline): after a
+ * crash, another owner can take the operation over while it can still be
+ * settled, not after its deadline has gone by.
+ */
+function leaseUntil(record: OperationRecord, wantedMs: number, nowMs: number): number {
+  const timeoutMs = record.policySnapshot?.attemptTimeoutMs;
+  if (typeof timeoutMs !== 'number') return wantedMs;
+  return Math.min(wantedMs, Math.max(record.deadlineAt, nowMs) + timeoutMs);
+}
+
+/** What a claim produced: ours, settled, or held by another owner until `untilMs`. */
+export function claimOutcome(record: OperationRecord, owner: Owner): ClaimOutcome {
+  if (isTerminal(record.state)) return { kind: 'terminal', record };
+  if (record.lease?.owner === owner.id) return { kind: 'claimed', record };
+  return { kind: 'busy', record, untilMs: record.lease?.until ?? 0 };
+}
+
+/** Throws unless `current` is still ours at `epoch`. */
+export function assertFenced(
+  current: OperationRecord | undefined,
+  key: string,
+  owner: Owner,
+  epoch: number,
+): OperationRecord {
+  if (current === undefined || current.epoch !== epoch || current.lease?.owner !== owner.id) {
+    throw new LeaseLostError(key);
+  }
+  return current;
+}
+
+/** Records attempt `n` as started before it is sent; the lease covers the whole attempt. */
+export function startAttempt(
+  record: OperationRecord,
+  owner: Owner,
+  nowMs: number,
+  attemptTimeoutMs: number,
+): OperationRecord {
+  const attempt: AttemptRecord = { n: attemptNumber(record), owner: owner.id, startedAt: nowMs, sent: 'maybe' };
+  const changes: Partial<OperationRecord> = {
+    state: 'in_flight',
+    attempts: [...record.attempts, attempt],
+    lease: { owner: owner.id, until: leaseUntil(record, nowMs + attemptTimeoutMs + owner.leaseMs, nowMs) },
+  };
+  if (record.attempts.length >= MAX_KEPT_ATTEMPTS) {
+    const { kept, omitted } = dropOldAttempts(record, attempt);
+    changes.attempts = kept;
+    changes.attemptsOmitted = omitted;
+  }
+  return revise(record, changes);
+}
+
+/**
+ * The record with its last attempt closed by `end`: what `decide` reads.
+ * Not stored as such; the write that follows is the decision's transition.
+ */
+export function endAttempt(record: OperationRecord, end: AttemptEnd): OperationRecord {
+  return revise(record, { attempts: endLast(record, end) });
+}
+
+/** The attempt succeeded: store the result for replay, release the lease. */
+export function succeed(
+  record: OperationRecord,
+  end: AttemptEnd,
+  result: StoredResult,
+  retainMs: number,
+): OperationRecord {
+  return revise(
+    record,
+    { state: 'succeeded', attempts: endLast(record, end), result, retainUntil: end.nowMs + retainMs },
+    'lease',
+  );
+}
+
+/** Another attempt follows after `delayMs`; keep the lease across the wait so no one else takes it. */
+export function scheduleRetry(
+  record: OperationRecord,
+  end: AttemptEnd,
+  delayMs: number,
+  owner: Owner,
+  countsAsRetry: boolean,
+): OperationRecord {
+  const nextAttemptAt = end.nowMs + delayMs;
+  return revise(record, {
+    state: 'pending',
+    attempts: endLast(record, end, delayMs),
+    nextAttemptAt,
+    backoff: countsAsRetry ? { retries: record.backoff.retries + 1, lastDelayMs: delayMs } : record.backoff,
+    lease: { owner: owner.id, until: leaseUntil(record, nextAttemptAt + owner.leaseMs, end.nowMs) },
+  });
+}
+
+/** A 401 triggered the refresh hook: resend at once, with the same key, only once. */
+export function refreshAuth(record: OperationRecord, end: AttemptEnd, owner: Owner): OperationRecord {
+  return revise(scheduleRetry(record, end, 0, owner, false), { authRefreshed: true });
+}
+
+/**
+ * Terminal stop, with the reason and what to do next, and the server's last
+ * answer when it was a non-2xx response (`answer`); the lease is released.
+ */
+export function settleStopped(
+  record: OperationRecord,
+  stop: Stop,
+  nowMs: number,
+  retainMs: number,
+  end?: AttemptEnd,
+  answer?: StoredAnswer,
+): OperationRecord {
+  const failure: StoredFailure = {
+    reason: stop.reason,
+    message: stop.message,
+    remediation: stop.remediation,
+    mayHaveTakenEffect: stop.mayHaveTakenEffect,
+  };
+  if (stop.status !== undefined) failure.status = stop.status;
+  if (stop.class !== undefined) failure.class = stop.class;
+  if (answer !== undefined) failure.response = answer;
+  return revise(
+    record,
+    {
+      state: stop.state,
+      attempts: end === undefined ? record.attempts : endLast(record, end),
+      failure,
+      retainUntil: nowMs + retainMs,
+    },
+    'lease',
+  );
+}
+
+/** Releases our lease while keeping the record pending (e.g. the client closed). */
+export function release(record: OperationRecord): OperationRecord {
+  return revise(record, { state: 'pending' }, 'lease');
+}
+
+/**
+ * `release`, from inside an `onUnauthorized` call that never finished (the
+ * client closed): the one refresh was not had, so the next owner may ask
+ * for it on its own 401 instead of taking that 401 as final.
+ */
+export function releaseUnrefreshed(record: OperationRecord): OperationRecord {
+  return revise(record, { state: 'pending' }, ['lease', 'authRefreshed']);
+}
+
+/**
+ * `retry(key)` of a `blocked` or `unknown` operation: pending again at once,
+ * with the same key, a fresh backoff schedule and a new deadline (the caller
+ * bounds it by the server's key retention). The failure, the retention and
+ * the one-time auth refresh are forgotten; the attempts are kept, so
+ * `mayHaveTakenEffect` still sees every attempt that may have reached the server.
+ */
+export function reopen(record: OperationRecord, nowMs: number, deadlineAt: number): OperationRecord {
+  return revise(
+    record,
+    { state: 'pending', nextAttemptAt: nowMs, deadlineAt, backoff: { retries: 0, lastDelayMs: 0 } },
+    ['failure', 'retainUntil', 'authRefreshed'],
+  );
+}
+
+/**
+ * Takes a live record's lease away from another owner: the lease is dropped
+ * and the epoch bumped, so that owner's next write is refused. The open
+ * attempt, if any, is closed as ambiguous by the next claim. Records that are
+ * finished, unleased or leased by `owner` are returned unchanged.
+ */
+export function fenceForeign(record: OperationRecord, owner: string): OperationRecord {
+  if (isTerminal(record.state) || record.lease === undefined || record.lease.owner === owner) return record;
+  return revise(record, { epoch: record.epoch + 1 }, 'lease');
+}
+
+/**
+ * A pending record removed by the app (e.g. `clear()` at sign-out): settled
+ * as `aborted` and fenced (epoch bumped) in one write, so no loop can start
+ * an attempt on it before it is deleted. Any other state is returned
+ * unchanged (an in-flight record is left to its owner).
+ */
+export function abandon(record: OperationRecord, stop: Stop, nowMs: number): OperationRecord {
+  if (record.state !== 'pending') return record;
+  const settled = settleStopped(record, stop, nowMs, 0);
+  return revise(settled, { epoch: record.epoch + 1 });
+}

@@ -1,0 +1,137 @@
+/**
+ * One HTTP attempt through the injected `Transport` (flow/transport/transport.ts;
+ * ky by default). Returns an `Observation`; never throws for network
+ * trouble (that is data for `classify`).
+ *
+ * The attempt owns what does not depend on how bytes move: the headers
+ * `fetch` would refuse (checked before anything leaves), the attempt
+ * timeout (on the injectable runtime, ky's own is off: oncely times
+ * attempts itself), the link to the caller's signal, and the judgement of
+ * a failure: timed out, aborted, or a transport error that may or may not
+ * have been sent. Whether the platform is offline comes only from the
+ * injected `Connectivity`.
+ */
+import type { StoredRequest } from '../../model.js';
+import { DEFAULT_MAX_RESPONSE_BYTES } from '../../policy/request-policy.js';
+import type { Runtime } from '../../runtime.js';
+import { isNotSentCode, type Observation } from '../decide/classify.js';
+import type { Connectivity } from '../engine/engine.js';
+import { headerProblem } from '../request/validate.js';
+import { onAbort } from '../transport/abort.js';
+import { attemptTimeouts } from '../transport/timeouts.js';
+import { describe, noAnswer, type Transport, type TransportResult, unsendable } from '../transport/transport.js';
+
+/** The reason an attempt's signal aborts with once its answer was a redirect (a constant: no stack per abort). */
+const REDIRECT_DROPPED = new Error('redirect not followed: its body is not read');
+
+export interface AttemptInput {
+  request: StoredRequest;
+  /** Headers for this attempt only: the key header and fresh credentials. Never stored. */
+  extraHeaders: Record<string, string>;
+  timeoutMs: number;
+  /** The caller's signal for the whole operation. */
+  signal: AbortSignal | undefined;
+  /** Largest body read, in bytes (the endpoint's `maxResponseBytes`). @default 1_048_576 */
+  maxResponseBytes?: number;
+  /**
+   * What the platform knows about the network: offline before sending,
+   * nothing is sent. (Offline once a request failed proves nothing: the
+   * link may have dropped after the server had it, and a connectivity may
+   * report "offline" on mere suspicion, as the browser client's does.)
+   * @default none (never known offline)
+   */
+  connectivity?: Connectivity | undefined;
+}
+
+/** What the transport saw; `bytes` is `undefined` for a 2xx body over the limit (not kept). */
+export type AttemptOutput = TransportResult;
+
+export async function performAttempt(
+  transport: Transport,
+  runtime: Runtime,
+  input: AttemptInput,
+): Promise<AttemptOutput> {
+  const { request, signal, connectivity } = input;
+  if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'not' });
+  if (isKnownOffline(connectivity)) {
+    return noAnswer({ kind: 'transport_error', sent: 'not', code: 'OFFLINE', message: 'the platform is offline' });
+  }
+  // The `headers` callback's answer is only known now: a header `fetch` would
+  // refuse is a failure before any byte left, never an attempt that may have been sent.
+  const headers: Record<string, string> = Object.assign({}, request.headers, input.extraHeaders);
+  for (const name in headers) {
+    const value = headers[name];
+    // Values that are not strings are the transport's to convert or drop (ky: `undefined` removes a header).
+    const problem = headerProblem(name, typeof value === 'string' ? value : '');
+    if (problem !== undefined) return noAnswer(unsendable(`header ${name} ${problem}`));
+  }
+  // One controller per attempt, linked to the caller's signal by a listener
+  // that is removed afterwards (AbortSignal.any over a long-lived parent
+  // retains memory per call on Node 20).
+  const controller = new AbortController();
+  const offCallerAbort = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason));
+  let timedOut = false;
+  const stopTimeout = attemptTimeouts(runtime).start(input.timeoutMs, () => {
+    timedOut = true;
+    controller.abort(new Error('attempt timeout'));
+  });
+  const maxResponseBytes = input.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  try {
+    // The body is read inside the timeout: a 2xx whose body was lost is
+    // ambiguous, and the retry gets the server's stored replay instead.
+    const result = await transport(
+      { method: request.method, url: request.url, headers, body: request.body },
+      { signal: controller.signal, timeoutMs: input.timeoutMs, maxResponseBytes },
+    );
+    const { observation } = result;
+    // Nobody reads a redirect's body. Node's fetch, refusing one, leaves no
+    // response to cancel and would hold its connection open: the abort lets it go.
+    if (observation.kind === 'redirect') controller.abort(REDIRECT_DROPPED);
+    // A cut-off 2xx body is not kept: a prefix would be replayed as if it were the answer.
+    const cutOk =
+      observation.kind === 'response' &&
+      observation.bodyTruncatedAtBytes !== undefined &&
+      observation.status >= 200 &&
+      observation.status < 300;
+    return cutOk ? { ...result, bytes: undefined } : result;
+  } catch (error) {
+    if (timedOut) return noAnswer({ kind: 'timeout', afterMs: input.timeoutMs });
+    if (signal?.aborted) return noAnswer({ kind: 'aborted', sent: 'maybe' });
+    return noAnswer(transportError(error));
+  } finally {
+    stopTimeout();
+    offCallerAbort?.();
+  }
+}
+
+/** Offline comes only from the injected `Connectivity` (by default `navigator.onLine === false`). */
+function isKnownOffline(connectivity: Connectivity | undefined): boolean {
+  return connectivity !== undefined && !connectivity.online();
+}
+
+/**
+ * Maps transport failures to sent/not-sent. Only errors that prove nothing
+ * left are `not`: being offline by the time the failure is seen is no such
+ * proof, so it is not consulted here.
+ */
+function transportError(error: unknown): Observation {
+  const code = errorCode(error);
+  const message = error instanceof Error ? describe(error) : String(error);
+  if (isNotSentCode(code)) return { kind: 'transport_error', sent: 'not', code, message };
+  return { kind: 'transport_error', sent: 'maybe', code, message };
+}
+
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const errors = (current as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      current = errors[0];
+      continue;
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

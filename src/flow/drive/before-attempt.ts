@@ -1,0 +1,90 @@
+/**
+ * What stands between the loop and its next attempt, in the order the loop
+ * must look: the caller's abort, the client shutting down, the deadline
+ * (with its one last look for the server's stored answer), the retry delay,
+ * the network, the host's retry budget, and whether the platform lets this
+ * operation go now (`mayAttempt`: the browser's signed-in user). It waits
+ * for what can be waited for and says what the loop does next; it never
+ * writes (drive.ts does).
+ */
+import type { OperationRecord } from '../../model.js';
+import type { ResolvedPolicy } from '../../options.js';
+import type { HostGate } from '../../policy/gate.js';
+import { type Stop, stopWith } from '../decide/decide.js';
+import type { Engine } from '../engine/engine.js';
+import { admit } from './gating.js';
+import { type Base, settlesByReplay } from './outcome.js';
+import { waitForOnline, waitUntilDue } from './waits.js';
+
+export type NextStep =
+  /** Settle the operation with this stop. */
+  | { kind: 'stop'; stop: Stop }
+  /** The client is shutting down: release the lease and leave the operation to the next owner. */
+  | { kind: 'release' }
+  /** Something was waited for: look again. `dueNow`: the network came back during the retry delay. */
+  | { kind: 'again'; dueNow: boolean }
+  /** Attempt now, within `untilMs`; `probe`: the gate let this one through as its probe. */
+  | { kind: 'go'; lastLook: boolean; untilMs: number; probe: boolean };
+
+export interface Situation {
+  record: OperationRecord;
+  policy: ResolvedPolicy;
+  gate: HostGate | undefined;
+  base: Base;
+  signal: AbortSignal | undefined;
+  /** The last attempt was a budgeted retry: the next one needs the gate's admission. */
+  needsAdmission: boolean;
+  /** The network came back while the loop waited after an unsent attempt: try now, early. */
+  dueNow: boolean;
+}
+
+export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextStep> {
+  const { record, policy, gate, signal } = s;
+  if (signal?.aborted) return { kind: 'stop', stop: stopWith(record, 'aborted', 'The caller aborted the operation') };
+  if (engine.shutdown.stopped) return { kind: 'release' };
+  const now = engine.runtime.now();
+  /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
+  const lastLook = now >= record.deadlineAt && settlesByReplay(record, policy, now);
+  if (now >= record.deadlineAt && !lastLook) {
+    return { kind: 'stop', stop: stopWith(record, 'deadline', 'The deadline passed before the next attempt') };
+  }
+  // After the deadline's stop (a held-back operation still ends on time), before any wait or attempt.
+  if (!mayAttemptNow(engine, record)) return { kind: 'release' };
+  if (record.nextAttemptAt > now && !s.dueNow) {
+    return { kind: 'again', dueNow: await waitUntilDue(engine, record, now, signal) };
+  }
+  if (engine.connectivity !== undefined && !engine.connectivity.online()) {
+    await waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);
+    return { kind: 'again', dueNow: false };
+  }
+  // The window the attempt (or a callback before it) may use.
+  const untilMs = lastLook ? record.createdAt + policy.keyRetentionMs : record.deadlineAt;
+  if (!s.needsAdmission || gate === undefined || lastLook) return { kind: 'go', lastLook, untilMs, probe: false };
+  const admitted = await admit(engine, gate, record, s.base, signal);
+  if (admitted === 'interrupted') return { kind: 'again', dueNow: false };
+  if (admitted === 'past_deadline') {
+    const why = 'The retry budget for this host stayed exhausted until the deadline';
+    return { kind: 'stop', stop: stopWith(record, 'budget', why) };
+  }
+  // The wait for the gate can be long: asked again, and an admission this loop will not use is given back.
+  if (!mayAttemptNow(engine, record)) {
+    gate.giveBack(record.key);
+    return { kind: 'release' };
+  }
+  return { kind: 'go', lastLook, untilMs, probe: admitted.probe };
+}
+
+/**
+ * The platform's `mayAttempt` (client-api.ts) lets `record` go now. Asked on
+ * every pass, so after every wait (each comes back here as `again`): a user
+ * who signs out during a retry delay stops the attempt.
+ */
+export function mayAttemptNow(engine: Engine, record: OperationRecord): boolean {
+  if (engine.mayAttempt === undefined) return true;
+  try {
+    return engine.mayAttempt(record) === true;
+  } catch {
+    // A check that fails (the app's `user()` threw) lets nothing go: held back, looked at again later.
+    return false;
+  }
+}

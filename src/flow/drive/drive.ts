@@ -1,0 +1,298 @@
+/**
+ * flow/drive/: the acting side of one operation: its run (claimed, or left
+ * to its owner), this loop, the attempt, the waits, the gate and what must
+ * pass before each attempt, the outcome written. It may import every stage
+ * below it (request, decide, transport, engine), never flow/calls/.
+ *
+ * The loop: the one place that sleeps, sends and writes. Everything it
+ * decides comes from pure code (classify, decide, transitions, the gate);
+ * this file only acts, in the order the write-ahead rule demands:
+ *
+ *   claimed (run.ts) → attempt recorded as started → one HTTP request
+ *   → classify → decide → outcome recorded → events → sleep or settle
+ *
+ * Every write is fenced by the lease epoch; losing the lease stops the loop
+ * without writing, and another owner carries on with the same key.
+ */
+import { LeaseLostError } from '../../errors.js';
+import type { OperationRecord, StoredAnswer } from '../../model.js';
+import { parseServerHintMs } from '../../policy/retry-after.js';
+import type { WriteOptions } from '../../store/store.js';
+import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
+import { classify } from '../decide/classify.js';
+import { decide, type Stop, stopWith } from '../decide/decide.js';
+import {
+  assertFenced,
+  endAttempt,
+  refreshAuth,
+  release,
+  releaseUnrefreshed,
+  scheduleRetry,
+  settleStopped,
+  startAttempt,
+  succeed,
+} from '../decide/transitions.js';
+import type { AttemptContext, Engine } from '../engine/engine.js';
+import { attemptTimeoutMs } from '../transport/timeouts.js';
+import { performAttempt } from './attempt.js';
+import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
+import { policyOfClaimed } from './claimed-policy.js';
+import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
+import {
+  asOperationFailure,
+  attemptsSent,
+  describe,
+  emitEnded,
+  finalAnswer,
+  keyHeaders,
+  storedResult,
+} from './outcome.js';
+import type { StartedAttempt } from './start-at-once.js';
+import { callHook, credentialsFailed, withCredentials } from './waits.js';
+
+/**
+ * Writes that may ride the store's next durable write (`WriteOptions`):
+ * each follows an attempt's start, which was durable before anything was
+ * sent, so losing one to a power cut leaves a record that may have reached
+ * the server, and resuming it resends under the same key for the server's
+ * stored answer. A stop (`settle`) stays durable: it may be the only record
+ * that nothing was sent, and the caller is told so.
+ */
+const RELAXED: WriteOptions = { durability: 'relaxed' };
+
+/**
+ * Owns the record until it settles. Returns `undefined` when the lease was
+ * lost. `started`: the record's last attempt is already recorded as started
+ * (by the write-ahead or the claim, see start-at-once.ts), so the first
+ * round sends it at once.
+ */
+export async function drive(
+  engine: Engine,
+  claimed: OperationRecord,
+  signal: AbortSignal | undefined,
+  started: StartedAttempt | undefined,
+  /** Given the record as this loop last knew it, however it ends (run.ts reports a removal with it). */
+  seen?: { record?: OperationRecord },
+): Promise<OperationRecord | undefined> {
+  const { runtime, events, owner } = engine;
+  const key = claimed.key;
+  const epoch = claimed.epoch;
+  const policy = await policyOfClaimed(engine, claimed);
+  const gate = gateFor(engine, policy, claimed.request.url);
+  const base = { key, operation: `${claimed.request.method} ${claimed.request.url}`, fingerprint: claimed.fingerprint };
+  // Durable unless `RELAXED`: the writes after an attempt's start, whose loss a resend under the same key repairs.
+  const write = (fn: (r: OperationRecord) => OperationRecord, options?: WriteOptions) =>
+    engine.store.update(
+      key,
+      (current) => fn(assertFenced(current, key, owner, epoch)),
+      options,
+    ) as Promise<OperationRecord>;
+  /** The last attempt's answer when it was a non-2xx response: kept with a stop (see `finalAnswer`). */
+  let answer: StoredAnswer | undefined;
+  const settle = async (stop: Stop, end?: AttemptEnd): Promise<OperationRecord> => {
+    gate?.forget(key);
+    const settled = await write((r) => settleStopped(r, stop, runtime.now(), policy.retainMs, end, answer));
+    if (end !== undefined) emitEnded(engine, base, settled, end);
+    if (events.listens('settled')) {
+      events.emit('settled', { ...base, state: settled.state, reason: stop.reason, attempts: settled.attempts.length });
+    }
+    return settled;
+  };
+  /**
+   * A wait for a user hook ended by the caller's abort or the client closing
+   * (`callHook`): stop as an abort anywhere else does (whether anything may
+   * have taken effect follows from the attempts), or let the record go,
+   * pending, to the next owner.
+   */
+  /** Gives the operation back, pending, for a later owner (or a later look, when `mayAttempt` says no). */
+  const letGo = async (how = release): Promise<undefined> => {
+    await write(how, RELAXED);
+    return undefined;
+  };
+  const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord, how = release) => {
+    if (why === 'aborted') return await settle(stopWith(r, 'aborted', 'The caller aborted the operation'));
+    return await letGo(how);
+  };
+
+  let record = claimed;
+  let needsAdmission = lastAttemptWasBudgeted(record);
+  /**
+   * An admitted probe whose attempt started and is not yet reported to the
+   * gate: released on every path, or the gate would stay shut. (Before its
+   * attempt starts, an admission is the gate's to give back: `giveBack`.)
+   */
+  let probeOut = false;
+  /** The network came back while we waited after an unsent attempt: try now. */
+  let dueNow = false;
+  /** The attempt is recorded as started already (by the write-ahead or the claim): the first round sends it. */
+  let first = started;
+  try {
+    for (;;) {
+      let probe = false;
+      let lastLook = false;
+      let timeoutMs: number;
+      let credentials: { headers: Record<string, string> } | { error: unknown };
+      // The attempt about to start, or (first round after a started write-ahead) already started.
+      const context = attemptContext(record, first !== undefined);
+      if (first !== undefined) {
+        timeoutMs = first.timeoutMs;
+        credentials = { headers: keyHeaders(policy, record) };
+        first = undefined;
+      } else {
+        const next = await beforeAttempt(engine, { record, policy, gate, base, signal, needsAdmission, dueNow });
+        dueNow = next.kind === 'again' && next.dueNow;
+        if (next.kind === 'again') continue;
+        if (next.kind === 'stop') return await settle(next.stop);
+        if (next.kind === 'release') return await letGo();
+        ({ probe, lastLook } = next);
+        needsAdmission = false;
+        // Credentials first: if the callback fails (say, a token refresh), nothing
+        // can be sent, and the attempt must not look as if it might have been.
+        const given =
+          engine.credentials === undefined
+            ? { headers: keyHeaders(policy, record) }
+            : await withCredentials(
+                engine,
+                engine.credentials,
+                keyHeaders(policy, record),
+                context,
+                next.untilMs,
+                signal,
+              );
+        if ('stopped' in given) return await stopWaiting(given.stopped, record);
+        // The callback can take a while (a token refresh): the user may have signed out meanwhile.
+        if (!mayAttemptNow(engine, record)) return await letGo();
+        credentials = given;
+        const startedAt = runtime.now();
+        timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
+        record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
+        // The admission is used: from here a probe is released by its report (or below).
+        gate?.spend(key);
+        probeOut = probe;
+      }
+      const attempt = context.attempt;
+      if (events.listens('attempt:started')) {
+        const resendCount = attemptsSent(record) - 1;
+        events.emit('attempt:started', { ...base, attempt, resendCount });
+      }
+      if (attempt === 1) gate?.noteFirstAttempt();
+
+      const output =
+        'headers' in credentials
+          ? await runtime.track(
+              performAttempt(engine.http, runtime, {
+                request: record.request,
+                extraHeaders: credentials.headers,
+                timeoutMs,
+                signal,
+                maxResponseBytes: policy.maxResponseBytes,
+                connectivity: engine.connectivity,
+              }),
+            )
+          : credentialsFailed(credentials.error);
+      const endedAt = runtime.now();
+      answer = finalAnswer(output, engine.resultHeaders);
+      const classification = classify(output.observation, {
+        profile: policy.profile,
+        overrides: policy.classify,
+        otherStatus: policy.otherStatus,
+      });
+      const hintMs =
+        output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
+      const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
+      reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key);
+      // An unsent probe proved nothing either way: let the next one go.
+      if (probe && classification.class === 'not_sent') gate?.releaseProbe(key);
+      probeOut = false;
+
+      const ended = endAttempt(record, end);
+      if (signal?.aborted && classification.class !== 'completed') {
+        return await settle(stopWith(ended, 'aborted', 'The caller aborted the operation', classification), end);
+      }
+      const decision = decide({
+        record: ended,
+        classification,
+        hintMs,
+        policy,
+        nowMs: endedAt,
+        random: runtime.random,
+        canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
+      });
+      if (lastLook && decision.kind !== 'succeed' && decision.kind !== 'stop') {
+        // The one look past the deadline did not settle it: stop here, as the deadline says.
+        return await settle(
+          stopWith(
+            ended,
+            'deadline',
+            `The deadline had passed; one last attempt got: ${classification.detail}`,
+            classification,
+          ),
+          end,
+        );
+      }
+      switch (decision.kind) {
+        case 'succeed': {
+          const result = storedResult(output, policy, endedAt, engine.resultHeaders);
+          const done = await write((r) => succeed(r, end, result, policy.retainMs), RELAXED);
+          emitEnded(engine, base, done, end);
+          if (events.listens('settled')) {
+            events.emit('settled', { ...base, state: 'succeeded', reason: undefined, attempts: done.attempts.length });
+          }
+          return done;
+        }
+        case 'stop':
+          return await settle(decision, end);
+        case 'refresh_auth': {
+          record = await write((r) => refreshAuth(r, end, owner), RELAXED);
+          emitEnded(engine, base, record, end);
+          const refreshed = await callHook(engine, () => engine.onUnauthorized?.(context), record.deadlineAt, signal);
+          if (refreshed !== true && 'stopped' in refreshed && refreshed.stopped !== 'deadline') {
+            // Not the hook's failure: the caller aborted, or the client is closing mid-refresh.
+            return await stopWaiting(refreshed.stopped, record, releaseUnrefreshed);
+          }
+          if (refreshed !== true) {
+            // No fresh credentials: the 401 stands. Nothing new was sent.
+            const why =
+              'stopped' in refreshed ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
+            const message = `The server refused the credentials (401); onUnauthorized ${why}`;
+            return await settle(stopWith(record, 'correctable', message, { status: 401, class: 'correctable' }));
+          }
+          break;
+        }
+        case 'retry':
+          // Unsent attempts back off too (a refused connection must not become a hot loop); they cost no attempt or budget.
+          record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, true), RELAXED);
+          needsAdmission = decision.budgeted;
+          emitEnded(engine, base, record, end);
+          events.emit('retry:scheduled', {
+            ...base,
+            attempt: attempt + 1,
+            delayMs: decision.delayMs,
+            reason: decision.why,
+            hintMs,
+          });
+          break;
+      }
+    }
+  } catch (error) {
+    gate?.forget(key);
+    if (error instanceof LeaseLostError) return undefined;
+    throw await asOperationFailure(engine, key, record, error);
+  } finally {
+    // An admission whose attempt never started (the hook wait stopped, the start's write failed) goes back.
+    gate?.giveBack(key);
+    if (probeOut) gate?.releaseProbe(key);
+    if (seen !== undefined) seen.record = record;
+  }
+}
+
+/** What the `headers` and `onUnauthorized` callbacks are told about an attempt. */
+function attemptContext(record: OperationRecord, started: boolean): AttemptContext {
+  return {
+    key: record.key,
+    attempt: attemptNumber(record) - (started ? 1 : 0),
+    method: record.request.method,
+    url: record.request.url,
+    meta: record.meta,
+  };
+}

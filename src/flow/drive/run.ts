@@ -1,0 +1,142 @@
+/**
+ * An operation's run in this client: claim it (lease, epoch) and drive it
+ * until it settles (drive.ts: the loop that sleeps, sends and writes), or,
+ * when another owner holds it, wait for that owner to finish or its lease
+ * to expire, then take over with the same key.
+ */
+import { NotFoundError, OperationError } from '../../errors.js';
+import type { OperationRecord } from '../../model.js';
+import { mayHaveTakenEffect } from '../decide/decide.js';
+import { policyOfRecord } from '../decide/policy-snapshot.js';
+import { claim, claimOutcome, type Owner, startAttempt } from '../decide/transitions.js';
+import type { Engine } from '../engine/engine.js';
+import { mayAttemptNow } from './before-attempt.js';
+import { drive } from './drive.js';
+import { type StartedAttempt, startAtOnce } from './start-at-once.js';
+import { pause } from './waits.js';
+
+export type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
+export type { StartedAttempt } from './start-at-once.js';
+
+/** A record this client has just written ahead, and the attempt it started with it, if it did. */
+export interface Written {
+  record: OperationRecord;
+  started?: StartedAttempt | undefined;
+}
+
+/**
+ * Drives operation `key` until it is terminal (or the client shuts down) and
+ * resolves with the record as stored. If another owner holds it: with
+ * `busy: 'wait'`, waits for that owner to finish or its lease to expire, then
+ * takes over; with `busy: 'skip'`, returns the record as it is.
+ */
+export async function runOperation(
+  engine: Engine,
+  key: string,
+  signal?: AbortSignal,
+  busy: 'wait' | 'skip' = 'wait',
+  written?: Written,
+): Promise<OperationRecord> {
+  let known = written;
+  /** The record as this loop last knew it: what a removal meanwhile is reported with (`removedError`). */
+  let lastKnown = written?.record;
+  for (;;) {
+    let started = known?.started;
+    const record =
+      started !== undefined || isOursAndIdle(known?.record, engine.owner, engine.runtime.now())
+        ? (known as Written).record
+        : await engine.store
+            .update(key, (current) => {
+              const nowMs = engine.runtime.now();
+              const claimed = claim(current, key, engine.owner, nowMs, (lease, epoch) =>
+                engine.leases.expired(key, lease.owner, epoch, lease.until),
+              );
+              started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
+              return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
+            })
+            .catch((error: unknown) => {
+              throw error instanceof NotFoundError ? removedError(key, lastKnown, engine.owner) : error;
+            });
+    known = undefined;
+    if (record === undefined) throw removedError(key, lastKnown, engine.owner);
+    lastKnown = record;
+    const claimed = claimOutcome(record, engine.owner);
+    if (claimed.kind !== 'busy') engine.leases.forget(key);
+    if (claimed.kind === 'terminal') return record;
+    if (claimed.kind === 'claimed') {
+      const seen: { record?: OperationRecord } = {};
+      const driven = await drive(engine, record, signal, started, seen);
+      if (driven !== undefined) return driven;
+      lastKnown = seen.record ?? lastKnown;
+    } else {
+      // Someone else holds the lease: leave it to them, or look again when it would expire.
+      if (busy === 'skip') return record;
+      const waitMs = Math.min(engine.pollMs, Math.max(1, claimed.untilMs - engine.runtime.now()));
+      if (!(await pause(engine, waitMs, signal))) return record;
+    }
+    // Shut down, or given back because the platform holds it back now (`mayAttempt`): not claimed again here.
+    if (engine.shutdown.stopped || !mayAttemptNow(engine, lastKnown ?? record)) {
+      const latest = await engine.store.get(key);
+      if (latest === undefined) throw removedError(key, lastKnown, engine.owner);
+      return latest;
+    }
+  }
+}
+
+/**
+ * A record this client has just written (`written`, a new operation is
+ * created leased to its creator) needs no claim: `claim` would return it
+ * unchanged, so reading it back from the store is skipped. Safe even if it
+ * went stale meanwhile: the next write (the attempt's start, before anything
+ * is sent) is fenced by owner and epoch, and a lost lease sends the loop
+ * back to a real claim. (A write-ahead that also started attempt 1 needs no
+ * claim either: no one else can have seen it, see flow/calls/admission.ts.)
+ */
+function isOursAndIdle(record: OperationRecord | undefined, owner: Owner, nowMs: number): record is OperationRecord {
+  return (
+    record !== undefined && record.state === 'pending' && record.lease?.owner === owner.id && record.lease.until > nowMs
+  );
+}
+
+/**
+ * The attempt a fresh claim may start in its own write (start-at-once.ts),
+ * when the claimed record's policy is known here; when it is not, the loop
+ * finds out after the claim and gives the lease back (claimed-policy.ts).
+ */
+function startWithClaim(
+  engine: Engine,
+  claimed: OperationRecord,
+  signal: AbortSignal | undefined,
+  nowMs: number,
+): StartedAttempt | undefined {
+  let policy: ReturnType<typeof policyOfRecord>;
+  try {
+    policy = policyOfRecord(engine.endpoints, claimed);
+  } catch {
+    return undefined;
+  }
+  return startAtOnce(engine, claimed, policy, signal, nowMs);
+}
+
+/**
+ * The error for an operation that was removed from the store (`clear()`,
+ * `discard`) while a loop of this client was driving or waiting on it. It
+ * says what the loop knew, and it claims nothing was done only when this
+ * client alone held the operation at its last look and no attempt of it
+ * may have taken effect: another owner may have sent it since it was last
+ * seen otherwise. Never seen here: not found.
+ */
+export function removedError(key: string, lastKnown: OperationRecord | undefined, owner: Owner): Error {
+  if (lastKnown === undefined) return new NotFoundError(key);
+  const maybe = mayHaveTakenEffect(lastKnown) || lastKnown.lease?.owner !== owner.id;
+  return new OperationError(`Operation ${key} was removed from the store before it settled`, {
+    key,
+    state: lastKnown.state,
+    reason: 'aborted',
+    history: lastKnown.attempts,
+    mayHaveTakenEffect: maybe,
+    remediation: maybe
+      ? 'An attempt may have taken effect (this client no longer had the operation to itself): look it up at the provider by its key, and never send it again under a new key'
+      : 'No attempt of it reached the server: nothing was done',
+  });
+}

@@ -1,0 +1,179 @@
+/**
+ * Every wait of the loop goes through the runtime and ends early on the
+ * caller's signal, the client's shutdown or a wake-up (online, the gate).
+ * User hooks (`headers`, `onUnauthorized`) run under the operation's
+ * deadline: a hook that never answers cannot hold the operation.
+ */
+
+import type { OperationRecord } from '../../model.js';
+import type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
+import { onAbort } from '../transport/abort.js';
+import type { AttemptOutput } from './attempt.js';
+
+/**
+ * Waits for the next attempt's time. After an unsent attempt (the network
+ * or the server was unreachable), the platform saying it is back online
+ * ends the wait early: resolves `true` then ("due now").
+ */
+export async function waitUntilDue(
+  engine: Engine,
+  record: OperationRecord,
+  nowMs: number,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const last = record.attempts[record.attempts.length - 1];
+  const connectivity = engine.connectivity;
+  if (connectivity === undefined || last?.class !== 'not_sent') {
+    await pause(engine, record.nextAttemptAt - nowMs, signal);
+    return false;
+  }
+  const online = new AbortController();
+  const unsubscribe = connectivity.onOnline(() => online.abort());
+  try {
+    await pause(engine, record.nextAttemptAt - nowMs, signal, online.signal);
+  } finally {
+    unsubscribe();
+  }
+  return online.signal.aborted && !engine.shutdown.stopped && signal?.aborted !== true;
+}
+
+/**
+ * Why a wait for a user hook ended without its answer: the deadline passed,
+ * the caller aborted, or the client is closing. Only the first is about the
+ * hook; the others are the loop's own stops (drive.ts), which must not be
+ * recorded as the hook failing.
+ */
+export type HookStop = 'deadline' | 'aborted' | 'shutdown';
+
+/**
+ * Runs a user hook under the operation's deadline. Resolves `true` when it
+ * finished, `{ stopped }` when the deadline, the caller's signal or the
+ * client's shutdown came first (saying which), or with what it threw.
+ */
+export async function callHook(
+  engine: Engine,
+  hook: () => unknown,
+  deadlineAt: number,
+  signal: AbortSignal | undefined,
+): Promise<true | { stopped: HookStop } | { thrown: unknown }> {
+  let answer: unknown;
+  try {
+    answer = hook();
+  } catch (thrown) {
+    return { thrown };
+  }
+  // A synchronous answer needs no timer (the common case: headers from memory).
+  if (!isThenable(answer)) return true;
+  const timer = new AbortController();
+  try {
+    const finished = Promise.resolve(answer).then(
+      () => true as const,
+      (thrown: unknown) => ({ thrown }),
+    );
+    const expired = pause(engine, Math.max(0, deadlineAt - engine.runtime.now()), signal, timer.signal).then(
+      (elapsed) => ({ stopped: elapsed ? 'deadline' : stopOf(engine, signal) }),
+    );
+    return await Promise.race([finished, expired]);
+  } finally {
+    timer.abort();
+  }
+}
+
+/** Which signal ended a wait early; the caller's abort first, as the loop checks it first (before-attempt.ts). */
+function stopOf(engine: Engine, signal: AbortSignal | undefined): HookStop {
+  if (signal?.aborted === true) return 'aborted';
+  return engine.shutdown.stopped ? 'shutdown' : 'deadline';
+}
+
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+/** The `headers` callback threw: the attempt was never sent (retried until the deadline, attempts untouched). */
+export function credentialsFailed(error: unknown): AttemptOutput {
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    observation: {
+      kind: 'transport_error',
+      sent: 'not',
+      code: 'CREDENTIALS',
+      message: `headers callback failed: ${message}`,
+    },
+    headers: {},
+    bytes: undefined,
+  };
+}
+
+/** Waits until the platform reports it is back online (or `maxMs` passes, or a signal fires). */
+export async function waitForOnline(
+  engine: Engine,
+  connectivity: Connectivity,
+  maxMs: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const woken = new AbortController();
+  const unsubscribe = connectivity.onOnline(() => woken.abort());
+  try {
+    if (!connectivity.online()) await pause(engine, maxMs, signal, woken.signal);
+  } finally {
+    unsubscribe();
+  }
+}
+
+/**
+ * Sleeps through the runtime. Resolves `true` when the time passed, `false`
+ * when interrupted by the caller's signal, the client's shutdown or `wake`.
+ */
+export async function pause(engine: Engine, ms: number, signal?: AbortSignal, wake?: AbortSignal): Promise<boolean> {
+  if (engine.shutdown.stopped || signal?.aborted === true || wake?.aborted === true) return false;
+  const interrupt = new AbortController();
+  const stop = (): void => interrupt.abort();
+  const unsubscribe = [
+    engine.shutdown.onStop(stop),
+    ...[signal, wake].filter((s): s is AbortSignal => s !== undefined).map((s) => onAbort(s, stop)),
+  ];
+  try {
+    await engine.runtime.sleep(Math.max(0, ms), interrupt.signal);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    for (const off of unsubscribe) off();
+  }
+}
+
+/**
+ * Adds the `headers` callback's answer. A callback that throws, or does not
+ * answer before the deadline, is data: the attempt is not sent. The caller's
+ * abort or the client closing while it is pending is not about the callback:
+ * `{ stopped }`, and the loop stops or lets go before recording an attempt.
+ */
+export async function withCredentials(
+  engine: Engine,
+  credentials: NonNullable<Engine['credentials']>,
+  headers: Record<string, string>,
+  context: AttemptContext,
+  deadlineAt: number,
+  signal: AbortSignal | undefined,
+): Promise<{ headers: Record<string, string> } | { error: unknown } | { stopped: Exclude<HookStop, 'deadline'> }> {
+  let answer: Record<string, string> | undefined;
+  const outcome = await callHook(
+    engine,
+    () => {
+      const given = credentials(context);
+      if (!isThenable(given)) {
+        answer = given;
+        return undefined;
+      }
+      return Promise.resolve(given).then((value) => {
+        answer = value;
+      });
+    },
+    deadlineAt,
+    signal,
+  );
+  if (outcome === true) return { headers: Object.assign(headers, answer) };
+  if ('thrown' in outcome) return { error: outcome.thrown };
+  if (outcome.stopped === 'deadline') return { error: new Error('it did not answer before the deadline') };
+  return { stopped: outcome.stopped };
+}

@@ -1,0 +1,65 @@
+/**
+ * Where a client keeps each record. An operation that sends an idempotency
+ * key is written ahead to the client's store: that is the guarantee. One
+ * that sends no key (a `GET`, an endpoint with `sendKey: false`) gains
+ * nothing from surviving a crash (there is no key for a resend to reuse)
+ * and would fill the store with reads, so unless its rule or request says
+ * `persist: true` it lives in this process's memory only: found by `get`
+ * and joined by a second `send` of the same key while it runs, forgotten
+ * once every caller that admitted it has its answer. `list()`, `resume()`
+ * and `sweep()` see the stored operations only.
+ */
+import type { OperationRecord } from '../../model.js';
+import { memoryStore } from '../../store/memory.js';
+import type { OperationStore, RecordFilter, RecordSummary, Updater, WriteOptions } from '../../store/store.js';
+
+export interface PlacedStore extends OperationStore {
+  /**
+   * Keeps `key` in memory, not in the store, until `release` has been called
+   * as many times as `hold`: once per caller waiting for its answer.
+   */
+  hold(key: string): void;
+  /** One caller has its answer; the last one forgets the record. */
+  release(key: string): void;
+  /** `key` lives in memory only (see `hold`). */
+  inMemory(key: string): boolean;
+}
+
+export function placedStore(store: OperationStore, now: () => number): PlacedStore {
+  // Validated and frozen like any stored record: the loop cannot tell the difference.
+  const memory = memoryStore({ now });
+  /** Callers still waiting for each in-memory record. */
+  const holders = new Map<string, number>();
+  const where = (key: string): OperationStore => (holders.has(key) ? memory : store);
+
+  const placed: PlacedStore = {
+    hold(key) {
+      holders.set(key, (holders.get(key) ?? 0) + 1);
+    },
+    release(key) {
+      const left = (holders.get(key) ?? 0) - 1;
+      if (left > 0) {
+        holders.set(key, left);
+        return;
+      }
+      holders.delete(key);
+      // The memory store deletes synchronously; its promise cannot reject.
+      void memory.delete(key);
+    },
+    inMemory: (key) => holders.has(key),
+    get: (key) => where(key).get(key),
+    put: (record: OperationRecord, options?: WriteOptions) => where(record.key).put(record, options),
+    update: (key: string, fn: Updater, options?: WriteOptions) => where(key).update(key, fn, options),
+    delete: (key) => where(key).delete(key),
+    list: (filter?: RecordFilter) => store.list(filter),
+    quarantined: () => store.quarantined(),
+    onQuarantine: (fn) => store.onQuarantine(fn),
+  };
+  const listSummaries = store.listSummaries?.bind(store);
+  if (listSummaries !== undefined) {
+    placed.listSummaries = (filter?: RecordFilter): Promise<RecordSummary[]> => listSummaries(filter);
+  }
+  const close = store.close?.bind(store);
+  if (close !== undefined) placed.close = close;
+  return placed;
+}

@@ -1,0 +1,245 @@
+/**
+ * flow/request/: what a caller's request becomes before anything is stored
+ * or sent: checked, keyed, joined to its base URL, its body as exact bytes.
+ * Pure; it imports no other folder of flow/ (only the model, the policy and
+ * the runtime), and every later stage reads what it produces.
+ *
+ * Turning a caller's request into what a new operation record is made of
+ * (`create` in flow/decide/transitions.ts makes the record): validate it, fix the
+ * exact bytes of the body, keep only headers that are safe at rest, take the
+ * key (given, or minted once here and nowhere else) and fingerprint it.
+ */
+import { InvalidRequestError } from '../../errors.js';
+import { CREDENTIAL_HEADERS, STORED_HEADERS, type StoredBody, type StoredRequest } from '../../model.js';
+import type { ResolvedPolicy } from '../../options.js';
+import type { Runtime } from '../../runtime.js';
+import { bytesToBase64 } from './bytes.js';
+import { assertValidKey, fingerprintOf } from './key.js';
+import { checkMethod, checkResponseSchema, checkSignal, checkUrl, headerProblem, plainMeta } from './validate.js';
+
+/**
+ * A write to send once.
+ *
+ * @example
+ * await client.send({ method: 'POST', url: '/payments', json: { amount: 4800, currency: 'EUR' } });
+ */
+export interface OncelyRequest<T = unknown> {
+  /**
+   * As with `fetch`: `GET` when not given. A request with a body must name
+   * its method (a write says `method: 'POST'`); oncely does not guess.
+   * @default 'GET'
+   */
+  method?: string;
+  /**
+   * Absolute, or joined to the client's `baseUrl` (as ky's `prefixUrl`:
+   * `'/payments'` under `'https://api.example.com/v1/'` is `…/v1/payments`).
+   */
+  url: string | URL;
+  /** A JSON body: serialised once, stored, and resent byte for byte. */
+  json?: unknown;
+  /**
+   * A raw body (text or bytes), stored and resent byte for byte. Streams,
+   * `FormData`, `Blob` and `URLSearchParams` are refused: a stream can be read
+   * only once and the others are not bytes yet, so none could be stored for
+   * a resend after a crash. Serialise them first (e.g. `params.toString()`
+   * with a `Content-Type` header).
+   */
+  body?: string | Uint8Array | ArrayBuffer;
+  /**
+   * Headers stored with the operation and sent on every attempt: only
+   * `Content-Type`, `Accept`, `Content-Language` and the names the endpoint's
+   * `storeHeaders` allows. Anything else (credentials above all) is refused
+   * here: supply it with the client's `headers` callback, called for each
+   * attempt and never stored.
+   */
+  headers?: Record<string, string>;
+  /**
+   * The idempotency key. Give one derived from your business identity (see
+   * `deriveKey`) to make repeat sends converge across devices; otherwise a
+   * random key is minted once for this operation.
+   */
+  key?: string;
+  /**
+   * Aborting ends the operation (`aborted`); a started attempt may still take
+   * effect. An AbortSignal (`controller.signal`, not the controller; one
+   * from another realm or a polyfill will do): anything else is refused
+   * before the operation is stored.
+   */
+  signal?: AbortSignal;
+  /**
+   * Validates the 2xx body (any Standard Schema, e.g. a zod >= 3.24 schema;
+   * one without `~standard.validate` is refused before anything is stored).
+   * A body that fails, or a schema that throws on it, is still a completed
+   * operation: it is not retried, its raw result is kept, and `send` rejects
+   * with `ResponseValidationError` (a throw is its `cause`).
+   */
+  responseSchema?: StandardSchemaV1<unknown, T>;
+  /** Operations of one scope are sent in order, one at a time. */
+  scope?: string;
+  /**
+   * Write this request ahead even though it sends no idempotency key (a
+   * `GET`, or an endpoint with `sendKey: false`), as the endpoint option
+   * `persist` does for all its requests. A request that sends a key is
+   * always written ahead.
+   * @default the endpoint's `persist` (false)
+   */
+  persist?: boolean;
+  /**
+   * Plain JSON metadata stored with the operation (e.g. `{ userId }`). A
+   * copy is stored; functions, cycles, class instances and more than 32
+   * levels are refused.
+   */
+  meta?: Record<string, unknown>;
+}
+
+/** The Standard Schema interface (standardschema.dev), implemented by zod, valibot, arktype. */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+export type StandardResult<Output> =
+  | { readonly value: Output; readonly issues?: undefined }
+  | { readonly issues: ReadonlyArray<StandardIssue> };
+
+export interface StandardIssue {
+  readonly message: string;
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+}
+
+/** Header names never written to a record, whatever the options say. */
+export const ALWAYS_DENIED_HEADERS: readonly string[] = CREDENTIAL_HEADERS;
+
+export interface PreparedOperation {
+  key: string;
+  request: StoredRequest;
+  fingerprint: string;
+  /** A plain-JSON copy of the caller's `meta`. */
+  meta?: Record<string, unknown>;
+}
+
+const METHOD = /^[A-Za-z]+$/;
+
+/**
+ * The request's method, upper case: as `fetch` does, `GET` when none is
+ * given, but a body without a method is refused rather than guessed (a
+ * write that became a `GET` would be refused anyway, or worse, sent).
+ */
+export function methodOf(input: Pick<OncelyRequest, 'method' | 'json' | 'body'>): string {
+  if (input.method === undefined) {
+    if (input.json !== undefined || input.body !== undefined) {
+      throw new InvalidRequestError('method', "a request with a body needs a method, e.g. method: 'POST'");
+    }
+    return 'GET';
+  }
+  if (typeof input.method !== 'string' || !METHOD.test(input.method)) {
+    throw new InvalidRequestError('method', `"${String(input.method)}" is not an HTTP method`);
+  }
+  return input.method.toUpperCase();
+}
+
+/**
+ * Validates the whole request before anything is stored (see validate.ts)
+ * and fixes what every attempt will send.
+ *
+ * @param deniedHeaders credential header names, refused even when `storeHeaders` names them.
+ */
+export async function prepareOperation(
+  input: OncelyRequest<unknown>,
+  url: URL,
+  policy: ResolvedPolicy,
+  deniedHeaders: ReadonlySet<string>,
+  runtime: Runtime,
+): Promise<PreparedOperation> {
+  const method = methodOf(input);
+  if (input.json !== undefined && input.body !== undefined) {
+    throw new InvalidRequestError('body', 'give either `json` or `body`, not both');
+  }
+  checkUrl(url, policy.storeQuery);
+  const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
+  const body = storedBody(input);
+  checkMethod(method, body !== undefined);
+  checkSignal(input.signal);
+  checkResponseSchema(input.responseSchema);
+  if (body?.encoding === 'json' && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  const meta = input.meta === undefined ? undefined : plainMeta(input.meta);
+  const key = input.key ?? runtime.uuid();
+  assertValidKey(key, policy.profile.maxKeyLength);
+  const request: StoredRequest = { method, url: url.href, headers };
+  if (body !== undefined) request.body = body;
+  const prepared: PreparedOperation = {
+    key,
+    request,
+    fingerprint: await fingerprintOf(method, url.href, body, runtime.sha256Hex),
+  };
+  if (meta !== undefined) prepared.meta = meta;
+  return prepared;
+}
+
+/**
+ * Stored headers are an allow-list: a header can carry a secret under any
+ * name, and the store is no place for secrets. Whatever is not listed
+ * belongs in the client's `headers` callback, called for every attempt.
+ */
+function storableHeaders(
+  given: Record<string, string>,
+  denied: ReadonlySet<string>,
+  policy: ResolvedPolicy,
+): Record<string, string> {
+  if (typeof given !== 'object' || given === null) throw new InvalidRequestError('headers', 'must be an object');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(given)) {
+    const field = `headers.${name}`;
+    const lower = name.toLowerCase();
+    if (denied.has(lower)) {
+      throw new InvalidRequestError(
+        field,
+        'credentials are never stored with an operation; supply them with the client `headers` callback',
+      );
+    }
+    if (lower === policy.profile.keyHeader.toLowerCase()) {
+      throw new InvalidRequestError(field, 'pass the idempotency key as `key`, not as a header');
+    }
+    const problem = headerProblem(name, value);
+    if (problem !== undefined) throw new InvalidRequestError(field, problem);
+    if (!STORED_HEADERS.includes(lower) && !policy.storeHeaders.includes(lower)) {
+      throw new InvalidRequestError(
+        field,
+        `only ${STORED_HEADERS.join(', ')} and the names in the endpoint option \`storeHeaders\` are stored with an operation; send other headers from the client \`headers\` callback (called for every attempt, never stored), or add the name to \`storeHeaders\``,
+      );
+    }
+    headers[lower] = value;
+  }
+  return headers;
+}
+
+function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
+  if (input.json !== undefined) {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(input.json);
+    } catch (error) {
+      throw new InvalidRequestError('json', `cannot be serialised: ${(error as Error).message}`);
+    }
+    if (text === undefined) throw new InvalidRequestError('json', 'cannot be serialised');
+    return { encoding: 'json', text };
+  }
+  const body = input.body;
+  if (body === undefined) return undefined;
+  if (typeof body === 'string') return { encoding: 'text', text: body };
+  if (body instanceof Uint8Array) return { encoding: 'base64', data: bytesToBase64(body) };
+  if (body instanceof ArrayBuffer) return { encoding: 'base64', data: bytesToBase64(new Uint8Array(body)) };
+  throw new InvalidRequestError(
+    'body',
+    `must be a string, Uint8Array or ArrayBuffer (got ${kindOf(body)}): the exact bytes are stored and resent after a crash, and a stream can be read only once while FormData, Blob and URLSearchParams are not bytes yet; serialise it first, or send JSON as \`json\``,
+  );
+}
+
+function kindOf(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return typeof value;
+  return (value as object).constructor?.name ?? 'object';
+}
