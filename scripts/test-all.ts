@@ -17,7 +17,7 @@
  */
 import { runTiers, type Tier } from './run-tiers.js';
 
-const BOOT_TESTS = 'vitest run --project integration test/store/file test/cli';
+const BOOT_TESTS = 'vitest run --project integration test/store/file test/cli/';
 
 const TIERS: readonly Tier[] = [
   { name: 'build', command: 'npm run build' },
