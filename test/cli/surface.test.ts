@@ -226,6 +226,7 @@ describe('--json on every command', () => {
     expect(JSON.parse((await oncely(['discard', 'j-open', '--json', '--dir', dir])).stdout)).toEqual({
       key: 'j-open',
       discarded: true,
+      mayHaveTakenEffect: false,
     });
     const missing = await oncely(['show', 'nope', '--json', '--dir', dir]);
     expect(missing.code).toBe(1);
