@@ -27,12 +27,13 @@ describe('package exports', () => {
       './node',
       './package.json',
       './postgres',
+      './server',
       './store',
       './testing',
     ]);
   });
 
-  it.each(['.', './browser', './node', './postgres', './store', './testing'])(
+  it.each(['.', './browser', './node', './postgres', './server', './store', './testing'])(
     '%s points at built JS and types that exist',
     (subpath) => {
       const target = pkg.exports[subpath];
@@ -82,6 +83,13 @@ describe('package exports', () => {
     ],
     'oncely/testing': ['createFakeRuntime', 'seededRandom', 'startReferenceServer'],
     'oncely/postgres': ['MIGRATIONS', 'SCHEMA_VERSION', 'postgresStore'],
+    'oncely/server': [
+      'LeaseTakenOverError',
+      'MemoryIdempotencyStore',
+      'PROBLEM_TYPES',
+      'idempotency',
+      'memoryIdempotencyStore',
+    ],
   };
 
   it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {
