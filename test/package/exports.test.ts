@@ -82,7 +82,14 @@ describe('package exports', () => {
       'summaryOf',
     ],
     'oncely/testing': ['createFakeRuntime', 'seededRandom', 'startReferenceServer'],
-    'oncely/postgres': ['MIGRATIONS', 'SCHEMA_VERSION', 'postgresStore'],
+    'oncely/postgres': [
+      'IDEMPOTENCY_MIGRATIONS',
+      'IDEMPOTENCY_SCHEMA_VERSION',
+      'MIGRATIONS',
+      'SCHEMA_VERSION',
+      'postgresIdempotencyStore',
+      'postgresStore',
+    ],
     'oncely/server': [
       'LeaseTakenOverError',
       'MemoryIdempotencyStore',

@@ -6,13 +6,7 @@
  * that status, `{ "throw": true }` throws after the effect.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  type AbandonedClaim,
-  type IdempotencyOptions,
-  type IdempotencyStore,
-  idempotency,
-  memoryIdempotencyStore,
-} from '../../src/server.js';
+import { type AbandonedClaim, type IdempotencyOptions, type IdempotencyStore, idempotency } from '../../src/server.js';
 import { serveChain, serveFetch, type TestServer } from '../helpers/http-server.js';
 
 export type Style = 'fetch' | 'connect';
@@ -32,7 +26,8 @@ export interface Gate {
 export interface App extends TestServer {
   effects: Effect[];
   abandoned: AbandonedClaim[];
-  clock: { now: number };
+  /** Moves the store's time on by `ms` (leases and retention). */
+  advance(ms: number): Promise<void>;
   /** The next payment that reaches the handler waits (after its effect) until released. */
   hold(): Gate;
   sweep(): Promise<number>;
@@ -48,16 +43,19 @@ export const ROUTES: IdempotencyOptions['routes'] = {
   'POST /optional': { requireKey: false },
 };
 
-export async function startApp(
+export async function startApp<Tx>(
   style: Style,
-  options: { store?: IdempotencyStore; clock?: { now: number }; extra?: Partial<IdempotencyOptions> } = {},
+  options: {
+    store: IdempotencyStore<Tx>;
+    advance: (ms: number) => Promise<void>;
+    extra?: Partial<IdempotencyOptions<Tx>>;
+  },
 ): Promise<App> {
-  const clock = options.clock ?? { now: 1_000_000 };
   const effects: Effect[] = [];
   const abandoned: AbandonedClaim[] = [];
   const holds: { arrive: () => void; gate: Promise<void> }[] = [];
-  const guard = idempotency({
-    store: options.store ?? memoryIdempotencyStore({ now: () => clock.now }),
+  const guard = idempotency<Tx>({
+    store: options.store,
     scopeOf: (request) => request.headers.get('x-account') ?? 'anonymous',
     routes: ROUTES,
     leaseMs: 10_000,
@@ -124,7 +122,7 @@ export async function startApp(
     ...server,
     effects,
     abandoned,
-    clock,
+    advance: options.advance,
     hold() {
       let arrive!: () => void;
       let release!: () => void;
