@@ -5,12 +5,14 @@
  * `Access-Control-Expose-Headers`, so page code can read `Retry-After`.
  */
 
+import { OUTCOME_UNKNOWN_PROBLEM_TYPE } from '../policy/profiles.js';
+
 export const PROBLEM_TYPES = {
   keyMissing: 'urn:oncely:idempotency:key-missing',
   keyInvalid: 'urn:oncely:idempotency:key-invalid',
   keyReused: 'urn:oncely:idempotency:key-reused',
   inProgress: 'urn:oncely:idempotency:in-progress',
-  outcomeUnknown: 'urn:oncely:idempotency:outcome-unknown',
+  outcomeUnknown: OUTCOME_UNKNOWN_PROBLEM_TYPE,
   handlerFailed: 'urn:oncely:idempotency:handler-failed',
 } as const;
 
