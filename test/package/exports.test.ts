@@ -81,7 +81,13 @@ describe('package exports', () => {
       'storeContract',
       'summaryOf',
     ],
-    'oncely/testing': ['createFakeRuntime', 'seededRandom', 'startReferenceServer'],
+    'oncely/testing': [
+      'CONFORMANCE_RULES',
+      'createFakeRuntime',
+      'seededRandom',
+      'serverConformance',
+      'startReferenceServer',
+    ],
     'oncely/postgres': [
       'IDEMPOTENCY_MIGRATIONS',
       'IDEMPOTENCY_SCHEMA_VERSION',

@@ -69,6 +69,8 @@ export async function startApp<Tx>(
   async function pay(path: string, account: string, body: Record<string, unknown>) {
     const n = effects.length + 1;
     effects.push({ n, path, account, body });
+    // As a process that died after its effect: no answer, ever (the socket closes with the server).
+    if (body.stall === true) await new Promise<never>(() => undefined);
     const hold = holds.shift();
     if (hold !== undefined) {
       hold.arrive();

@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type PostgresIdempotencyStore, postgresIdempotencyStore } from '../../src/postgres.js';
 import { type ClaimRequest, idempotency, PROBLEM_TYPES } from '../../src/server.js';
+import { serverConformance } from '../../src/testing.js';
 import { serveFetch, type TestServer } from '../helpers/http-server.js';
 import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { contractSuite } from './contract-suite.js';
@@ -43,6 +44,25 @@ describe.runIf(bin !== undefined)('oncely/server on PostgreSQL', () => {
   contractSuite('PostgreSQL store', (style) => {
     const store = freshStore();
     return startApp(style, { store, advance: (ms) => advance(store, ms) });
+  });
+
+  it.each(['fetch', 'connect'] as const)('serverConformance passes every rule, none skipped (%s)', async (style) => {
+    const store = freshStore();
+    const app = await startApp(style, { store, advance: (ms) => advance(store, ms) });
+    try {
+      const report = await serverConformance({
+        url: `${app.url}/payments`,
+        headers: { 'X-Account': 'alice' },
+        otherCaller: { 'X-Account': 'bob' },
+        advanceTime: app.advance,
+        retentionMs: 86_400_000,
+        stall: { body: { stall: true }, leaseMs: 10_000 },
+        effects: async () => app.effects.length,
+      });
+      expect(report.checks.filter((c) => c.status !== 'pass')).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 
   const claimOf = (key: string, overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
