@@ -7,9 +7,6 @@
  * `oncely/store`, with the rest of what a store author needs.
  */
 
-export type { FakeRuntime, FakeRuntimeOptions, RunOptions } from './testing/fake-runtime.js';
-export { createFakeRuntime, seededRandom } from './testing/fake-runtime.js';
-export * from './testing/reference-server.js';
 export { CONFORMANCE_RULES, serverConformance } from './testing/conformance/run.js';
 export type {
   CheckStatus,
@@ -17,3 +14,6 @@ export type {
   ConformanceReport,
   ServerConformanceOptions,
 } from './testing/conformance/types.js';
+export type { FakeRuntime, FakeRuntimeOptions, RunOptions } from './testing/fake-runtime.js';
+export { createFakeRuntime, seededRandom } from './testing/fake-runtime.js';
+export * from './testing/reference-server.js';
