@@ -11,7 +11,7 @@ import { fingerprintOf } from './fingerprint.js';
 import { readKey } from './key.js';
 import type { Resolved, ResolvedRoute } from './options.js';
 import { problems } from './problems.js';
-import { keeps, replayOf, responseOf, snapshotOf, storedOf } from './replay.js';
+import { type Answer, keeps, replayOf, storedOf } from './replay.js';
 import { type Claim, type ClaimResult, LeaseTakenOverError } from './store.js';
 
 /** A request the middleware guards, everything known about it before the claim. */
@@ -25,9 +25,10 @@ interface Guarded {
   target: string;
 }
 
+/** The handler, answering read-to-the-end responses (the entry points adapt their own kind). */
 export type Runner<Tx> =
-  | { kind: 'plain'; handler: (request: Request) => Response | Promise<Response> }
-  | { kind: 'transaction'; handler: (tx: Tx, request: Request) => Response | Promise<Response> };
+  | { kind: 'plain'; handler: (request: Request) => Promise<Answer> }
+  | { kind: 'transaction'; handler: (tx: Tx, request: Request) => Promise<Answer> };
 
 const BODYLESS = new Set(['GET', 'HEAD']);
 
@@ -48,7 +49,11 @@ export class IdempotencyCore<Tx> {
     return this.#o.routes[index];
   }
 
-  async handle(request: Request, runner: Runner<Tx>): Promise<Response> {
+  /**
+   * `body`: the request's bytes when the caller has read them already (the
+   * Node middleware); the handler then gets `request` as it is.
+   */
+  async handle(request: Request, runner: Runner<Tx>, body?: Uint8Array): Promise<Answer> {
     const method = request.method.toUpperCase();
     const url = new URL(request.url);
     const route = this.routeOf(method, url.pathname);
@@ -59,7 +64,7 @@ export class IdempotencyCore<Tx> {
       return route.requireKey ? problems.keyMissing(keyHeader) : this.#runUnguarded(request, runner);
     }
     if (reading.kind === 'invalid') return problems.keyInvalid(keyHeader, reading.reason);
-    const body = BODYLESS.has(method) ? new Uint8Array(0) : new Uint8Array(await request.arrayBuffer());
+    const bytes = body ?? (BODYLESS.has(method) ? new Uint8Array(0) : new Uint8Array(await request.arrayBuffer()));
     const caller = await this.#o.scopeOf(request);
     const target = url.pathname + url.search;
     const guarded: Guarded = {
@@ -68,9 +73,9 @@ export class IdempotencyCore<Tx> {
       caller,
       target,
       // The body was read for the fingerprint; the handler gets the same bytes.
-      request: body.length === 0 ? request : new Request(request, { body: body as Uint8Array<ArrayBuffer> }),
+      request: body !== undefined || bytes.length === 0 ? request : rebuilt(request, bytes),
       scope: JSON.stringify([method, route.source, caller]),
-      fingerprint: await fingerprintOf(method, target, body, request.headers.get('content-type')),
+      fingerprint: await fingerprintOf(method, target, bytes, request.headers.get('content-type')),
     };
     const claimed = await this.#o.store.claim({
       scope: guarded.scope,
@@ -84,7 +89,7 @@ export class IdempotencyCore<Tx> {
     return this.#answer(guarded, claimed, runner);
   }
 
-  async #answer(g: Guarded, result: ClaimResult, runner: Runner<Tx>): Promise<Response> {
+  async #answer(g: Guarded, result: ClaimResult, runner: Runner<Tx>): Promise<Answer> {
     const { keyHeader } = this.#o;
     switch (result.kind) {
       case 'mismatch':
@@ -119,15 +124,11 @@ export class IdempotencyCore<Tx> {
     }
   }
 
-  async #runPlain(
-    g: Guarded,
-    claim: Claim,
-    handler: (request: Request) => Response | Promise<Response>,
-  ): Promise<Response> {
+  async #runPlain(g: Guarded, claim: Claim, handler: (request: Request) => Promise<Answer>): Promise<Answer> {
     const { store } = this.#o;
-    let snapshot: Awaited<ReturnType<typeof snapshotOf>>;
+    let snapshot: Answer;
     try {
-      snapshot = await snapshotOf(await handler(g.request));
+      snapshot = await handler(g.request);
     } catch {
       // It may have done its work before throwing: never run it again blindly.
       if (g.route.rerun === 'safe') await store.release(claim);
@@ -143,21 +144,21 @@ export class IdempotencyCore<Tx> {
       // The effect happened and the caller gets its answer; the claim, left without an
       // outcome, answers "outcome unknown" to a retry once its lease ends.
     }
-    return responseOf(snapshot);
+    return snapshot;
   }
 
   async #runInTransaction(
     g: Guarded,
     claim: Claim,
-    handler: (tx: Tx, request: Request) => Response | Promise<Response>,
-  ): Promise<Response> {
+    handler: (tx: Tx, request: Request) => Promise<Answer>,
+  ): Promise<Answer> {
     const { store } = this.#o;
     if (store.transaction === undefined) throw new TypeError('withIdempotency needs a store with transactions');
     try {
       return await store.transaction(claim, async (tx) => {
-        const snapshot = await snapshotOf(await handler(tx, g.request));
+        const snapshot = await handler(tx, g.request);
         const kept = keeps(g.route.replay, snapshot.status);
-        return { value: responseOf(snapshot), store: kept ? storedOf(snapshot, this.#o.replayHeaders) : undefined };
+        return { value: snapshot, store: kept ? storedOf(snapshot, this.#o.replayHeaders) : undefined };
       });
     } catch (error) {
       // Rolled back: the newer epoch's run will answer a retry.
@@ -168,10 +169,21 @@ export class IdempotencyCore<Tx> {
     }
   }
 
-  async #runUnguarded(request: Request, runner: Runner<Tx>): Promise<Response> {
+  async #runUnguarded(request: Request, runner: Runner<Tx>): Promise<Answer> {
     if (runner.kind === 'plain') return runner.handler(request);
     const { store } = this.#o;
     if (store.transaction === undefined) throw new TypeError('withIdempotency needs a store with transactions');
     return store.transaction(undefined, async (tx) => ({ value: await runner.handler(tx, request), store: undefined }));
   }
+}
+
+/** A request like `request`, with `bytes` as its body (its own was read for the fingerprint). */
+function rebuilt(request: Request, bytes: Uint8Array): Request {
+  // From the parts, not `new Request(request, …)`: copying a Request (its signal, its used body) costs more.
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: bytes as Uint8Array<ArrayBuffer>,
+    signal: request.signal,
+  });
 }

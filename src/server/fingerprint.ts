@@ -40,6 +40,22 @@ export async function fingerprintOf(
   contentType: string | null,
 ): Promise<string> {
   const text = canonicalize({ method, target, body: canonicalBody(body, contentType) }) ?? '';
+  return sha256Hex(text);
+}
+
+type NodeCrypto = { createHash(algorithm: string): { update(text: string): { digest(encoding: 'hex'): string } } };
+
+/**
+ * Node's own hash when the runtime offers it without an import
+ * (`process.getBuiltinModule`, Node ≥ 20.16): synchronous and a fraction of
+ * WebCrypto's cost there. WebCrypto everywhere else (workers, Deno, browsers).
+ */
+const nodeCrypto = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
+
+export async function sha256Hex(text: string): Promise<string> {
+  if (nodeCrypto !== undefined) return nodeCrypto.createHash('sha256').update(text).digest('hex');
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
 }

@@ -7,6 +7,7 @@
 import { IdempotencyCore } from './core.js';
 import { type ConnectMiddleware, connectMiddleware } from './node.js';
 import { type IdempotencyOptions, resolveOptions } from './options.js';
+import { answerOf, toResponse } from './replay.js';
 
 export interface Idempotency<Tx = never> {
   /**
@@ -48,8 +49,12 @@ export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempo
   const resolved = resolveOptions(options);
   const core = new IdempotencyCore(resolved);
   return {
-    wrap: (handler) => (request) => core.handle(request, { kind: 'plain', handler }),
-    withIdempotency: (request, handler) => core.handle(request, { kind: 'transaction', handler }),
+    wrap: (handler) => async (request) =>
+      toResponse(await core.handle(request, { kind: 'plain', handler: async (r) => answerOf(await handler(r)) })),
+    withIdempotency: async (request, handler) =>
+      toResponse(
+        await core.handle(request, { kind: 'transaction', handler: async (tx, r) => answerOf(await handler(tx, r)) }),
+      ),
     middleware: connectMiddleware(core),
     sweep: () => resolved.store.sweep(),
   };

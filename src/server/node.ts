@@ -10,6 +10,7 @@
  */
 import type { IdempotencyCore } from './core.js';
 import { isJsonMediaType } from './fingerprint.js';
+import type { Answer } from './replay.js';
 
 type HeaderValue = string | number | readonly string[] | undefined;
 
@@ -51,17 +52,10 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
           if (Array.isArray(value)) for (const v of value) headers.append(name, v);
           else if (value !== undefined) headers.set(name, value);
         }
-        const hasBody = method !== 'GET' && method !== 'HEAD' && bytes.length > 0;
-        const request = new Request(url, {
-          method,
-          headers,
-          ...(hasBody ? { body: bytes as Uint8Array<ArrayBuffer> } : {}),
-        });
-        const response = await core.handle(request, {
-          kind: 'plain',
-          handler: () => runDownstream(req, res, next, bytes),
-        });
-        await writeResponse(res, response);
+        // No body on the Request: the core is handed the bytes, and downstream reads `req`.
+        const request = new Request(url, { method, headers });
+        const runner = { kind: 'plain', handler: () => runDownstream(req, res, next, bytes) } as const;
+        writeAnswer(res, await core.handle(request, runner, bytes));
       })
       .catch((error: unknown) => next(error));
   };
@@ -114,7 +108,7 @@ function runDownstream(
   res: NodeResponseLike,
   next: (error?: unknown) => void,
   bytes: Uint8Array,
-): Promise<Response> {
+): Promise<Answer> {
   const contentType = firstOf(req.headers['content-type']) ?? null;
   req.rawBody = bytes;
   try {
@@ -124,7 +118,7 @@ function runDownstream(
   }
   // body-parser's own flag: a parser further down leaves the body it finds alone.
   (req as { _body?: boolean })._body = true;
-  return new Promise<Response>((resolve, reject) => {
+  return new Promise<Answer>((resolve, reject) => {
     const original = { writeHead: res.writeHead, write: res.write, end: res.end };
     const chunks: Uint8Array[] = [];
     const restore = () => Object.assign(res, original);
@@ -166,24 +160,22 @@ function runDownstream(
   });
 }
 
-function captured(res: NodeResponseLike, body: Uint8Array): Response {
+function captured(res: NodeResponseLike, body: Uint8Array): Answer {
   const headers = new Headers();
   for (const [name, value] of Object.entries(res.getHeaders())) {
     if (Array.isArray(value)) for (const v of value) headers.append(name, v);
     else if (value !== undefined) headers.set(name, String(value));
   }
-  const nullBody = [204, 205, 304].includes(res.statusCode) || body.length === 0;
-  return new Response(nullBody ? null : (body as Uint8Array<ArrayBuffer>), { status: res.statusCode, headers });
+  return { status: res.statusCode, headers, body };
 }
 
-async function writeResponse(res: NodeResponseLike, response: Response): Promise<void> {
-  const body = new Uint8Array(await response.arrayBuffer());
-  res.statusCode = response.status;
-  const cookies = response.headers.getSetCookie();
-  response.headers.forEach((value, name) => {
+function writeAnswer(res: NodeResponseLike, answer: Answer): void {
+  res.statusCode = answer.status;
+  const cookies = answer.headers.getSetCookie();
+  answer.headers.forEach((value, name) => {
     if (name !== 'set-cookie') res.setHeader(name, value);
   });
   if (cookies.length > 0) res.setHeader('set-cookie', cookies);
-  res.setHeader('content-length', String(body.length));
-  res.end(body);
+  res.setHeader('content-length', String(answer.body.length));
+  res.end(answer.body);
 }

@@ -6,6 +6,7 @@
  */
 
 import { OUTCOME_UNKNOWN_PROBLEM_TYPE } from '../policy/profiles.js';
+import type { Answer } from './replay.js';
 
 export const PROBLEM_TYPES = {
   keyMissing: 'urn:oncely:idempotency:key-missing',
@@ -36,10 +37,10 @@ export function problem(
   title: string,
   detail: string,
   extra: Record<string, string> = {},
-): Response {
+): Answer {
   const headers = new Headers({ 'Content-Type': 'application/problem+json', ...extra });
   exposeHeaders(headers);
-  return new Response(JSON.stringify({ type, title, status, detail }), { status, headers });
+  return { status, headers, body: new TextEncoder().encode(JSON.stringify({ type, title, status, detail })) };
 }
 
 export const problems = {

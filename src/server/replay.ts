@@ -19,48 +19,47 @@ export function keeps(policy: ReplayPolicy, status: number): boolean {
   }
 }
 
-/** A response read to its end: the bytes stay in hand, so it can be both stored and sent. */
-export interface Snapshot {
+/**
+ * A response read to its end: the bytes stay in hand, so it can be both
+ * stored and sent. The core works on these, not on `Response` objects: the
+ * Node middleware never needs one, and each `Response` built costs.
+ */
+export interface Answer {
   status: number;
-  statusText: string;
+  statusText?: string;
   headers: Headers;
   body: Uint8Array;
 }
 
-export async function snapshotOf(response: Response): Promise<Snapshot> {
+export async function answerOf(response: Response): Promise<Answer> {
   const body = new Uint8Array(await response.arrayBuffer());
   return { status: response.status, statusText: response.statusText, headers: response.headers, body };
 }
 
-export function storedOf(snapshot: Snapshot, allowed: ReadonlySet<string>): StoredResponse {
+export function storedOf(answer: Answer, allowed: ReadonlySet<string>): StoredResponse {
   const headers: [string, string][] = [];
-  snapshot.headers.forEach((value, name) => {
+  answer.headers.forEach((value, name) => {
     if (allowed.has(name)) headers.push([name, value]);
   });
-  return { status: snapshot.status, headers, body: snapshot.body };
+  return { status: answer.status, headers, body: answer.body };
 }
 
 /** Statuses whose responses have no body (the Response constructor refuses one). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-function bodyOf(status: number, body: Uint8Array): BodyInit | null {
-  // Our bytes are never on a SharedArrayBuffer (they come from arrayBuffer() or a database driver).
-  return NULL_BODY.has(status) || body.length === 0 ? null : (body as Uint8Array<ArrayBuffer>);
-}
-
-/** The fresh answer, as the handler gave it (all its headers), its body already read. */
-export function responseOf(snapshot: Snapshot): Response {
-  return new Response(bodyOf(snapshot.status, snapshot.body), {
-    status: snapshot.status,
-    statusText: snapshot.statusText,
-    headers: snapshot.headers,
+export function toResponse(answer: Answer): Response {
+  const empty = NULL_BODY.has(answer.status) || answer.body.length === 0;
+  return new Response(empty ? null : (answer.body as Uint8Array<ArrayBuffer>), {
+    status: answer.status,
+    ...(answer.statusText === undefined ? {} : { statusText: answer.statusText }),
+    headers: answer.headers,
   });
 }
 
-export function replayOf(stored: StoredResponse): Response {
+export function replayOf(stored: StoredResponse): Answer {
   const headers = new Headers();
   for (const [name, value] of stored.headers) headers.append(name, value);
   headers.set('Idempotent-Replayed', 'true');
   exposeHeaders(headers);
-  return new Response(bodyOf(stored.status, stored.body), { status: stored.status, headers });
+  return { status: stored.status, headers, body: stored.body };
 }
