@@ -179,11 +179,12 @@ export class IdempotencyCore<Tx> {
 
 /** A request like `request`, with `bytes` as its body (its own was read for the fingerprint). */
 function rebuilt(request: Request, bytes: Uint8Array): Request {
-  // From the parts, not `new Request(request, …)`: copying a Request (its signal, its used body) costs more.
+  // From the parts, not `new Request(request, …)`, which costs more. Without the client's
+  // signal on purpose: a guarded handler runs to its end and its outcome is stored even when
+  // the client has gone, since that client's retry will ask for it.
   return new Request(request.url, {
     method: request.method,
     headers: request.headers,
     body: bytes as Uint8Array<ArrayBuffer>,
-    signal: request.signal,
   });
 }
