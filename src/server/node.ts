@@ -45,7 +45,8 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
       next();
       return;
     }
-    readBody(req)
+    const parsed = parsedBefore(req);
+    (parsed === undefined ? readBody(req) : Promise.resolve(parsed))
       .then(async (bytes) => {
         const headers = new Headers();
         for (const [name, value] of Object.entries(req.headers)) {
@@ -63,6 +64,22 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
 
 function firstOf(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The body, when a parser ran before this middleware (`express.json()` ahead
+ * of it): the stream is spent, so the fingerprint is taken from what the
+ * parser left — its raw bytes when it kept them, else the parsed value as
+ * JSON (compared by meaning for JSON bodies, as always).
+ */
+function parsedBefore(req: NodeRequestLike): Uint8Array | undefined {
+  if (req.rawBody instanceof Uint8Array) return req.rawBody;
+  const spent =
+    (req as { _body?: boolean })._body === true || (req as { readableEnded?: boolean }).readableEnded === true;
+  if (!spent) return undefined;
+  if (req.body === undefined) return new Uint8Array(0);
+  if (req.body instanceof Uint8Array) return req.body;
+  return new TextEncoder().encode(typeof req.body === 'string' ? req.body : JSON.stringify(req.body));
 }
 
 function readBody(req: NodeRequestLike): Promise<Uint8Array> {
@@ -110,14 +127,16 @@ function runDownstream(
   bytes: Uint8Array,
 ): Promise<Answer> {
   const contentType = firstOf(req.headers['content-type']) ?? null;
-  req.rawBody = bytes;
-  try {
-    req.body = isJsonMediaType(contentType) && bytes.length > 0 ? JSON.parse(new TextDecoder().decode(bytes)) : bytes;
-  } catch {
-    req.body = bytes;
+  if (!(req as { _body?: boolean })._body) {
+    req.rawBody = bytes;
+    try {
+      req.body = isJsonMediaType(contentType) && bytes.length > 0 ? JSON.parse(new TextDecoder().decode(bytes)) : bytes;
+    } catch {
+      req.body = bytes;
+    }
+    // body-parser's own flag: a parser further down leaves the body it finds alone.
+    (req as { _body?: boolean })._body = true;
   }
-  // body-parser's own flag: a parser further down leaves the body it finds alone.
-  (req as { _body?: boolean })._body = true;
   return new Promise<Answer>((resolve, reject) => {
     const original = { writeHead: res.writeHead, write: res.write, end: res.end };
     const chunks: Uint8Array[] = [];
