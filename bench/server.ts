@@ -4,8 +4,10 @@
  * key), in the Fetch style and the Connect style, at 32 requests in flight.
  * The servers run in their own process (bench/lib/server-half-child.ts);
  * rounds interleave the contenders, and each round's guarded/bare ratio is
- * reported (ratios survive a noisy shared machine; absolute numbers do not).
- * Target: guarded ≥ 0.8× bare. Standalone: not part of `npm run bench`.
+ * reported (ratios survive a noisy shared machine; absolute numbers do not),
+ * with the server process's CPU time per request, which a busy machine
+ * disturbs less than requests/s. Target: guarded ≥ 0.8× bare requests/s.
+ * Standalone: not part of `npm run bench`.
  *
  *   npx tsx bench/server.ts [rounds=7] [requests=4000]
  */
@@ -22,15 +24,16 @@ const IN_FLIGHT = 32;
 const child = spawn(
   process.execPath,
   ['--import', 'tsx', fileURLToPath(new URL('./lib/server-half-child.ts', import.meta.url))],
-  {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
+  { stdio: ['pipe', 'pipe', 'inherit'] },
 );
-const ports = await new Promise<Record<string, number>>((resolve) => {
-  createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (line) =>
-    resolve((JSON.parse(line) as { ports: Record<string, number> }).ports),
-  );
-});
+const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+const nextLine = () => new Promise<string>((resolve) => lines.once('line', resolve));
+const ports = (JSON.parse(await nextLine()) as { ports: Record<string, number> }).ports;
+async function serverCpuUs(): Promise<number> {
+  const line = nextLine();
+  child.stdin?.write('cpu\n');
+  return (JSON.parse(await line) as { cpuUs: number }).cpuUs;
+}
 
 const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
 let keys = 0;
@@ -58,42 +61,65 @@ function post(port: number): Promise<void> {
   });
 }
 
-async function run(port: number, requests: number): Promise<number> {
+async function run(port: number, requests: number): Promise<{ rps: number; cpuUs: number }> {
   let left = requests;
+  const cpuBefore = await serverCpuUs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (left-- > 0) await post(port);
     }),
   );
-  return (requests / (performance.now() - started)) * 1000;
+  const rps = (requests / (performance.now() - started)) * 1000;
+  return { rps, cpuUs: ((await serverCpuUs()) - cpuBefore) / requests };
 }
 
 const names = Object.keys(ports);
 for (const name of names) await run(ports[name] as number, 1_000); // warm-up
 const rps: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+const cpu: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 for (let round = 0; round < ROUNDS; round++) {
-  for (const name of rotate(names, round)) rps[name]?.push(await run(ports[name] as number, REQUESTS));
+  for (const name of rotate(names, round)) {
+    const result = await run(ports[name] as number, REQUESTS);
+    rps[name]?.push(result.rps);
+    cpu[name]?.push(result.cpuUs);
+  }
 }
 child.kill();
 agent.destroy();
 
-const ratios = (guarded: string, bare: string) =>
-  (rps[guarded] ?? []).map((value, i) => value / ((rps[bare] ?? [])[i] ?? Number.NaN));
+const ratios = (of: Record<string, number[]>, top: string, bottom: string) =>
+  (of[top] ?? []).map((value, i) => value / ((of[bottom] ?? [])[i] ?? Number.NaN));
 const rows = [
   ['Fetch style', 'fetch-bare', 'fetch-guarded'],
   ['Connect style', 'connect-bare', 'connect-guarded'],
 ].map(([label, bare, guarded]) => {
-  const r = ratios(guarded as string, bare as string);
+  const r = ratios(rps, guarded as string, bare as string);
+  const c = ratios(cpu, guarded as string, bare as string);
   return [
     label as string,
     fmtInt(median(rps[bare as string] ?? [])),
     fmtInt(median(rps[guarded as string] ?? [])),
     fmtRatio(median(r)),
     fmtRatioSpread(r),
+    `${fmtInt(median(cpu[bare as string] ?? []))} / ${fmtInt(median(cpu[guarded as string] ?? []))}`,
+    fmtRatio(median(c)),
   ];
 });
 console.log(
   `oncely/server overhead, ${IN_FLIGHT} in flight, ${ROUNDS} rounds × ${REQUESTS} fresh requests (node ${process.version})`,
 );
-console.log(table(['', 'bare req/s', 'guarded req/s', 'guarded / bare', 'per-round ratios'], rows));
+console.log(
+  table(
+    [
+      '',
+      'bare req/s',
+      'guarded req/s',
+      'guarded / bare',
+      'per-round ratios',
+      'server CPU µs/req bare / guarded',
+      'CPU ratio',
+    ],
+    rows,
+  ),
+);

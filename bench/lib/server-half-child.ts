@@ -2,10 +2,13 @@
  * The servers of bench/server.ts, in a process of their own: the same small
  * payment handler bare and guarded by `oncely/server` (memory store), in the
  * Fetch style (through a minimal node:http adapter) and the Connect style.
- * Prints `{"ports": {...}}` once listening.
+ * Prints `{"ports": {...}}` once listening; answers each line on stdin with
+ * its CPU time so far (`{"cpuUs": n}`), so the parent can charge each run.
  */
+
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 import { idempotency, memoryIdempotencyStore } from '../../src/server.js';
 
 let n = 0;
@@ -76,3 +79,7 @@ for (const [name, server] of Object.entries(servers)) {
   ports[name] = (server.address() as AddressInfo).port;
 }
 process.stdout.write(`${JSON.stringify({ ports })}\n`);
+createInterface({ input: process.stdin }).on('line', () => {
+  const { user, system } = process.cpuUsage();
+  process.stdout.write(`${JSON.stringify({ cpuUs: user + system })}\n`);
+});

@@ -55,8 +55,15 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
         }
         // No body on the Request: the core is handed the bytes, and downstream reads `req`.
         const request = new Request(url, { method, headers });
-        const runner = { kind: 'plain', handler: () => runDownstream(req, res, next, bytes) } as const;
-        writeAnswer(res, await core.handle(request, runner, bytes));
+        let downstream: Answer | undefined;
+        const handler = async () => {
+          downstream = await runDownstream(req, res, next, bytes);
+          return downstream;
+        };
+        const answer = await core.handle(request, { kind: 'plain', handler }, bytes);
+        // The application's own answer still has its headers on `res`: only status and body to write.
+        if (answer === downstream) writeBody(res, answer);
+        else writeAnswer(res, answer);
       })
       .catch((error: unknown) => next(error));
   };
@@ -186,6 +193,12 @@ function captured(res: NodeResponseLike, body: Uint8Array): Answer {
     else if (value !== undefined) headers.set(name, String(value));
   }
   return { status: res.statusCode, headers, body };
+}
+
+function writeBody(res: NodeResponseLike, answer: Answer): void {
+  res.statusCode = answer.status;
+  res.setHeader('content-length', String(answer.body.length));
+  res.end(answer.body);
 }
 
 function writeAnswer(res: NodeResponseLike, answer: Answer): void {
