@@ -131,8 +131,9 @@ export class IdempotencyCore<Tx> {
       snapshot = await handler(g.request);
     } catch {
       // It may have done its work before throwing: never run it again blindly.
-      if (g.route.rerun === 'safe') await store.release(claim);
-      else await store.abandon(claim);
+      // A store that fails here leaves the claim to its lease, which ends in the same place.
+      if (g.route.rerun === 'safe') await store.release(claim).catch(() => undefined);
+      else await store.abandon(claim).catch(() => undefined);
       return problems.handlerFailed(g.route.rerun === 'safe');
     }
     try {
