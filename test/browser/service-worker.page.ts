@@ -4,7 +4,7 @@
  * client (`backgroundSync: true`), exposing `window.sw` to the test.
  *
  * Query: api, db, budget (the worker's), concurrency, token (the worker's
- * bearer token), sw=0 (no worker: the same client alone, for comparisons),
+ * bearer token), timeout (attemptTimeoutMs, both), sw=0 (no worker: the same client alone, for comparisons),
  * observe=1 (no client: only collects the worker's reports, holds no lock).
  */
 import {
@@ -56,6 +56,7 @@ if (withWorker && !observeOnly) {
     budget: params.get('budget') ?? '20000',
     concurrency: params.get('concurrency') ?? '4',
     token: params.get('token') ?? 'worker',
+    timeout: params.get('timeout') ?? '15000',
   });
   void navigator.serviceWorker.register(`/sw.js?${script.toString()}`);
 }
@@ -72,7 +73,7 @@ if (!observeOnly) {
     settlePollMs: 100,
     recheckMs: 300,
     policy: {
-      attemptTimeoutMs: 15_000,
+      attemptTimeoutMs: Number(params.get('timeout') ?? '15000'),
       deadlineMs: 120_000,
       backoff: { baseDelayMs: 20, maxDelayMs: 100, multiplier: 2, jitter: 'full' },
       retryAfter: { honor: true, maxRetryAfterMs: 1_000, jitterMs: 10 },

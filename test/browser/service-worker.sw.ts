@@ -31,7 +31,7 @@ createServiceWorkerDrainer({
   // Credentials at send time, in the worker: here a constant; an app reads its token from IndexedDB.
   headers: () => ({ authorization: `Bearer ${params.get('token') ?? 'worker'}` }),
   policy: {
-    attemptTimeoutMs: 15_000,
+    attemptTimeoutMs: Number(params.get('timeout') ?? '15000'),
     deadlineMs: 120_000,
     backoff: { baseDelayMs: 20, maxDelayMs: 100, multiplier: 2, jitter: 'full' },
     retryAfter: { honor: true, maxRetryAfterMs: 1_000, jitterMs: 10 },
