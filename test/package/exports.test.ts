@@ -27,12 +27,13 @@ describe('package exports', () => {
       './node',
       './package.json',
       './postgres',
+      './service-worker',
       './store',
       './testing',
     ]);
   });
 
-  it.each(['.', './browser', './node', './postgres', './store', './testing'])(
+  it.each(['.', './browser', './node', './postgres', './service-worker', './store', './testing'])(
     '%s points at built JS and types that exist',
     (subpath) => {
       const target = pkg.exports[subpath];
@@ -82,6 +83,7 @@ describe('package exports', () => {
     ],
     'oncely/testing': ['createFakeRuntime', 'seededRandom', 'startReferenceServer'],
     'oncely/postgres': ['MIGRATIONS', 'SCHEMA_VERSION', 'postgresStore'],
+    'oncely/service-worker': [...CORE, 'createServiceWorkerDrainer'],
   };
 
   it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {
