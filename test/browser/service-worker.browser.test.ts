@@ -14,7 +14,13 @@
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceServer, type ReferenceServerOptions, startReferenceServer } from '../../src/testing.js';
+import {
+  type ReferenceRequest,
+  type ReferenceResponse,
+  type ReferenceServer,
+  type ReferenceServerOptions,
+  startReferenceServer,
+} from '../../src/testing.js';
 import { type BrowserHarness, chromiumForSuite, startHarness } from '../helpers/browser.js';
 import type { RecordSummary } from './service-worker.page.js';
 
@@ -24,7 +30,7 @@ const WORKER_OWNER = /^service-worker:/;
 
 /** Server time per request, so overlapping sends for one key would show on its timeline. */
 const slow =
-  (ms: number): ReferenceServerOptions['handle'] =>
+  (ms: number): ((req: ReferenceRequest) => Promise<ReferenceResponse>) =>
   async (req) => {
     await new Promise((resolve) => setTimeout(resolve, ms));
     return { status: 201, body: { id: `res_${req.effectNumber}` } };
