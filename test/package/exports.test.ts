@@ -28,12 +28,13 @@ describe('package exports', () => {
       './package.json',
       './postgres',
       './server',
+      './service-worker',
       './store',
       './testing',
     ]);
   });
 
-  it.each(['.', './browser', './node', './postgres', './server', './store', './testing'])(
+  it.each(['.', './browser', './node', './postgres', './server', './service-worker', './store', './testing'])(
     '%s points at built JS and types that exist',
     (subpath) => {
       const target = pkg.exports[subpath];
@@ -103,6 +104,7 @@ describe('package exports', () => {
       'idempotency',
       'memoryIdempotencyStore',
     ],
+    'oncely/service-worker': [...CORE, 'createServiceWorkerDrainer'],
   };
 
   it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {
