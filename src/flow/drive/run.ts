@@ -10,6 +10,7 @@ import { mayHaveTakenEffect } from '../decide/decide.js';
 import { policyOfRecord } from '../decide/policy-snapshot.js';
 import { claim, claimOutcome, type Owner, startAttempt } from '../decide/transitions.js';
 import type { Engine } from '../engine/engine.js';
+import { leaseBoundMs } from '../engine/lease-watch.js';
 import { mayAttemptNow } from './before-attempt.js';
 import { drive } from './drive.js';
 import { type StartedAttempt, startAtOnce } from './start-at-once.js';
@@ -49,7 +50,13 @@ export async function runOperation(
             .update(key, (current) => {
               const nowMs = engine.runtime.now();
               const claimed = claim(current, key, engine.owner, nowMs, (lease, epoch) =>
-                engine.leases.expired(key, lease.owner, epoch, lease.until),
+                engine.leases.expired(
+                  key,
+                  lease.owner,
+                  epoch,
+                  lease.until,
+                  leaseBoundMs(current, engine.owner.leaseMs),
+                ),
               );
               started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
               return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
@@ -71,7 +78,10 @@ export async function runOperation(
     } else {
       // Someone else holds the lease: leave it to them, or look again when it would expire.
       if (busy === 'skip') return record;
-      const waitMs = Math.min(engine.pollMs, Math.max(1, claimed.untilMs - engine.runtime.now()));
+      // Until the watch of its lease ends (lease-watch.ts), on our monotonic clock: a lease the wall clock
+      // calls long expired is not looked at again every millisecond meanwhile.
+      const watchMs = engine.leases.remainingMs(key) ?? claimed.untilMs - engine.runtime.now();
+      const waitMs = Math.min(engine.pollMs, Math.max(1, watchMs));
       if (!(await pause(engine, waitMs, signal))) return record;
     }
     // Shut down, or given back because the platform holds it back now (`mayAttempt`): not claimed again here.
