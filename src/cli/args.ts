@@ -23,8 +23,9 @@ export const USAGE = `usage: oncely <command> [args] [--dir D] [--config F] [--h
   Ctrl-C (SIGINT) or SIGTERM gives back every lease this process holds before it exits.
 
   --dir D             the file store (default .oncely)
-  --config F          a .json or .mjs file with { baseUrl, policy, endpoints }: the app's rules,
-                      for records stored without their policy (newer records carry their own)
+  --config F          a .json or .mjs file with { baseUrl, policy, endpoints, leaseMs }: the app's rules,
+                      for records stored without their policy (newer records carry their own), and
+                      the lease length its clients use (a drain takes over a lease only after it)
   --header "N: v"     sent with retry/drain, never stored (repeatable)
   --json              machine-readable output (errors too, on stderr)
   --version, --help`;

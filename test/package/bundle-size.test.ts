@@ -52,15 +52,19 @@ const BUDGETS: readonly Budget[] = [
   // request's `signal` and `responseSchema` checked before the write-ahead, a schema that throws turned into
   // ResponseValidationError, unused gate admissions given back, a hook wait's stop told from its deadline, the
   // `mayAttempt` check, and a removal under a running loop reported with what it knew: 36.9 KB and 44.4 KB measured.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 37.5 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 45 * KB },
+  // The edge fixes of issue 28 (leases watched on the monotonic clock, the lease checked before the bytes leave,
+  // a failed scope head holding its scope, stored keys checked before a read is held in memory, a store error
+  // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.5 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
-  // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()).
+  // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
+  // with the edge fixes above.
   {
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    ceilingGzipBytes: 41.5 * KB,
+    ceilingGzipBytes: 42.2 * KB,
   },
 ];
 
