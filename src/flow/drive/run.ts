@@ -40,6 +40,8 @@ export async function runOperation(
   let known = written;
   /** The record as this loop last knew it: what a removal meanwhile is reported with (`removedError`). */
   let lastKnown = written?.record;
+  // A store that claims on its own clock (PostgreSQL's now()) is the only judge of another owner's lease.
+  const onStoreClock = engine.store.claimDue !== undefined && !engine.store.inMemory(key);
   for (;;) {
     let started = known?.started;
     const record =
@@ -48,8 +50,12 @@ export async function runOperation(
         : await engine.store
             .update(key, (current) => {
               const nowMs = engine.runtime.now();
-              const claimed = claim(current, key, engine.owner, nowMs, (lease, epoch) =>
-                engine.leases.expired(key, lease.owner, epoch, lease.until),
+              const claimed = claim(
+                current,
+                key,
+                engine.owner,
+                nowMs,
+                (lease, epoch) => !onStoreClock && engine.leases.expired(key, lease.owner, epoch, lease.until),
               );
               started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
               return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
@@ -71,6 +77,11 @@ export async function runOperation(
     } else {
       // Someone else holds the lease: leave it to them, or look again when it would expire.
       if (busy === 'skip') return record;
+      const taken = onStoreClock ? await takeOver(engine, key) : undefined;
+      if (taken !== undefined) {
+        known = { record: taken };
+        continue;
+      }
       const waitMs = Math.min(engine.pollMs, Math.max(1, claimed.untilMs - engine.runtime.now()));
       if (!(await pause(engine, waitMs, signal))) return record;
     }
@@ -81,6 +92,18 @@ export async function runOperation(
       return latest;
     }
   }
+}
+
+/**
+ * Another owner's lease on `key`, taken over only if the store's clock says
+ * it has expired (and the operation is due): the record, ours now, or
+ * `undefined` while the lease holds.
+ */
+async function takeOver(engine: Engine, key: string): Promise<OperationRecord | undefined> {
+  const nowMs = engine.runtime.now();
+  const { id: owner, leaseMs } = engine.owner;
+  const [taken] = (await engine.store.claimDue?.({ owner, leaseMs, limit: 1, dueBy: nowMs, nowMs, keys: [key] })) ?? [];
+  return taken;
 }
 
 /**

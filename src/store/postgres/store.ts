@@ -14,9 +14,11 @@
  * wrote last still cached, a write is one round trip.
  */
 import pg, { type Pool } from 'pg';
-import type { OperationRecord } from '../../model.js';
-import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
+import { type OperationRecord, writeOrder } from '../../model.js';
+import type { ClaimRequest, OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
 import { RecordCache } from './cache.js';
+import { claimValues } from './claim.js';
+import { clockSkewMs } from './clock.js';
 import { migrate } from './migrations.js';
 import { type PostgresStoreOptions, validateOptions } from './options.js';
 import {
@@ -24,15 +26,14 @@ import {
   checkRow,
   columnValues,
   filterSql,
-  insertSql,
+  leaseLeftMs,
   READ_COLUMNS,
   type StoredRow,
-  updateSql,
-  upsertSql,
   validForWrite,
 } from './rows.js';
+import { statements } from './statements.js';
 import { listSummaries } from './summaries.js';
-import { wakeChannel } from './wake.js';
+import { ownConnection, wakeChannel } from './wake.js';
 
 export type { PostgresStoreOptions } from './options.js';
 
@@ -53,12 +54,13 @@ export interface PostgresStore extends OperationStore {
   onWake(fn: () => void): () => void;
   /**
    * How far this process's clock is ahead of the database's (negative:
-   * behind), in ms, measured over one round trip. Leases are written from
-   * each worker's clock, and a taker judges another's lease with a 1 s
-   * margin: check this at start-up and refuse to run far off.
-   * @example if (Math.abs(await store.clockSkewMs()) > 500) throw new Error('fix NTP on this host')
+   * behind), in ms, measured over one round trip. For monitoring: leases are
+   * judged on the database's clock, so a worker's skew moves only when it
+   * thinks a retry is due.
+   * @example if (Math.abs(await store.clockSkewMs()) > 5_000) console.warn('fix NTP on this host')
    */
   clockSkewMs(): Promise<number>;
+  claimDue(request: ClaimRequest): Promise<OperationRecord[]>;
   /** Ends the listening connection, and the pool when the store created it. */
   close(): Promise<void>;
 }
@@ -70,29 +72,22 @@ export interface PostgresStore extends OperationStore {
  * const client = createClient({ store, concurrency: 16 });
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  const { tenant, names, now, ...resolved } = validateOptions(options);
+  const { tenant, names, now, connectionTimeoutMs, ...resolved } = validateOptions(options);
   const owned = options.pool === undefined;
   const pool: Pool =
-    options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+    options.pool ??
+    new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: connectionTimeoutMs,
+    });
   // A pool we own must not crash the process when an idle connection dies (the server restarted).
   if (owned) pool.on('error', () => undefined);
   const table = names.table;
   const cache = new RecordCache();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
-  const wake = wakeChannel(pool, names.channel, tenant);
-  const sql = {
-    get: `SELECT ${READ_COLUMNS} FROM ${table} WHERE tenant = $1 AND key = $2`,
-    insert: insertSql(names),
-    update: updateSql(names),
-    put: upsertSql(names),
-    delete: `DELETE FROM ${table} WHERE tenant = $1 AND key = $2`,
-    // Moves the row aside only if it is still the text we judged (rev): a concurrent repair is not quarantined.
-    quarantine: `WITH moved AS (DELETE FROM ${table} WHERE tenant = $1 AND key = $2 AND rev = $3 RETURNING record::text AS raw)
-      INSERT INTO ${names.quarantine} (tenant, id, problems, at, raw) SELECT $1, $2, $4::jsonb, $5, raw FROM moved
-      ON CONFLICT (tenant, id) DO UPDATE SET problems = excluded.problems, at = excluded.at, raw = excluded.raw, moved_at = now()
-      RETURNING raw`,
-    quarantined: `SELECT id, problems, at, raw FROM ${names.quarantine} WHERE tenant = $1 ORDER BY moved_at, id`,
-  };
+  const wake = wakeChannel(ownConnection(pool, connectionTimeoutMs), names.channel, tenant);
+  const sql = statements(names);
 
   let ready: Promise<unknown> | undefined;
   /** Migrates once per handle before first use (unless told not to); a failure is retried on the next call. */
@@ -107,7 +102,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   /** A row's record, or undefined when there is none or it was corrupt (then moved aside and reported). */
   async function judge(key: string, row: StoredRow): Promise<OperationRecord | undefined> {
-    const checked: Checked = checkRow(key, row.raw);
+    const checked: Checked = checkRow(key, row);
     if (checked.ok) return checked.record;
     cache.forget(key);
     const at = now();
@@ -139,8 +134,15 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     const values = columnValues(next);
     const result =
       row === undefined
-        ? await pool.query<Omit<StoredRow, 'raw'>>(sql.insert, [tenant, key, ...values])
-        : await pool.query<Omit<StoredRow, 'raw'>>(sql.update, [tenant, key, row.rev, row.epoch, ...values]);
+        ? await pool.query<Omit<StoredRow, 'raw'>>(sql.insert, [tenant, key, ...values, leaseLeftMs(next, now())])
+        : await pool.query<Omit<StoredRow, 'raw'>>(sql.update, [
+            tenant,
+            key,
+            row.rev,
+            row.epoch,
+            ...values,
+            leaseLeftMs(next, now()),
+          ]);
     const written = result.rows[0];
     return written === undefined ? undefined : { ...written, raw: values[values.length - 1] as string };
   }
@@ -183,7 +185,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       await whenReady();
       const valid = validForWrite(record);
       const values = columnValues(valid);
-      const { rows } = await pool.query<Omit<StoredRow, 'raw'>>(sql.put, [tenant, valid.key, ...values]);
+      const { rows } = await pool.query<Omit<StoredRow, 'raw'>>(sql.put, [
+        tenant,
+        valid.key,
+        ...values,
+        leaseLeftMs(valid, now()),
+      ]);
       const written = rows[0];
       if (written !== undefined)
         cache.remember(valid.key, { ...written, raw: values[values.length - 1] as string }, valid);
@@ -264,14 +271,21 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
     onWake: (fn) => wake.subscribe(fn),
 
-    async clockSkewMs() {
-      const sent = Date.now();
-      const { rows } = await pool.query<{ ms: number }>(
-        'SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS ms',
-      );
-      const received = Date.now();
-      // The database read its clock somewhere in the round trip: assume the middle.
-      return (sent + received) / 2 - (rows[0]?.ms ?? Number.NaN);
+    clockSkewMs: () => clockSkewMs(pool, now),
+
+    async claimDue(request) {
+      await whenReady();
+      const text = request.keys === undefined ? sql.claim : sql.claimKeys;
+      const { rows } = await pool.query<StoredRow & { key: string }>(text, claimValues(tenant, request));
+      const claimed: OperationRecord[] = [];
+      for (const row of rows) {
+        // Checked like any read: a corrupt row, or one whose columns disagree with it, is moved aside.
+        const record = await judge(row.key, row);
+        if (record === undefined) continue;
+        cache.remember(row.key, row, record);
+        claimed.push(record);
+      }
+      return claimed.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
     },
 
     async close() {
