@@ -32,6 +32,8 @@ export interface PgWorkerConfig {
   attemptTimeoutMs: number;
   concurrency: number;
   kill?: { n: number; afterMs?: number };
+  /** This worker's clock is this far ahead of the machine's (negative: behind), for the client and the store alike. */
+  skewMs?: number;
 }
 
 function print(line: string): void {
@@ -55,8 +57,11 @@ function reportingFences(store: OperationStore): OperationStore {
 }
 
 async function run(config: PgWorkerConfig): Promise<void> {
-  const store = postgresStore({ connectionString: config.url, table: config.table, poolSize: 4 });
+  const skewMs = config.skewMs ?? 0;
+  const now = (): number => Date.now() + skewMs;
+  const store = postgresStore({ connectionString: config.url, table: config.table, poolSize: 4, now });
   const client = createClient({
+    runtime: { now },
     store: reportingFences(store),
     baseUrl: config.baseUrl,
     leaseMs: config.leaseMs,
