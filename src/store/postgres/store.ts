@@ -11,16 +11,19 @@
  * the fresh record, so the engine's fencing (`assertFenced`) sees any newer
  * epoch and a stale owner's write changes nothing. Two round trips, no
  * transaction held open across them; with the row version this handle
- * wrote last still cached, a write is one round trip.
+ * wrote last still cached, a write is one round trip. Writes the engine
+ * marks `relaxed`, and claims, commit without waiting for the disk (pools.ts).
  */
-import pg, { type Pool } from 'pg';
+import type { Pool } from 'pg';
 import { type OperationRecord, writeOrder } from '../../model.js';
-import type { ClaimRequest, OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
+import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { RecordCache } from './cache.js';
 import { claimValues } from './claim.js';
 import { clockSkewMs } from './clock.js';
+import type { PostgresStore } from './handle.js';
 import { migrate } from './migrations.js';
 import { type PostgresStoreOptions, validateOptions } from './options.js';
+import { openPools } from './pools.js';
 import {
   type Checked,
   checkRow,
@@ -35,35 +38,8 @@ import { statements } from './statements.js';
 import { listSummaries } from './summaries.js';
 import { ownConnection, wakeChannel } from './wake.js';
 
+export type { PostgresStore } from './handle.js';
 export type { PostgresStoreOptions } from './options.js';
-
-export interface PostgresStore extends OperationStore {
-  /**
-   * Applies the schema migrations not applied yet (idempotent; safe from
-   * many processes at once). Resolves with the versions it applied.
-   * @example await postgresStore({ connectionString, migrate: false }).migrate()
-   */
-  migrate(): Promise<number[]>;
-  /**
-   * Calls `fn` when work may have become available to any worker (an
-   * operation enqueued unleased, or a lease released), via LISTEN/NOTIFY on
-   * a connection held while anyone subscribes. A hint only: keep polling.
-   * Returns an unsubscribe.
-   * @example store.onWake(() => void client.resume())
-   */
-  onWake(fn: () => void): () => void;
-  /**
-   * How far this process's clock is ahead of the database's (negative:
-   * behind), in ms, measured over one round trip. For monitoring: leases are
-   * judged on the database's clock, so a worker's skew moves only when it
-   * thinks a retry is due.
-   * @example if (Math.abs(await store.clockSkewMs()) > 5_000) console.warn('fix NTP on this host')
-   */
-  clockSkewMs(): Promise<number>;
-  claimDue(request: ClaimRequest): Promise<OperationRecord[]>;
-  /** Ends the listening connection, and the pool when the store created it. */
-  close(): Promise<void>;
-}
 
 /**
  * @example
@@ -73,16 +49,8 @@ export interface PostgresStore extends OperationStore {
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const { tenant, names, now, connectionTimeoutMs, ...resolved } = validateOptions(options);
-  const owned = options.pool === undefined;
-  const pool: Pool =
-    options.pool ??
-    new pg.Pool({
-      connectionString: options.connectionString,
-      max: options.poolSize ?? 10,
-      connectionTimeoutMillis: connectionTimeoutMs,
-    });
-  // A pool we own must not crash the process when an idle connection dies (the server restarted).
-  if (owned) pool.on('error', () => undefined);
+  const pools = openPools(options, connectionTimeoutMs);
+  const pool = pools.durable;
   const table = names.table;
   const cache = new RecordCache();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
@@ -130,12 +98,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
 
   /** Writes `next` over the row version read (or inserts when there was none); false when someone wrote first. */
-  async function write(key: string, row: StoredRow | undefined, next: OperationRecord): Promise<StoredRow | undefined> {
+  async function write(
+    key: string,
+    row: StoredRow | undefined,
+    next: OperationRecord,
+    via: Pool,
+  ): Promise<StoredRow | undefined> {
     const values = columnValues(next);
     const result =
       row === undefined
-        ? await pool.query<Omit<StoredRow, 'raw'>>(sql.insert, [tenant, key, ...values, leaseLeftMs(next, now())])
-        : await pool.query<Omit<StoredRow, 'raw'>>(sql.update, [
+        ? await via.query<Omit<StoredRow, 'raw'>>(sql.insert, [tenant, key, ...values, leaseLeftMs(next, now())])
+        : await via.query<Omit<StoredRow, 'raw'>>(sql.update, [
             tenant,
             key,
             row.rev,
@@ -148,7 +121,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
 
   /** One compare-and-set try on a known row version; `undefined` when the updater must see a fresh read. */
-  async function tryCached(key: string, fn: Updater): Promise<{ record: OperationRecord | undefined } | undefined> {
+  async function tryCached(
+    key: string,
+    fn: Updater,
+    via: Pool,
+  ): Promise<{ record: OperationRecord | undefined } | undefined> {
     const known = cache.get(key);
     if (known === undefined) return undefined;
     let next: OperationRecord | undefined;
@@ -161,7 +138,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     // Writing nothing is only right on the current record, which our copy may not be.
     if (next === undefined || next === known.record) return undefined;
     const valid = checkedNext(key, next);
-    const written = await write(key, known.row, valid);
+    const written = await write(key, known.row, valid, via);
     if (written === undefined) {
       cache.forget(key);
       return undefined;
@@ -196,9 +173,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         cache.remember(valid.key, { ...written, raw: values[values.length - 1] as string }, valid);
     },
 
-    async update(key: string, fn: Updater) {
+    async update(key: string, fn: Updater, options?: WriteOptions) {
       await whenReady();
-      const fast = await tryCached(key, fn);
+      const via = options?.durability === 'relaxed' ? pools.relaxed : pool;
+      const fast = await tryCached(key, fn, via);
       if (fast !== undefined) return fast.record;
       for (;;) {
         const { row, record: current } = await read(key);
@@ -208,7 +186,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           return current;
         }
         const valid = checkedNext(key, next);
-        const written = await write(key, row, valid);
+        const written = await write(key, row, valid, via);
         if (written !== undefined) {
           cache.remember(key, written, valid);
           return valid;
@@ -276,7 +254,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     async claimDue(request) {
       await whenReady();
       const text = request.keys === undefined ? sql.claim : sql.claimKeys;
-      const { rows } = await pool.query<StoredRow & { key: string }>(text, claimValues(tenant, request));
+      // Committed without waiting for the disk (pools.ts): the claimer's next write is durable and covers it.
+      const { rows } = await pools.relaxed.query<StoredRow & { key: string }>(text, claimValues(tenant, request));
       const claimed: OperationRecord[] = [];
       for (const row of rows) {
         // Checked like any read: a corrupt row, or one whose columns disagree with it, is moved aside.
@@ -290,7 +269,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
     async close() {
       await wake.close();
-      if (owned) await pool.end();
+      await pools.end();
     },
   };
   return store;
