@@ -1,8 +1,10 @@
 /**
  * Rows ↔ records. The record document (`jsonb`) is the truth; the columns
  * beside it are copies of the few fields queries filter and order on, written
- * from the same validated record in the same statement, so they never
- * disagree with it. Reads validate the document like every store does.
+ * from the same validated record in the same statement (a claim changes
+ * both in SQL), so they never disagree with it unless someone edited the row
+ * behind the store's back. Reads validate the document like every store
+ * does, and check the columns claims decide on against it (`checkRow`).
  */
 import { CorruptRecordError } from '../../errors.js';
 import { type OperationRecord, type OperationState, parseRecord, writeOrder } from '../../model.js';
