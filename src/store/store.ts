@@ -115,8 +115,23 @@ export interface ClaimRequest {
    * caller's clock: due dates are the caller's to judge, a lease is not).
    */
   dueBy: number;
-  /** The caller's clock now: each record's `lease.until` is `nowMs + leaseMs`, on the clock its holder judges it by. */
+  /**
+   * The caller's clock now, in whole ms: each record's `lease.until` is
+   * `nowMs + leaseMs` (more with a started attempt), on the clock its holder
+   * judges it by.
+   */
   nowMs: number;
+  /**
+   * Also record attempt 1 of each claimed operation that has no attempt yet
+   * (pending, before its deadline, its policy stored with it) as started by
+   * `owner` at `nowMs`, in the same write, as the write-ahead of a new
+   * operation does when it can go at once: the claimer sends it without
+   * another write before the first byte. Ask only when nothing must happen
+   * before an attempt (no credentials callback, no platform check). A store
+   * may ignore it (then nothing is started).
+   * @default false
+   */
+  startFirstAttempt?: boolean;
   /**
    * Only these keys: the takeover of operations the caller waits on. The
    * scope-head rule is then the caller's (its scope queue), not the store's.

@@ -32,6 +32,8 @@ export interface PgWorkerConfig {
   attemptTimeoutMs: number;
   concurrency: number;
   kill?: { n: number; afterMs?: number };
+  /** No `headers` callback: attempt 1 of an operation never tried can start in the claim itself. @default true */
+  credentials?: boolean;
   /** This worker's clock is this far ahead of the machine's (negative: behind), for the client and the store alike. */
   skewMs?: number;
 }
@@ -66,7 +68,7 @@ async function run(config: PgWorkerConfig): Promise<void> {
     baseUrl: config.baseUrl,
     leaseMs: config.leaseMs,
     concurrency: config.concurrency,
-    headers: () => ({ authorization: 'Bearer fleet-secret' }),
+    ...(config.credentials === false ? {} : { headers: () => ({ authorization: 'Bearer fleet-secret' }) }),
     policy: {
       attemptTimeoutMs: config.attemptTimeoutMs,
       // Kills close attempts as ambiguous; they must not exhaust the operation.

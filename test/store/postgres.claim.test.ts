@@ -88,6 +88,38 @@ describe.runIf(bin !== undefined)('postgresStore claimDue on a real PostgreSQL',
     expect((await claim(taker, 't', BEHIND, 1, ['pay'])).map((r) => [r.key, r.lease?.owner])).toEqual([['pay', 't']]);
   });
 
+  it('can record attempt 1 as started in the claim itself, as startAttempt would, and nothing else', async () => {
+    const store = db.store();
+    const policySnapshot = { attemptTimeoutMs: 2_000 };
+    await store.put(sampleRecord('fresh', { nextAttemptAt: 1, deadlineAt: 100_000, policySnapshot }));
+    await store.put(sampleRecord('near', { nextAttemptAt: 2, deadlineAt: 10_500, policySnapshot }));
+    const tried = { n: 1, owner: 'old', startedAt: 5, endedAt: 6, class: 'not_sent', sent: 'not' } as const;
+    await store.put(
+      sampleRecord('retry', { nextAttemptAt: 3, deadlineAt: 100_000, policySnapshot, attempts: [tried] }),
+    );
+    await store.put(sampleRecord('unknown-policy', { nextAttemptAt: 4, deadlineAt: 100_000 }));
+    const claimed = await store.claimDue({
+      owner: 'w',
+      leaseMs: 1_000,
+      limit: 10,
+      dueBy: 10_000,
+      nowMs: 10_000,
+      startFirstAttempt: true,
+    });
+    expect(claimed.map((r) => [r.key, r.state, r.attempts.length, r.lease?.until])).toEqual([
+      // 10 s + the attempt timeout + the lease.
+      ['fresh', 'in_flight', 1, 13_000],
+      // The attempt timeout cut at the deadline: 500 ms.
+      ['near', 'in_flight', 1, 11_500],
+      ['retry', 'pending', 1, 11_000],
+      ['unknown-policy', 'pending', 0, 11_000],
+    ]);
+    expect(claimed[0]?.attempts).toEqual([{ n: 1, owner: 'w', startedAt: 10_000, sent: 'maybe' }]);
+    // The columns agree with the documents (a read would quarantine them otherwise).
+    expect((await db.reopen(store).get('fresh'))?.state).toBe('in_flight');
+    expect(await store.quarantined()).toEqual([]);
+  });
+
   it('only the head of each scope is claimable, in write order', async () => {
     const store = db.store();
     await store.put(sampleRecord('s1', { scope: 's', seq: 1, nextAttemptAt: 5 }));

@@ -9,13 +9,32 @@
  * not grow with the fleet.
  */
 import { isTerminal, type OperationRecord } from '../../model.js';
+import type { EndpointTable } from '../../options.js';
 import type { ClaimRequest } from '../../store/store.js';
+import { policyOfRecord } from '../decide/policy-snapshot.js';
+import { mayStartNow, type StartedAttempt } from '../drive/start-at-once.js';
 import { pause } from '../drive/waits.js';
+import { attemptTimeoutMs } from '../transport/timeouts.js';
 import type { ClientCore } from './core.js';
 import { countHeld, countOutcome, emptySummary, type ResumeSummary } from './resume.js';
 import type { ResumePassOptions } from './resume-pass.js';
 import { guarded, type Outcome, outcomeOf } from './settle.js';
 import { isHeldElsewhere, liveProfile } from './settle-errors.js';
+
+/**
+ * The attempt the claim recorded as started for this owner (`startFirstAttempt`),
+ * if it did: the loop sends it without another write, within the timeout the
+ * store computed it with (the stored policy's, cut at the deadline).
+ */
+function startedBy(record: OperationRecord, owner: string, nowMs: number, endpoints: EndpointTable) {
+  const last = record.attempts[record.attempts.length - 1];
+  if (record.state !== 'in_flight' || last === undefined || last.endedAt !== undefined) return undefined;
+  if (last.owner !== owner || last.startedAt !== nowMs || record.attempts.length !== 1) return undefined;
+  const started: StartedAttempt = {
+    timeoutMs: attemptTimeoutMs(policyOfRecord(endpoints, record), record.deadlineAt, nowMs),
+  };
+  return started;
+}
 
 export async function claimingPass(
   core: ClientCore,
@@ -59,9 +78,16 @@ export async function claimingPass(
     if (shutdown.stopped) break;
     const room = core.concurrency - active.size;
     if (room > 0) {
-      const nowMs = runtime.now();
-      const claimed = await claimDue({ owner: owner.id, leaseMs: owner.leaseMs, limit: room, dueBy: nowMs, nowMs });
-      for (const record of claimed) start(record.key, record.scope, { record });
+      const nowMs = Math.floor(runtime.now());
+      // Attempt 1 may start in the claim itself when nothing must happen first (start-at-once.ts).
+      const startFirstAttempt = mayStartNow(engine, undefined) && engine.mayAttempt === undefined;
+      const request = { owner: owner.id, leaseMs: owner.leaseMs, limit: room, dueBy: nowMs, nowMs, startFirstAttempt };
+      const claimed = await claimDue(request);
+      for (const record of claimed)
+        start(record.key, record.scope, {
+          record,
+          started: startedBy(record, owner.id, nowMs, engine.endpoints),
+        });
       if (claimed.length > 0) continue;
     }
     if (active.size > 0) {
