@@ -2,7 +2,7 @@
  * The connections a store handle uses. With a connection string it owns two
  * pools of `poolSize`: one for durable writes and reads, and one whose
  * sessions commit asynchronously (`synchronous_commit = off`) for the writes
- * the engine marks `relaxed` and for claims.
+ * the engine marks `relaxed` and for claims that start no attempt.
  *
  * Why that keeps every promise of `WriteOptions`: an asynchronous commit is
  * visible to every other session at once (only its flush to disk is

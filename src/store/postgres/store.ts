@@ -254,8 +254,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     async claimDue(request) {
       await whenReady();
       const text = request.keys === undefined ? sql.claim : sql.claimKeys;
-      // Committed without waiting for the disk (pools.ts): the claimer's next write is durable and covers it.
-      const { rows } = await pools.relaxed.query<StoredRow & { key: string }>(text, claimValues(tenant, request));
+      // A claim alone commits without waiting for the disk (pools.ts): the claimer's next write is durable and
+      // covers it. One that starts attempts is that durable write: it must be on disk before a request leaves.
+      const via = request.startFirstAttempt === true ? pool : pools.relaxed;
+      const { rows } = await via.query<StoredRow & { key: string }>(text, claimValues(tenant, request));
       const claimed: OperationRecord[] = [];
       for (const row of rows) {
         // Checked like any read: a corrupt row, or one whose columns disagree with it, is moved aside.
