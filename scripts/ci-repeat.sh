@@ -2,10 +2,12 @@
 # Runs CI (.ci/run) N times, each in a fresh clone of the committed HEAD, to
 # catch flaky tests: what passes once may fail one run in ten.
 #
-#   scripts/ci-repeat.sh [--hog] N
+#   scripts/ci-repeat.sh [--hog | --hogs K] N
 #
-#   --hog   run a CPU hog (`node -e 'for(;;){}'`) beside every run, as on a
-#           busy CI machine; it is killed when the run ends.
+#   --hog     run two CPU hogs (`node -e 'for(;;){}'`) beside every run, as on
+#             a busy CI machine (with the suite's own work: load 4 or more on
+#             two cores); they are killed when the run ends.
+#   --hogs K  run K hogs instead.
 #
 # Prints `run i: pass|fail (seconds)` per run and a summary; keeps the log of
 # every failed run; exits 1 if any run failed. Uncommitted changes are NOT
@@ -16,9 +18,17 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 
 hog=0
 runs=''
+expect_hogs=0
 for arg in "$@"; do
+  if [ "$expect_hogs" = 1 ]; then
+    case "$arg" in '' | *[!0-9]*) echo "ci-repeat: --hogs takes a number" >&2; exit 2 ;; esac
+    hog="$arg"
+    expect_hogs=0
+    continue
+  fi
   case "$arg" in
-    --hog) hog=1 ;;
+    --hog) hog=2 ;;
+    --hogs) expect_hogs=1 ;;
     -h | --help) usage; exit 0 ;;
     '' | *[!0-9]*) echo "ci-repeat: unexpected argument '$arg'" >&2; usage >&2; exit 2 ;;
     *) runs="$arg" ;;
@@ -33,13 +43,13 @@ if [ -n "$(git -C "$root" status --porcelain --untracked-files=no)" ]; then
 fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/oncely-ci-repeat.XXXXXX")"
-hog_pid=''
+hog_pids=''
 stop_hog() {
-  if [ -n "$hog_pid" ]; then
-    kill "$hog_pid" 2>/dev/null || true
-    wait "$hog_pid" 2>/dev/null || true
-    hog_pid=''
-  fi
+  for pid in $hog_pids; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  hog_pids=''
 }
 cleanup() {
   stop_hog
@@ -49,7 +59,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "ci-repeat: ${runs} run(s) of .ci/run at ${head:0:12}$([ "$hog" = 1 ] && echo ', with a CPU hog'); logs in ${work}"
+echo "ci-repeat: ${runs} run(s) of .ci/run at ${head:0:12}$([ "$hog" -gt 0 ] && echo ", with ${hog} CPU hog(s)"); logs in ${work}"
 passed=0
 failed=0
 total_start=$SECONDS
@@ -61,10 +71,10 @@ for i in $(seq 1 "$runs"); do
   git -C "$dir" cat-file -e "$head^{commit}" 2>/dev/null || git -C "$dir" fetch --quiet origin "$head"
   git -C "$dir" checkout --quiet --detach "$head"
 
-  if [ "$hog" = 1 ]; then
+  for _ in $(seq 1 "$hog"); do
     node -e 'for(;;){}' &
-    hog_pid=$!
-  fi
+    hog_pids="$hog_pids $!"
+  done
   start=$SECONDS
   if (cd "$dir" && bash .ci/run) >"$log" 2>&1; then
     result=pass

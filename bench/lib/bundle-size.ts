@@ -46,6 +46,7 @@ export interface BundleSize {
 export const ENTRIES: Readonly<Record<string, string>> = {
   oncely: 'src/index.ts',
   'oncely/browser': 'src/browser.ts',
+  'oncely/service-worker': 'src/service-worker.ts',
 };
 
 const common = {

@@ -24,6 +24,8 @@ const client = createClient({
   store: fileStore({ dir }),
   // Short timings so the demo runs in seconds; production defaults are longer.
   policy: { attemptTimeoutMs: 800, backoff: { baseDelayMs: 100 }, retryAfter: { jitterMs: 300 } },
+  // The crashed child's lease length: a lease is taken over once watched unchanged for timeout + lease + 1 s.
+  leaseMs: 300,
   endpoints: { 'POST /payments': { profile: 'ietf', deadlineMs: 30_000 } },
 });
 const timeline = attachTimeline(client);

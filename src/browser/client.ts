@@ -30,6 +30,7 @@ import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
 import { trackedStore } from '../store/tracked.js';
 import type { BrowserClient } from './api.js';
+import { backgroundSync } from './background-sync.js';
 import { RELAYED_EVENTS } from './channel.js';
 import type { ClearOptions, ClearResult } from './clear.js';
 import { browserConnectivity } from './connectivity.js';
@@ -39,6 +40,7 @@ import { BrowserEmitter, listen } from './events.js';
 import { Hints } from './hints.js';
 import { electLeader } from './leader.js';
 import { liveSubscriptions } from './live.js';
+import { drainerLockName, syncTag } from './names.js';
 import { type BrowserClientOptions, browserSettings } from './options.js';
 import { StorageWatch } from './storage-watch.js';
 import type { ClientStatus } from './subscribe.js';
@@ -78,7 +80,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   const refresh = (): void => views.refresh();
 
   const leadership = electLeader({
-    name: `oncely:drainer:${database}`,
+    name: drainerLockName(database),
     locks: options.locks === false ? undefined : env.navigator?.locks,
     onError: background('drainer election (falling back to leases)'),
   });
@@ -160,13 +162,23 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     };
   }
 
+  // Work the network did not take: the service worker is asked to send it once the network is back, tab or no tab.
+  const wakeWorker = settings.backgroundSync
+    ? backgroundSync(env.navigator, syncTag(database), background('background sync'))
+    : undefined;
+
   // Every local event: tell the other tabs, refresh the live view, watch for an unreachable network.
   const unsubscribers = RELAYED_EVENTS.map((name) =>
     core.on(name, (payload: OncelyEvents[typeof name]) => tabs.relay(name, payload)),
   );
   unsubscribers.push(
+    core.on('enqueued', () => {
+      if (!connectivity.online()) wakeWorker?.request();
+    }),
     core.on('attempt:ended', (event) => {
-      if (event.class === 'not_sent') connectivity.reportUnreachable('not_sent');
+      if (event.class !== 'not_sent') return;
+      connectivity.reportUnreachable('not_sent');
+      wakeWorker?.request();
     }),
     connectivity.onChange((online, reason) => {
       emitter.emit('connectivity:changed', { online, reason });

@@ -11,13 +11,21 @@ export interface NavigatorLike {
   readonly onLine?: boolean;
   readonly locks?: LockManagerLike | undefined;
   readonly storage?: StorageManagerLike | undefined;
+  /** Where a Background Sync wake-up for the app's service worker is registered (see background-sync.ts). */
+  readonly serviceWorker?: ServiceWorkerContainerLike | undefined;
+}
+
+/** The subset of `ServiceWorkerContainer` used: the active registration's `sync` manager (Chromium only). */
+export interface ServiceWorkerContainerLike {
+  readonly ready: Promise<{ readonly sync?: { register(tag: string): Promise<void> } | undefined }>;
 }
 
 /** The subset of `LockManager` used for drainer election. */
 export interface LockManagerLike {
   request(
     name: string,
-    options: { mode?: 'exclusive'; signal?: AbortSignal },
+    options: { mode?: 'exclusive'; signal?: AbortSignal; ifAvailable?: boolean },
+    /** With `ifAvailable`, called with `null` when another holder has the lock. */
     callback: (lock: unknown) => Promise<unknown>,
   ): Promise<unknown>;
 }

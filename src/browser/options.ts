@@ -60,6 +60,17 @@ export interface BrowserClientOptions
    * @default true
    */
   locks?: boolean;
+  /**
+   * Ask the browser to wake the app's service worker (`oncely/service-worker`)
+   * when the network is back: a Background Sync tag (`oncely:<database>`) is
+   * registered when an operation is queued while offline or an attempt could
+   * not leave. Chromium only; elsewhere pages drain on load, `online` and
+   * visibility as always. Needs a service worker that calls
+   * `createServiceWorkerDrainer` with the same `database`.
+   * @default false
+   * @example { backgroundSync: true }
+   */
+  backgroundSync?: boolean;
   /** Browser globals to use instead of the real ones (tests). */
   env?: BrowserEnv;
 }
@@ -71,6 +82,7 @@ export interface BrowserSettings {
   settlePollMs: number;
   recheckMs: number;
   database: string;
+  backgroundSync: boolean;
   /** The options the core client takes as they are. */
   core: Omit<BrowserClientOptions, BrowserOnlyOption>;
 }
@@ -86,6 +98,7 @@ type BrowserOnlyOption =
   | 'settlePollMs'
   | 'recheckMs'
   | 'locks'
+  | 'backgroundSync'
   | 'env';
 
 function positive(options: BrowserClientOptions, name: keyof BrowserClientOptions, fallback: number): number {
@@ -111,6 +124,7 @@ const BROWSER_OPTION_KEYS: Record<keyof BrowserClientOptions, true> = {
   settlePollMs: true,
   recheckMs: true,
   locks: true,
+  backgroundSync: true,
   env: true,
 };
 
@@ -129,6 +143,9 @@ export function browserSettings(options: BrowserClientOptions): BrowserSettings 
   if (options.user !== undefined && typeof options.user !== 'function') {
     throw new InvalidOptionsError('user', 'must be a function');
   }
+  if (options.backgroundSync !== undefined && typeof options.backgroundSync !== 'boolean') {
+    throw new InvalidOptionsError('backgroundSync', 'must be a boolean');
+  }
   const {
     store: _store,
     database,
@@ -140,8 +157,17 @@ export function browserSettings(options: BrowserClientOptions): BrowserSettings 
     settlePollMs: _s,
     recheckMs: _r,
     locks: _locks,
+    backgroundSync,
     env: _env,
     ...core
   } = options;
-  return { concurrency, drainIntervalMs, settlePollMs, recheckMs, database: database ?? 'oncely', core };
+  return {
+    concurrency,
+    drainIntervalMs,
+    settlePollMs,
+    recheckMs,
+    database: database ?? 'oncely',
+    backgroundSync: backgroundSync === true,
+    core,
+  };
 }

@@ -16,6 +16,7 @@ import type { Shutdown } from '../flow/engine/shutdown.js';
 import type { Runtime } from '../runtime.js';
 import { openTabChannel, type TabChannel, type TabMessage } from './channel.js';
 import type { BroadcastChannelLike } from './env.js';
+import { channelName } from './names.js';
 import type { WipeReport } from './persistence.js';
 import { Wakeups } from './wakeups.js';
 
@@ -44,7 +45,7 @@ export class TabSync {
   constructor(options: TabSyncOptions) {
     this.#options = options;
     this.#wakeups = new Wakeups(options.runtime, options.settlePollMs, options.closed);
-    this.#channel = openTabChannel(options.BroadcastChannel, `oncely:${options.database}`, options.owner, (message) =>
+    this.#channel = openTabChannel(options.BroadcastChannel, channelName(options.database), options.owner, (message) =>
       this.#receive(message),
     );
   }

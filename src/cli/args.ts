@@ -13,13 +13,19 @@ export const USAGE = `usage: oncely <command> [args] [--dir D] [--config F] [--h
   list [--state S]    operations in the store (S: ${OPERATION_STATES.join(', ')}, quarantined)
   show <key>          one operation and its attempt timeline
   retry <key>         resend a blocked or unknown operation with the same key
-  discard <key>       forget an operation that is not in flight
-  drain               resume every open operation, with progress and what it waits for
+  discard <key>       forget an operation that is not in flight (--force: one that may have
+                      taken effect, once you have reconciled it at the server)
+  drain               resume every open operation, with progress and what it waits for;
+                      --once: one pass, not waiting for other owners' leases;
+                      --timeout S: stop after S seconds, giving the leases back
   purge --expired     remove finished operations past their retention
 
+  Ctrl-C (SIGINT) or SIGTERM gives back every lease this process holds before it exits.
+
   --dir D             the file store (default .oncely)
-  --config F          a .json or .mjs file with { baseUrl, policy, endpoints }: the app's rules,
-                      for records stored without their policy (newer records carry their own)
+  --config F          a .json or .mjs file with { baseUrl, policy, endpoints, leaseMs }: the app's rules,
+                      for records stored without their policy (newer records carry their own), and
+                      the lease length its clients use (a drain takes over a lease only after it)
   --header "N: v"     sent with retry/drain, never stored (repeatable)
   --json              machine-readable output (errors too, on stderr)
   --version, --help`;
@@ -49,6 +55,12 @@ export interface CliArgs {
   state: string | undefined;
   headers: Record<string, string>;
   expired: boolean;
+  /** discard: even an operation that may have taken effect. */
+  force: boolean;
+  /** drain: one pass, without waiting for leases held elsewhere. */
+  once: boolean;
+  /** drain: stop after this long (from `--timeout S`, seconds). */
+  timeoutMs: number | undefined;
   json: boolean;
   help: boolean;
   version: boolean;
@@ -60,6 +72,9 @@ const FLAGS = {
   state: { type: 'string' },
   header: { type: 'string', multiple: true },
   expired: { type: 'boolean', default: false },
+  force: { type: 'boolean', default: false },
+  once: { type: 'boolean', default: false },
+  timeout: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
   version: { type: 'boolean', short: 'v', default: false },
@@ -82,6 +97,9 @@ export function parseCli(argv: readonly string[]): CliArgs {
     state: values.state,
     headers: parseHeaders(values.header ?? []),
     expired: values.expired,
+    force: values.force,
+    once: values.once,
+    timeoutMs: values.timeout === undefined ? undefined : secondsToMs(values.timeout),
     json: values.json,
     help: values.help,
     version: values.version,
@@ -97,7 +115,19 @@ export function parseCli(argv: readonly string[]): CliArgs {
   args.key = rest[0];
   if (args.state !== undefined && command !== 'list') throw new UsageError('--state only applies to list');
   if (args.expired && command !== 'purge') throw new UsageError('--expired only applies to purge');
+  if (args.force && command !== 'discard') throw new UsageError('--force only applies to discard');
+  if (args.once && command !== 'drain') throw new UsageError('--once only applies to drain');
+  if (args.timeoutMs !== undefined && command !== 'drain') throw new UsageError('--timeout only applies to drain');
   return args;
+}
+
+/** `--timeout S`: a positive number of seconds, as milliseconds. */
+function secondsToMs(text: string): number {
+  const seconds = Number(text);
+  if (text.trim() === '' || !Number.isFinite(seconds) || seconds <= 0) {
+    throw new UsageError(`--timeout needs a positive number of seconds (got "${text}")`);
+  }
+  return Math.round(seconds * 1000);
 }
 
 /** `"Name: value"` lines as headers; a bad one is a usage error naming it. */

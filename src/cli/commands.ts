@@ -4,8 +4,9 @@
  * not succeed or was not found.
  */
 import { summaries } from '../flow/calls/resume.js';
+import { mayHaveTakenEffect } from '../flow/decide/decide.js';
 import type { OncelyClient, Outcome } from '../index.js';
-import { OPERATION_STATES, type OperationState } from '../model.js';
+import { OPERATION_STATES, type OperationState, writeOrder } from '../model.js';
 import type { OperationStore } from '../store/store.js';
 import { UsageError } from './args.js';
 import { listLine, quarantineLine, timeline } from './format.js';
@@ -33,7 +34,9 @@ export async function list(ctx: CommandContext, state: string | undefined): Prom
   if (state !== undefined && !OPERATION_STATES.includes(state as OperationState)) {
     throw new UsageError(`unknown state "${state}" (one of ${OPERATION_STATES.join(', ')}, quarantined)`);
   }
-  const records = await client.list(state === undefined ? {} : { state: state as OperationState });
+  const listed = await client.list(state === undefined ? {} : { state: state as OperationState });
+  // In the order they were written (the store lists by due time): what a reader of a queue expects.
+  const records = listed.sort((a, b) => writeOrder(a) - writeOrder(b));
   if (json) {
     out(JSON.stringify(records, null, 2));
     return 0;
@@ -58,7 +61,7 @@ export async function show(ctx: CommandContext, key: string): Promise<number> {
     ctx.err(`${ctx.json ? JSON.stringify({ error: { code: 'not_found', message } }) : `oncely: ${message}`}\n`);
     return 1;
   }
-  ctx.out(ctx.json ? JSON.stringify(record, null, 2) : timeline(record));
+  ctx.out(ctx.json ? JSON.stringify(record, null, 2) : timeline(record, Date.now()));
   return 0;
 }
 
@@ -76,9 +79,31 @@ export async function retry(ctx: CommandContext, key: string): Promise<number> {
   return outcome.ok ? 0 : 1;
 }
 
-export async function discard(ctx: CommandContext, key: string): Promise<number> {
-  await ctx.client.discard(key);
-  ctx.out(ctx.json ? JSON.stringify({ key, discarded: true }) : `${key}: discarded`);
+/**
+ * Forgets an operation. One that may have taken effect is refused unless
+ * `force` (the caller reconciled it at the server): the library's refusal
+ * names its own API, so the CLI says it in its own words, and a forced
+ * discard says once more what the server may hold.
+ */
+export async function discard(ctx: CommandContext, key: string, force: boolean): Promise<number> {
+  const record = await ctx.client.get(key);
+  const mayHave = record !== undefined && record.state !== 'succeeded' && mayHaveTakenEffect(record);
+  if (mayHave && !force) {
+    const message =
+      `operation ${key} (${record.state}) may have taken effect at the server: reconcile it there by its key, ` +
+      `then run "oncely discard ${key} --force" — or "oncely retry ${key}" to resend it with the same key`;
+    ctx.err(`${ctx.json ? JSON.stringify({ error: { code: 'invalid_state', message } }) : `oncely: ${message}`}\n`);
+    return 1;
+  }
+  await ctx.client.discard(key, { force });
+  if (ctx.json) ctx.out(JSON.stringify({ key, discarded: true, mayHaveTakenEffect: mayHave }));
+  else if (mayHave) {
+    const reached = record.attempts.filter((a) => a.sent !== 'not').length;
+    ctx.out(
+      `${key}: discarded (forced). It may have taken effect: ${reached} attempt(s) may have reached the server ` +
+        `under key ${key}. Sending it again as a new operation is a second effect unless the server shows none.`,
+    );
+  } else ctx.out(`${key}: discarded`);
   return 0;
 }
 
@@ -88,12 +113,30 @@ export async function purge(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
+export interface DrainOptions {
+  /** One pass: operations held by other owners are left to them, not waited for. */
+  once: boolean;
+  /** Stop after this long: the client closes, giving back every lease it holds. */
+  timeoutMs: number | undefined;
+}
+
 /**
  * Resumes every open operation, under the policy stored in each record,
- * taking over those whose owner's lease expires. Says what it waits for.
+ * taking over those whose owner's lease expires (unless `once`). Says what
+ * it waits for. Stopped by `timeoutMs` (or a signal, main.ts), it closes the
+ * client, which gives the leases back: the operations stay open for the next
+ * drain, not held for a lease's length by a process that is gone.
  */
-export async function drain(ctx: CommandContext): Promise<number> {
+export async function drain(ctx: CommandContext, options: DrainOptions): Promise<number> {
   const { client, json } = ctx;
+  let timedOut = false;
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          void client.close();
+        }, options.timeoutMs);
   // Counted from summaries: whole records of 100k pending operations would all be held at once just to count them.
   const open = await summaries(ctx.store, { state: ['pending', 'in_flight'] });
   const progress = new Progress({ write: ctx.err, tty: ctx.tty, quiet: json, bar: true });
@@ -106,19 +149,21 @@ export async function drain(ctx: CommandContext): Promise<number> {
   let summary: Awaited<ReturnType<OncelyClient['resume']>>;
   try {
     summary = await client.resume({
-      waitForLeases: true,
+      waitForLeases: !options.once,
       onOutcome: (o) => {
         if (!o.ok) failures.push(o);
         progress.step();
       },
     });
   } finally {
+    clearTimeout(timer);
     detach();
     progress.finish();
   }
   const notSucceeded = summary.driven - summary.succeeded;
   if (json) {
-    ctx.out(JSON.stringify({ ...summary, failures: failures.map(outcomeJson), waits: progress.waits }, null, 2));
+    const report = { ...summary, timedOut, failures: failures.map(outcomeJson), waits: progress.waits };
+    ctx.out(JSON.stringify(report, null, 2));
   } else {
     ctx.out(`drained ${summary.driven} operation(s): ${summary.succeeded} succeeded, ${notSucceeded} not`);
     for (const o of failures) {
@@ -126,6 +171,7 @@ export async function drain(ctx: CommandContext): Promise<number> {
       const next = (o.error as { remediation?: unknown } | undefined)?.remediation;
       if (typeof next === 'string') ctx.out(`    next step: ${next}${ruleHint(o)}`);
     }
+    if (timedOut) ctx.out(`  stopped after --timeout; the leases this process held are given back`);
     if (summary.unfinished > 0)
       ctx.out(`  ${summary.unfinished} still open: see the lines above, then run drain again`);
   }

@@ -46,9 +46,15 @@ export interface CliConfig {
   baseUrl?: string;
   policy?: PolicyOptions;
   endpoints?: Record<string, PolicyOptions>;
+  /**
+   * The lease length the app's clients use: a drain takes over another
+   * owner's operation only once its lease stayed unchanged for an attempt
+   * timeout plus this long, so it must match theirs.
+   */
+  leaseMs?: number;
 }
 
-export const CONFIG_KEYS: readonly string[] = ['baseUrl', 'policy', 'endpoints'];
+export const CONFIG_KEYS: readonly string[] = ['baseUrl', 'policy', 'endpoints', 'leaseMs'];
 
 /**
  * Reads a `--config` file: JSON (`.json`), or a module (`.mjs`, `.js`) whose

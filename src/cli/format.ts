@@ -2,6 +2,8 @@
  * Plain-text rendering of operations for the CLI: one line per operation in
  * lists, and an attempt timeline for `show`.
  */
+
+import { mayHaveTakenEffect } from '../flow/decide/decide.js';
 import type { OperationRecord, ProviderProfile, QuarantineEntry } from '../index.js';
 import { errorResponseOf, providerErrorOf } from '../policy/provider-errors.js';
 
@@ -34,8 +36,34 @@ export function quarantineLine(entry: QuarantineEntry): string {
   return `${'corrupt'.padEnd(9)} ${entry.id.padEnd(38)} moved aside ${formatTime(entry.at)}: ${entry.problems.join('; ')}`;
 }
 
-/** The operation and its attempt history as a timeline. */
-export function timeline(record: OperationRecord): string {
+/**
+ * What happens next to an open operation, in words: when its next attempt
+ * goes, or, past its deadline, how it ends (outcome.ts `settlesByReplay`:
+ * one last attempt with the same key when an earlier one may have reached
+ * the server, so its stored answer tells the truth). Undefined when it is
+ * finished.
+ */
+export function nextStep(record: OperationRecord, nowMs: number): string | undefined {
+  if (record.state !== 'pending' && record.state !== 'in_flight') return undefined;
+  if (nowMs < record.deadlineAt) {
+    if (record.state === 'in_flight') return 'an attempt may be on the wire; its owner settles it';
+    const when = record.nextAttemptAt <= nowMs ? 'now' : `in ${relative(record.nextAttemptAt, nowMs).slice(1)}`;
+    return `attempt #${record.attempts.length + 1} ${when}, on the next drain or resume, with the same key`;
+  }
+  if (!mayHaveTakenEffect(record)) {
+    return 'past its deadline: the next drain ends it failed without sending (no attempt reached the server)';
+  }
+  if (record.attempts.some((a) => a.startedAt >= record.deadlineAt)) {
+    return 'past its deadline, last attempt made: the next drain ends it unknown — reconcile it by its key';
+  }
+  return (
+    'past its deadline: the next drain makes one last attempt with the same key, so the server replays what it ' +
+    'did (within its key retention); without an answer it ends unknown — never resent under a new key'
+  );
+}
+
+/** The operation and its attempt history as a timeline; `nowMs` says what happens next to an open one. */
+export function timeline(record: OperationRecord, nowMs: number): string {
   const lines = [
     `key         ${record.key}`,
     `request     ${record.request.method} ${record.request.url}`,
@@ -47,6 +75,8 @@ export function timeline(record: OperationRecord): string {
   ];
   if (record.lease !== undefined)
     lines.push(`lease       ${record.lease.owner} until ${formatTime(record.lease.until)}`);
+  const next = nextStep(record, nowMs);
+  if (next !== undefined) lines.push(`next        ${next}`);
   lines.push('', 'attempts:');
   if (record.attempts.length === 0) lines.push('  (none yet)');
   for (const a of record.attempts) {

@@ -5,8 +5,8 @@
  *   oncely list [--state S]      operations (S: pending, in_flight, succeeded, blocked, failed, unknown, quarantined)
  *   oncely show <key>            one operation and its attempt timeline
  *   oncely retry <key>           resend a blocked or unknown operation with the same key
- *   oncely discard <key>         forget an operation that is not in flight
- *   oncely drain                 resume every open operation, saying what it waits for
+ *   oncely discard <key>         forget an operation that is not in flight (--force: one that may have taken effect)
+ *   oncely drain                 resume every open operation, saying what it waits for (--once, --timeout S)
  *   oncely purge --expired       remove finished operations past their retention
  *
  * Options: --dir D (default .oncely), --config F (the app's rules, for records
@@ -85,8 +85,21 @@ async function main(argv: string[]): Promise<number> {
     err,
     tty: process.stderr.isTTY === true,
   };
+  // Ctrl-C or a TERM: close the client, which gives back every lease this process holds, then exit
+  // 128 + the signal's number. Left to the default, the process died holding them, and every other
+  // drainer waited a lease's length for operations nobody was sending. A second signal exits at once.
+  let stoppedBy: 'SIGINT' | 'SIGTERM' | undefined;
+  const onSignal = (signal: 'SIGINT' | 'SIGTERM'): void => {
+    if (stoppedBy !== undefined) process.exit(128 + SIGNAL_NUMBERS[signal]);
+    stoppedBy = signal;
+    err(json ? '' : `\noncely: ${signal}: giving back the leases this process holds, then exiting\n`);
+    void client.close();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
-    return await run(ctx, args, command);
+    const code = await run(ctx, args, command);
+    return stoppedBy === undefined ? code : 128 + SIGNAL_NUMBERS[stoppedBy];
   } catch (error) {
     if (error instanceof UsageError) return fail(json, 'usage', `${error.message} (oncely --help for usage)`, 2);
     if (isOncelyError(error)) return fail(json, error.code, `${error.message}. ${error.remediation}`, 1);
@@ -94,8 +107,15 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await client.close();
     await store.close?.();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
+
+const SIGNAL_NUMBERS: Record<'SIGINT' | 'SIGTERM', number> = {
+  SIGINT: 2,
+  SIGTERM: 15,
+};
 
 function run(ctx: CommandContext, args: CliArgs, command: string): Promise<number> {
   const key = args.key ?? '';
@@ -107,9 +127,9 @@ function run(ctx: CommandContext, args: CliArgs, command: string): Promise<numbe
     case 'retry':
       return retry(ctx, key);
     case 'discard':
-      return discard(ctx, key);
+      return discard(ctx, key, args.force);
     case 'drain':
-      return drain(ctx);
+      return drain(ctx, { once: args.once, timeoutMs: args.timeoutMs });
     case 'purge':
       if (!args.expired) {
         throw new UsageError('purge needs --expired (only finished operations past retention are removed)');

@@ -84,7 +84,7 @@ export class Progress {
           key: r.key,
           until: r.lease.until,
           kind: 'lease',
-          reason: `leased by another owner (${r.lease.owner}); taken over when its lease expires, unless it finishes first`,
+          reason: `leased by another owner (${r.lease.owner}); taken over once its lease stays unchanged past its end and its attempt timeout + lease length (+1 s) on this process's clock, unless it finishes first`,
         });
       } else if (r.state === 'pending' && r.nextAttemptAt > now) {
         const last = (await get(r.key))?.attempts.at(-1);

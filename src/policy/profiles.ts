@@ -74,6 +74,24 @@ export interface ProviderProfile {
 const HOUR_MS = 60 * 60 * 1000;
 
 /**
+ * The problem type `oncely/server` answers (409) when a key's claim ended
+ * without an outcome (the server stopped mid-request): the request may have
+ * taken effect and will not be run again, so no retry can help. Both
+ * built-in profiles read it as final with an unknown effect (`unknown`),
+ * not as "in progress" (which would retry until the deadline).
+ */
+export const OUTCOME_UNKNOWN_PROBLEM_TYPE = 'urn:oncely:idempotency:outcome-unknown';
+
+const outcomeUnknownRule: BodyRule = {
+  status: [409],
+  path: ['type'],
+  equals: OUTCOME_UNKNOWN_PROBLEM_TYPE,
+  class: 'permanent',
+  effect: 'unknown',
+  note: 'the server lost the outcome of this key: it may have taken effect, and it will not run it again',
+};
+
+/**
  * The design's base table, shared by the built-in profiles:
  * retryable 408/425/429/500/502/503/504, correctable 400/401/403/404/405/410/413/415/422,
  * and 409 meaning "the same key is still in progress".
@@ -115,6 +133,7 @@ export const ietfProfile: ProviderProfile = {
   statuses: BASE_STATUSES,
   notApplied: BASE_NOT_APPLIED,
   bodyRules: [
+    outcomeUnknownRule,
     {
       status: [422],
       contains: 'idempotency',
@@ -150,6 +169,7 @@ export const stripeProfile: ProviderProfile = {
   statuses: { ...BASE_STATUSES, 402: 'permanent', 409: 'permanent' },
   notApplied: [...BASE_NOT_APPLIED, 402],
   bodyRules: [
+    outcomeUnknownRule,
     {
       status: [409],
       path: ['error', 'code'],

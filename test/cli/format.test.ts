@@ -22,7 +22,7 @@ describe('oncely show', () => {
   });
 
   it("prints the server's final answer and the provider's reading of it", () => {
-    const text = timeline(failed);
+    const text = timeline(failed, failed.createdAt);
     expect(text).toContain('answer      402');
     expect(text).toContain(JSON.stringify(decline));
     expect(text).toContain('provider    stripe: type=card_error code=card_declined declineCode=insufficient_funds');
@@ -31,6 +31,6 @@ describe('oncely show', () => {
 
   it('prints no answer when the record kept none', () => {
     const { response: _r, ...failure } = failed.failure!;
-    expect(timeline({ ...failed, failure })).not.toContain('answer');
+    expect(timeline({ ...failed, failure }, failed.createdAt)).not.toContain('answer');
   });
 });

@@ -226,6 +226,7 @@ describe('--json on every command', () => {
     expect(JSON.parse((await oncely(['discard', 'j-open', '--json', '--dir', dir])).stdout)).toEqual({
       key: 'j-open',
       discarded: true,
+      mayHaveTakenEffect: false,
     });
     const missing = await oncely(['show', 'nope', '--json', '--dir', dir]);
     expect(missing.code).toBe(1);
@@ -257,20 +258,25 @@ describe('what retry and drain wait for, under the policy stored in each record'
   });
 
   it('drain shows progress, the API-down reason, and leases another owner holds until when', async () => {
-    // Long enough to outlive the CLI's start-up on a busy machine; the drain then waits it out and takes over.
+    // Long enough to outlive the CLI's start-up on a busy machine; the drain then watches it that long (and at
+    // least the holder's attempt timeout + lease length, 2 s here, plus a second) and takes over.
     const leasedUntil = Date.now() + 3_000;
+    const quick = { ...NO_DELAY, attemptTimeoutMs: 1_000 };
     await put(
       pending('d-down', NO_DELAY),
-      pending('d-leased', NO_DELAY, { state: 'in_flight', lease: { owner: 'worker-7', until: leasedUntil } }),
+      pending('d-leased', quick, { state: 'in_flight', lease: { owner: 'worker-7', until: leasedUntil } }),
     );
     server.script({ kind: 'status', status: 503, match: { key: 'd-down' } });
-    const run = await oncely(['drain', '--dir', dir]);
+    const rules = await mkdtemp(join(tmpdir(), 'oncely-cli-rules-'));
+    await writeFile(join(rules, 'rules.json'), JSON.stringify({ leaseMs: 1_000 }));
+    const run = await oncely(['drain', '--config', join(rules, 'rules.json'), '--dir', dir]);
+    await rm(rules, { recursive: true, force: true });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('drained 2 operation(s): 2 succeeded, 0 not');
     expect(run.stderr).toContain('0/2');
     expect(run.stderr).toContain('2/2');
     expect(run.stderr).toMatch(
-      /^d-leased: leased until \S+ \S+ \(in \d+ ms\): leased by another owner \(worker-7\); taken over when its lease expires/m,
+      /^d-leased: leased until \S+ \S+ \(in \d+ ms\): leased by another owner \(worker-7\); taken over once its lease stays unchanged/m,
     );
     expect(run.stderr).toMatch(/^d-down: next attempt at \S+ \S+ \(in 0 ms\): attempt 1 ended retryable: status 503/m);
     expect(server.ledger.effectCount('d-down')).toBe(1);

@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { TAKEOVER_MARGIN_MS } from '../../src/flow/engine/lease-watch.js';
 import {
   InvalidRequestError,
   isOncelyError,
@@ -250,6 +251,9 @@ describe('durability across clients', () => {
     // Still leased: resume leaves it alone.
     expect((await h.client.resume()).driven).toBe(0);
     await h.rt.advance(2_001);
+    // Expired by the wall clock, which proves nothing: watched first, for attempt timeout + lease + margin.
+    expect(await h.rt.run(h.client.resume())).toMatchObject({ driven: 0, heldElsewhere: 1 });
+    await h.rt.advance(10_000 + 5_000 + TAKEOVER_MARGIN_MS);
     const outcomes: Outcome[] = [];
     expect(await h.rt.run(h.client.resume({ onOutcome: (o) => void outcomes.push(o) }))).toMatchObject({
       driven: 1,

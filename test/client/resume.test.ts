@@ -3,6 +3,7 @@
  * each operation once with how it ended, and the summary counts add up.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { TAKEOVER_MARGIN_MS } from '../../src/flow/engine/lease-watch.js';
 import type { OperationRecord, Outcome } from '../../src/index.js';
 import { sampleRecord } from '../../src/store.js';
 import { closeAll, type Harness, harness } from '../helpers/harness.js';
@@ -43,20 +44,25 @@ describe('resume({ onOutcome }) and its summary', () => {
           (req.body as { key?: string }).key === 'bad' ? { status: 422, body: {} } : { status: 201, body: {} },
       },
     );
+    const before = h.rt.now();
+    // Its owner vanished mid-attempt, and the deadline passed: it may have taken effect. A lease is taken
+    // over only once watched unchanged for attempt timeout + lease + margin (flow/engine/lease-watch.ts):
+    // a first pass sees it, and the pass below comes after that watch.
+    await stored(h, 'maybe', {
+      state: 'in_flight',
+      deadlineAt: before - 1,
+      epoch: 1,
+      lease: { owner: 'vanished', until: before - 1 },
+      attempts: [{ n: 1, owner: 'vanished', startedAt: before - 5_000, sent: 'maybe' }],
+    });
+    expect(await h.rt.run(h.client.resume())).toMatchObject({ driven: 0, heldElsewhere: 1 });
+    await h.rt.advance(10_000 + 30_000 + TAKEOVER_MARGIN_MS);
     const now = h.rt.now();
     await stored(h, 'ok-1');
     await stored(h, 'ok-2');
     await stored(h, 'bad');
     // Its deadline passed before any attempt: nothing can have been sent.
     await stored(h, 'late', { deadlineAt: now - 1 });
-    // Its owner vanished mid-attempt, and the deadline passed: it may have taken effect.
-    await stored(h, 'maybe', {
-      state: 'in_flight',
-      deadlineAt: now - 1,
-      epoch: 1,
-      lease: { owner: 'vanished', until: now - 1 },
-      attempts: [{ n: 1, owner: 'vanished', startedAt: now - 5_000, sent: 'maybe' }],
-    });
     // Another live owner holds it: not this pass's to drive.
     await stored(h, 'held', {
       state: 'in_flight',

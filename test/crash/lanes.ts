@@ -27,6 +27,8 @@ export interface LaneReport {
   operations: number;
   /** Operations whose enqueue the parent saw acknowledged. */
   acknowledged: number;
+  /** Children killed before they acknowledged any enqueue (crash loops). */
+  killedBeforeFirstWrite: number;
   /** Business effects on the ledger for the lanes' operations. */
   effects: number;
   requests: number;
@@ -62,6 +64,7 @@ export function newLaneReport(seed: number): LaneReport {
     survived: 0,
     operations: 0,
     acknowledged: 0,
+    killedBeforeFirstWrite: 0,
     effects: 0,
     requests: 0,
     maxConcurrent: 0,

@@ -69,12 +69,15 @@ export function chromiumForSuite(
   return undefined;
 }
 
-/** Bundles `entry` (a TypeScript file) into one ES module for the browser. */
-export async function bundleForBrowser(entry: string): Promise<string> {
+/**
+ * Bundles `entry` (a TypeScript file) into one ES module for the browser, or
+ * one classic script (`iife`: a service worker, where `import()` is not allowed).
+ */
+export async function bundleForBrowser(entry: string, format: 'esm' | 'iife' = 'esm'): Promise<string> {
   const result = await build({
     entryPoints: [entry],
     bundle: true,
-    format: 'esm',
+    format,
     platform: 'browser',
     target: 'es2022',
     write: false,
@@ -128,6 +131,8 @@ export interface HarnessOptions {
   entry: string;
   /** The Chromium executable, from `chromiumForSuite` or `findChromium`. */
   executablePath: string;
+  /** More scripts served from the same origin, path → TypeScript entry, each bundled as a classic script (service workers). */
+  workers?: Readonly<Record<string, string>>;
 }
 
 export interface BrowserHarness {
@@ -152,7 +157,12 @@ const PAGE_HTML = `<!doctype html>
 
 export async function startHarness(options: HarnessOptions): Promise<BrowserHarness> {
   const script = await bundleForBrowser(options.entry);
+  const workers: Record<string, StaticFile> = {};
+  for (const [path, entry] of Object.entries(options.workers ?? {})) {
+    workers[path] = { body: await bundleForBrowser(entry, 'iife'), type: 'text/javascript; charset=utf-8' };
+  }
   const server = await serveStatic({
+    ...workers,
     '/': { body: PAGE_HTML, type: 'text/html; charset=utf-8' },
     '/page.js': { body: script, type: 'text/javascript; charset=utf-8' },
   });

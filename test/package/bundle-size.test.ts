@@ -52,8 +52,20 @@ const BUDGETS: readonly Budget[] = [
   // request's `signal` and `responseSchema` checked before the write-ahead, a schema that throws turned into
   // ResponseValidationError, unused gate admissions given back, a hook wait's stop told from its deadline, the
   // `mayAttempt` check, and a removal under a running loop reported with what it knew: 36.9 KB and 44.4 KB measured.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 37.5 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 45 * KB },
+  // The edge fixes of issue 28 (leases watched on the monotonic clock, the lease checked before the bytes leave,
+  // a failed scope head holding its scope, stored keys checked before a read is held in memory, a store error
+  // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.5 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46 * KB },
+  // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
+  // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
+  // with the edge fixes above.
+  {
+    entry: 'oncely/service-worker',
+    imports: ['createServiceWorkerDrainer'],
+    measure: 'whole',
+    ceilingGzipBytes: 42.2 * KB,
+  },
 ];
 
 const kb = (bytes: number): string => (bytes / KB).toFixed(1);
@@ -74,6 +86,12 @@ describe('browser bundle size', () => {
       ).toBeLessThanOrEqual(budget.ceilingGzipBytes);
     });
   }
+
+  it('the service worker drainer (one file) is no larger than the browser client with all it loads', async () => {
+    const worker = await bundleSize('oncely/service-worker', ['createServiceWorkerDrainer']);
+    const page = await bundleSize('oncely/browser', ['createBrowserClient']);
+    expect(worker.gzipBytes).toBeLessThanOrEqual(page.gzipBytes);
+  });
 
   it('keeps ky off the start-up path of both clients (it arrives with the working parts)', async () => {
     for (const [entry, name] of [

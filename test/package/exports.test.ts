@@ -27,12 +27,14 @@ describe('package exports', () => {
       './node',
       './package.json',
       './postgres',
+      './server',
+      './service-worker',
       './store',
       './testing',
     ]);
   });
 
-  it.each(['.', './browser', './node', './postgres', './store', './testing'])(
+  it.each(['.', './browser', './node', './postgres', './server', './service-worker', './store', './testing'])(
     '%s points at built JS and types that exist',
     (subpath) => {
       const target = pkg.exports[subpath];
@@ -80,8 +82,29 @@ describe('package exports', () => {
       'storeContract',
       'summaryOf',
     ],
-    'oncely/testing': ['createFakeRuntime', 'seededRandom', 'startReferenceServer'],
-    'oncely/postgres': ['MIGRATIONS', 'SCHEMA_VERSION', 'postgresStore'],
+    'oncely/testing': [
+      'CONFORMANCE_RULES',
+      'createFakeRuntime',
+      'seededRandom',
+      'serverConformance',
+      'startReferenceServer',
+    ],
+    'oncely/postgres': [
+      'IDEMPOTENCY_MIGRATIONS',
+      'IDEMPOTENCY_SCHEMA_VERSION',
+      'MIGRATIONS',
+      'SCHEMA_VERSION',
+      'postgresIdempotencyStore',
+      'postgresStore',
+    ],
+    'oncely/server': [
+      'LeaseTakenOverError',
+      'MemoryIdempotencyStore',
+      'PROBLEM_TYPES',
+      'idempotency',
+      'memoryIdempotencyStore',
+    ],
+    'oncely/service-worker': [...CORE, 'createServiceWorkerDrainer'],
   };
 
   it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {

@@ -72,6 +72,12 @@ describe('platform split', () => {
     expect(imports.filter((i) => i.startsWith('node:') || i === 'idb-keyval')).toEqual([]);
   });
 
+  it('oncely/server (Fetch handlers for workers, Deno, Bun too) imports no node:*, no pg', async () => {
+    const imports = await externalImports('src/server.ts');
+    // zod checks its options once, at construction (a server process, not a page bundle).
+    expect(imports).toEqual(['canonicalize', 'zod']);
+  });
+
   it('oncely/browser imports no node:*', async () => {
     const imports = await externalImports('src/browser.ts');
     expect(imports.filter((i) => i.startsWith('node:'))).toEqual([]);

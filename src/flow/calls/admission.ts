@@ -117,7 +117,17 @@ export class Admission {
     const key = prepared.key;
     const earlier = this.#starting.get(key);
     if (earlier !== undefined) await earlier;
-    const held = !(request.persist ?? policy.persist) && !sendsKey(policy, method);
+    let held = !(request.persist ?? policy.persist) && !sendsKey(policy, method);
+    if (held) {
+      // One key names one operation wherever it lives (DESIGN.md principle 14): held in memory while a
+      // stored record has that key, it would shadow it (every read and write of the key would go to memory).
+      const stored = await store.getStored(key);
+      if (stored !== undefined && stored.fingerprint !== prepared.fingerprint) {
+        throw new KeyConflictError(key, stored.state);
+      }
+      // The same operation, stored already (an earlier `persist: true`): joined there.
+      held = stored === undefined;
+    }
     if (held) store.hold(key);
     const startFirst = options.startFirst === true && this.#startsAtOnce(request, key);
     let fresh = false;

@@ -26,12 +26,13 @@ import { isHeldElsewhere, liveProfile } from './settle-errors.js';
  * if it did: the loop sends it without another write, within the timeout the
  * store computed it with (the stored policy's, cut at the deadline).
  */
-function startedBy(record: OperationRecord, owner: string, nowMs: number, endpoints: EndpointTable) {
+function startedBy(record: OperationRecord, owner: string, nowMs: number, atMono: number, endpoints: EndpointTable) {
   const last = record.attempts[record.attempts.length - 1];
   if (record.state !== 'in_flight' || last === undefined || last.endedAt !== undefined) return undefined;
   if (last.owner !== owner || last.startedAt !== nowMs || record.attempts.length !== 1) return undefined;
   const started: StartedAttempt = {
     timeoutMs: attemptTimeoutMs(policyOfRecord(endpoints, record), record.deadlineAt, nowMs),
+    atMono,
   };
   return started;
 }
@@ -66,7 +67,7 @@ export async function claimingPass(
         .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
     ).then(async (outcome) => {
       // Taken over meanwhile (our lease ran out on the store's clock): that owner's now.
-      if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id, runtime.now())) {
+      if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id)) {
         countHeld(summary, outcome.record?.lease?.until ?? runtime.now());
       } else await report(outcome);
     });
@@ -82,11 +83,13 @@ export async function claimingPass(
       // Attempt 1 may start in the claim itself when nothing must happen first (start-at-once.ts).
       const startFirstAttempt = mayStartNow(engine, undefined) && engine.mayAttempt === undefined;
       const request = { owner: owner.id, leaseMs: owner.leaseMs, limit: room, dueBy: nowMs, nowMs, startFirstAttempt };
+      // Read before the claim is sent: the lease of an attempt it starts runs from here (lease-check.ts).
+      const atMono = runtime.monotonicNow();
       const claimed = await claimDue(request);
       for (const record of claimed)
         start(record.key, record.scope, {
           record,
-          started: startedBy(record, owner.id, nowMs, engine.endpoints),
+          started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints),
         });
       if (claimed.length > 0) continue;
     }

@@ -76,8 +76,9 @@ export async function resumePass(core: ClientCore, options: ResumePassOptions): 
   await pool(candidates, core.concurrency, async (item) => {
     const outcome = await driven(item, 'skip', held);
     if (!outcome.ok && !isTerminal(outcome.state) && waitForLeases && !shutdown.stopped) skipped.push(item);
-    else if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id, runtime.now())) {
-      countHeld(summary, outcome.record?.lease?.until ?? runtime.now());
+    else if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id)) {
+      const watchEnd = runtime.now() + (engine.leases.remainingMs(item.key) ?? 0);
+      countHeld(summary, Math.max(outcome.record?.lease?.until ?? 0, watchEnd));
     } else await report(outcome);
   });
   // Second pass (waitForLeases): wait for other owners to finish, or for their leases to expire and take over.

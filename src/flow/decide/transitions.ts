@@ -65,6 +65,17 @@ export function create(
   return record;
 }
 
+/** How `claim` closes an attempt its owner never ended (it vanished, was killed, or lost its lease). */
+const LOST_DURING_ATTEMPT = 'lost its lease during the attempt';
+
+/**
+ * An attempt nobody saw end: closed by the next owner's claim, with no
+ * answer. It may have reached the server, but it told us nothing.
+ */
+export function closedByTakeover(attempt: AttemptRecord): boolean {
+  return attempt.status === undefined && attempt.error?.endsWith(LOST_DURING_ATTEMPT) === true;
+}
+
 /**
  * Takes the lease when the record is free: no lease, an expired lease, or our
  * own. Bumps the epoch. An attempt left open by an owner that vanished
@@ -99,7 +110,7 @@ export function claim(
             class: 'ambiguous' as const,
             sent: 'maybe' as const,
             effect: 'unknown' as const,
-            error: `owner ${a.owner} lost its lease during the attempt`,
+            error: `owner ${a.owner} ${LOST_DURING_ATTEMPT}`,
           })
         : a,
   );

@@ -41,6 +41,12 @@ export interface AttemptInput {
    * @default none (never known offline)
    */
   connectivity?: Connectivity | undefined;
+  /**
+   * Whether this owner's lease still covers the whole attempt, asked right
+   * before the bytes leave (lease-check.ts); no: nothing is sent.
+   * @default always
+   */
+  leaseHeld?: (() => boolean) | undefined;
 }
 
 /** What the transport saw; `bytes` is `undefined` for a 2xx body over the limit (not kept). */
@@ -64,6 +70,15 @@ export async function performAttempt(
     // Values that are not strings are the transport's to convert or drop (ky: `undefined` removes a header).
     const problem = headerProblem(name, typeof value === 'string' ? value : '');
     if (problem !== undefined) return noAnswer(unsendable(`header ${name} ${problem}`));
+  }
+  // Last, right before the transport: a pause since the attempt's start was written may have cost the lease.
+  if (input.leaseHeld?.() === false) {
+    return noAnswer({
+      kind: 'transport_error',
+      sent: 'not',
+      code: 'LEASE_EXPIRED',
+      message: "this owner's lease ran out before the request was sent",
+    });
   }
   // One controller per attempt, linked to the caller's signal by a listener
   // that is removed afterwards (AbortSignal.any over a long-lived parent

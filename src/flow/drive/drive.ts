@@ -38,6 +38,7 @@ import { performAttempt } from './attempt.js';
 import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
+import { leaseStillOurs } from './lease-check.js';
 import {
   asOperationFailure,
   attemptsSent,
@@ -131,11 +132,14 @@ export async function drive(
       let probe = false;
       let lastLook = false;
       let timeoutMs: number;
+      /** Our monotonic time before this attempt's start was written (lease-check.ts). */
+      let startedAtMono: number;
       let credentials: { headers: Record<string, string> } | { error: unknown };
       // The attempt about to start, or (first round after a started write-ahead) already started.
       const context = attemptContext(record, first !== undefined);
       if (first !== undefined) {
         timeoutMs = first.timeoutMs;
+        startedAtMono = first.atMono;
         credentials = { headers: keyHeaders(policy, record) };
         first = undefined;
       } else {
@@ -165,6 +169,7 @@ export async function drive(
         credentials = given;
         const startedAt = runtime.now();
         timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
+        startedAtMono = runtime.monotonicNow();
         record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
         // The admission is used: from here a probe is released by its report (or below).
         gate?.spend(key);
@@ -187,6 +192,7 @@ export async function drive(
                 signal,
                 maxResponseBytes: policy.maxResponseBytes,
                 connectivity: engine.connectivity,
+                leaseHeld: leaseStillOurs(runtime, owner.leaseMs, startedAtMono),
               }),
             )
           : credentialsFailed(credentials.error);

@@ -4,14 +4,40 @@
  * instead of starting a rival one), and the operations of one scope one
  * after another, each behind the one admitted before it.
  */
-import { NotFoundError } from '../../errors.js';
+import { NotFoundError, OperationError } from '../../errors.js';
 import { isTerminal, type OperationRecord } from '../../model.js';
+import { mayHaveTakenEffect } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
 import { mayAttemptNow } from './before-attempt.js';
 import { removedError, runOperation, type Written } from './run.js';
 import { pause } from './waits.js';
 
 export type { StartedAttempt, Written } from './run.js';
+
+/** The loop ahead in the scope failed and its operation is still open: see `Loops.#headOpen`. */
+const HEAD_STUCK: unique symbol = Symbol('head stuck');
+
+/**
+ * The error of an operation that was not started because the one ahead of
+ * it in its scope failed without settling: it stays stored and pending, and
+ * `resume()` drives the scope again from its head, in order.
+ */
+async function heldBehind(engine: Engine, key: string, scope: string | undefined, headKey: string | undefined) {
+  const record = await engine.store.get(key).catch(() => undefined);
+  const maybe = record !== undefined && mayHaveTakenEffect(record);
+  return new OperationError(
+    `Operation ${key} was not started: ${headKey ?? 'the operation'} ahead of it in scope ${scope ?? ''} failed before it settled`,
+    {
+      key,
+      state: record?.state ?? 'pending',
+      history: record?.attempts,
+      mayHaveTakenEffect: maybe,
+      remediation: maybe
+        ? 'It may have taken effect and stays stored: resume() drives its scope again in order, with the same key. Do not send it again under a new key.'
+        : 'Nothing of it was sent by this call; it stays stored: resume() drives its scope again from its head, in order, with the same key.',
+    },
+  );
+}
 
 /** Who runs a loop once it is its scope's turn (the client option `dispatch`). */
 export type Dispatch = (
@@ -25,8 +51,8 @@ export class Loops {
   readonly #dispatch: Dispatch | undefined;
   /** The loop of each key, while it runs. */
   readonly #running = new Map<string, Promise<OperationRecord>>();
-  /** The last loop of each scope: the next one of that scope starts when it ends. */
-  readonly #scopeTails = new Map<string, Promise<OperationRecord>>();
+  /** The last loop of each scope, and its key: the next one of that scope starts when it ends. */
+  readonly #scopeTails = new Map<string, { key: string; run: Promise<OperationRecord> }>();
 
   constructor(engine: Engine, dispatch: Dispatch | undefined) {
     this.#engine = engine;
@@ -53,14 +79,30 @@ export class Loops {
   ): Promise<OperationRecord> {
     const existing = this.#running.get(key);
     if (existing !== undefined) return existing;
-    const previous = scope === undefined ? undefined : this.#scopeTails.get(scope);
+    // A failed run of this very key stays its scope's tail (see `cleanup`): driven again, it takes its own place.
+    const tail = scope === undefined ? undefined : this.#scopeTails.get(scope);
+    const previous = tail?.key === key ? undefined : tail;
     const engine = this.#engine;
     const dispatch = this.#dispatch;
     const holdsBack = (record: OperationRecord | undefined): boolean =>
       scope !== undefined && held !== undefined && record !== undefined && !isTerminal(record.state);
+    /** This run, for the body below (which only reads it after its first `await`). */
+    const self: { run?: Promise<OperationRecord> } = {};
     const run = (async () => {
-      const before = previous === undefined ? undefined : await previous.catch(() => undefined);
-      if (scope !== undefined && held !== undefined && (held.has(scope) || holdsBack(before))) {
+      const before = previous === undefined ? undefined : await this.#headOpen(previous);
+      // Held behind a stuck head, this run never becomes the scope's tail: the head stays it.
+      if (before === HEAD_STUCK && scope !== undefined && previous !== undefined) {
+        if (this.#scopeTails.get(scope)?.run === self.run) this.#scopeTails.set(scope, previous);
+      }
+      if (before === HEAD_STUCK && (scope === undefined || held === undefined)) {
+        throw await heldBehind(engine, key, scope, previous?.key);
+      }
+      // A resume pass: the rest of a scope whose head is held elsewhere, or stuck, waits for a later pass.
+      if (
+        scope !== undefined &&
+        held !== undefined &&
+        (before === HEAD_STUCK || held.has(scope) || holdsBack(before))
+      ) {
         held.add(scope);
         const current = await engine.store.get(key);
         if (current === undefined) throw new NotFoundError(key);
@@ -75,13 +117,19 @@ export class Loops {
       if (holdsBack(record) && scope !== undefined) held?.add(scope);
       return record;
     })();
+    self.run = run;
     this.#running.set(key, run);
-    if (scope !== undefined) this.#scopeTails.set(scope, run);
-    const cleanup = (): void => {
+    if (scope !== undefined) this.#scopeTails.set(scope, { key, run });
+    const cleanup = (failed: boolean): void => {
       if (this.#running.get(key) === run) this.#running.delete(key);
-      if (scope !== undefined && this.#scopeTails.get(scope) === run) this.#scopeTails.delete(scope);
+      // A failed run stays the tail: whatever is driven next in the scope asks the store whether it is
+      // still open (`#headOpen`), and waits if it is. Forgetting it would let the next one start first.
+      if (!failed && scope !== undefined && this.#scopeTails.get(scope)?.run === run) this.#scopeTails.delete(scope);
     };
-    run.then(cleanup, cleanup);
+    run.then(
+      () => cleanup(false),
+      () => cleanup(true),
+    );
     return run;
   }
 
@@ -109,6 +157,28 @@ export class Loops {
       });
     }
     return record;
+  }
+
+  /**
+   * How the loop ahead in a scope ended: its record, or `HEAD_STUCK` when it
+   * failed (a store error, say) and its operation is still open as stored, or
+   * cannot be read: then nothing behind it may start (DESIGN.md principle 12).
+   * A head that failed but is settled, or was removed, holds nothing back.
+   */
+  async #headOpen(head: {
+    key: string;
+    run: Promise<OperationRecord>;
+  }): Promise<OperationRecord | undefined | typeof HEAD_STUCK> {
+    try {
+      return await head.run;
+    } catch {
+      const stored = await this.#engine.store.get(head.key).then(
+        (record) => ({ record }),
+        () => undefined,
+      );
+      if (stored === undefined || (stored.record !== undefined && !isTerminal(stored.record.state))) return HEAD_STUCK;
+      return stored.record;
+    }
   }
 
   /** The loop of `key` would run in this client, not be dispatched elsewhere (another tab). */

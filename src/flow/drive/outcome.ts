@@ -8,6 +8,7 @@ import type { OperationRecord, StoredAnswer, StoredResult } from '../../model.js
 import type { ResolvedPolicy } from '../../options.js';
 import type { AttemptEnd } from '../decide/attempt-history.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
+import { closedByTakeover } from '../decide/transitions.js';
 import type { Engine } from '../engine/engine.js';
 import { storedBodyFrom, storedResponseHeaders } from '../transport/result.js';
 import type { AttemptOutput } from './attempt.js';
@@ -17,17 +18,28 @@ import type { AttemptOutput } from './attempt.js';
  * may have taken effect gets one more attempt with the same key, within the
  * server's key retention: the server answers with its stored result (a
  * replay costs nothing) and the operation ends with the truth instead of
- * `unknown`. Only one: attempts started after the deadline are not repeated.
+ * `unknown`. Only one that its owner saw end: a look past the deadline cut
+ * by a kill (closed by the next owner's claim, `closedByTakeover`) learned
+ * nothing, so it does not use up the look (issue 28 item 12). Each such look
+ * resends under the same key, which the server deduplicates, and key
+ * retention bounds them all.
  */
 export function settlesByReplay(record: OperationRecord, policy: ResolvedPolicy, nowMs: number): boolean {
   if (!mayHaveTakenEffect(record) || nowMs >= record.createdAt + policy.keyRetentionMs) return false;
-  return !record.attempts.some((a) => a.startedAt >= record.deadlineAt);
+  return !record.attempts.some((a) => a.startedAt >= record.deadlineAt && !closedByTakeover(a));
 }
 
 /**
  * Anything that escapes the loop (the store failing — a full disk — after a
  * request may have left) reaches the caller typed, with the key and the
  * state as stored: the operation stays stored and resumable with the same key.
+ *
+ * Whatever layer raised it: once an attempt may have reached the server
+ * (`mayHaveTakenEffect`, the one helper), a store's own error ("this handle
+ * lost the directory: nothing was read or written") would tell the caller
+ * the opposite of the truth, and invite a second charge under a new key. So
+ * every error but an `OperationError` (which carries the flag already) is
+ * wrapped then, with the store's error as `cause`.
  */
 export async function asOperationFailure(
   engine: Engine,
@@ -35,11 +47,17 @@ export async function asOperationFailure(
   known: OperationRecord,
   error: unknown,
 ): Promise<unknown> {
-  if (isOncelyError(error)) return error;
+  if (error instanceof OperationError || (isOncelyError(error) && !mayHaveTakenEffect(known))) return error;
   const stored = await engine.store.get(key).catch(() => undefined);
   const record = stored ?? known;
-  const maybe = mayHaveTakenEffect(record);
-  return new OperationError(`Operation ${key} was interrupted: ${describe(error)}`, {
+  const maybe = mayHaveTakenEffect(record) || mayHaveTakenEffect(known);
+  if (isOncelyError(error) && !maybe) return error;
+  // A store's own message may say "nothing was written": once something may have been sent, only its name is quoted.
+  const why = isOncelyError(error) ? `${error.name} (${error.code}), see \`cause\`` : describe(error);
+  const message = maybe
+    ? `Operation ${key} may have taken effect: an attempt may have reached the server before this failed: ${why}`
+    : `Operation ${key} was interrupted: ${why}`;
+  return new OperationError(message, {
     key,
     state: record.state,
     attempts: record.attempts,

@@ -10,6 +10,7 @@ import { mayHaveTakenEffect } from '../decide/decide.js';
 import { policyOfRecord } from '../decide/policy-snapshot.js';
 import { claim, claimOutcome, type Owner, startAttempt } from '../decide/transitions.js';
 import type { Engine } from '../engine/engine.js';
+import { leaseBoundMs } from '../engine/lease-watch.js';
 import { mayAttemptNow } from './before-attempt.js';
 import { drive } from './drive.js';
 import { type StartedAttempt, startAtOnce } from './start-at-once.js';
@@ -55,7 +56,15 @@ export async function runOperation(
                 key,
                 engine.owner,
                 nowMs,
-                (lease, epoch) => !onStoreClock && engine.leases.expired(key, lease.owner, epoch, lease.until),
+                (lease, epoch) =>
+                  !onStoreClock &&
+                  engine.leases.expired(
+                    key,
+                    lease.owner,
+                    epoch,
+                    lease.until,
+                    leaseBoundMs(current, engine.owner.leaseMs),
+                  ),
               );
               started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
               return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
@@ -82,7 +91,13 @@ export async function runOperation(
         known = { record: taken };
         continue;
       }
-      const waitMs = Math.min(engine.pollMs, Math.max(1, claimed.untilMs - engine.runtime.now()));
+      // Until the watch of its lease ends (lease-watch.ts), on our monotonic clock: a lease the wall clock
+      // calls long expired is not looked at again every millisecond meanwhile. On the store's clock we cannot
+      // tell when it ends: ask again every poll interval.
+      const watchMs = onStoreClock
+        ? engine.pollMs
+        : (engine.leases.remainingMs(key) ?? claimed.untilMs - engine.runtime.now());
+      const waitMs = Math.min(engine.pollMs, Math.max(1, watchMs));
       if (!(await pause(engine, waitMs, signal))) return record;
     }
     // Shut down, or given back because the platform holds it back now (`mayAttempt`): not claimed again here.

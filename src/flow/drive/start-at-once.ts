@@ -19,6 +19,8 @@ import { gateFor, lastAttemptWasBudgeted } from './gating.js';
 /** Attempt N, recorded as started by the write that gave this owner the operation: what the loop needs to send it. */
 export interface StartedAttempt {
   timeoutMs: number;
+  /** Our monotonic time before the write that records it began: its lease runs from here (lease-check.ts). */
+  atMono: number;
 }
 
 /** Nothing about this client stops an attempt now: no callback to call first, no abort, no shutdown, not offline. */
@@ -39,5 +41,5 @@ export function startAtOnce(
   if (!mayStartNow(engine, signal) || !mayAttemptNow(engine, record)) return undefined;
   if (record.state !== 'pending' || nowMs >= record.deadlineAt || record.nextAttemptAt > nowMs) return undefined;
   if (lastAttemptWasBudgeted(record) && gateFor(engine, policy, record.request.url) !== undefined) return undefined;
-  return { timeoutMs: attemptTimeoutMs(policy, record.deadlineAt, nowMs) };
+  return { timeoutMs: attemptTimeoutMs(policy, record.deadlineAt, nowMs), atMono: engine.runtime.monotonicNow() };
 }

@@ -1,23 +1,30 @@
 /**
- * When may another owner's lease be taken over? Not by comparing wall
- * clocks alone: a clock stepped forward (NTP, a user, a VM resumed) would
- * make a lease look expired while its holder's request is still on the
- * wire, and two owners would send the same key at once.
+ * When may another owner's lease be taken over? Only on proof (DESIGN.md
+ * principle 13), never because a wall clock says it ended: a clock stepped
+ * forward (NTP, a user, a VM resumed) makes a lease look expired while its
+ * holder's request is still on the wire, and two owners would send the
+ * same key at once. One look can never tell a dead holder from a clock that
+ * stepped before we looked, so not even a lease "expired an hour ago" at
+ * first sight is taken at once.
  *
- * So a taker watches each foreign lease it meets. On first sight it notes
- * how much of the lease the wall clock says is left; it takes over only
- * once its own monotonic clock has run that long plus a safety margin with
- * the lease unchanged (same owner, epoch and end). A wall-clock step after
- * first sight changes nothing; a renewed lease starts a new watch.
- *
- * A lease already expired by the wall clock at first sight (a worker
- * restarted after a crash) is taken over at once, as before: nothing in one
- * look can tell a dead holder from a clock that stepped before we looked.
+ * So a taker watches each foreign lease it meets, on its own monotonic
+ * clock, and takes over once the lease stayed unchanged (same owner, epoch
+ * and end) for as long as a live holder could go without rewriting it —
+ * `boundMs`, the attempt timeout plus the lease length, or what the wall
+ * clock says is left if that is longer — plus a safety margin. A live
+ * holder rewrites its lease (a new epoch or end) before each attempt, and
+ * checks it on its own monotonic clock right before the bytes leave
+ * (flow/drive/lease-check.ts): one that stayed silent that long is gone,
+ * or fenced. A renewed lease starts a new watch. Stores whose clock both
+ * sides share (PostgreSQL's `now()`) judge expiry themselves.
  */
 import type { Runtime } from '../../runtime.js';
 
-/** Added to the remaining lease before a takeover: clocks of two machines are never exactly in step. */
+/** Added to the watched time before a takeover: covers the holder's own check and the clocks' drift. */
 export const TAKEOVER_MARGIN_MS = 1_000;
+
+/** Default attempt timeout (options.ts), for a record stored without its policy. */
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 
 interface Watch {
   owner: string;
@@ -25,6 +32,20 @@ interface Watch {
   until: number;
   /** Our monotonic time at which the lease must have ended. */
   expiresAtMono: number;
+}
+
+/**
+ * How long a live holder of `record` can go without rewriting its lease
+ * while a request of it may be on the wire: its attempt's timeout (the
+ * record's stored policy) plus a lease length (`leaseMs`, this client's:
+ * owners sharing a store share it).
+ */
+export function leaseBoundMs(
+  record: { policySnapshot?: { attemptTimeoutMs?: unknown } | undefined } | undefined,
+  leaseMs: number,
+): number {
+  const timeoutMs = record?.policySnapshot?.attemptTimeoutMs;
+  return leaseMs + (typeof timeoutMs === 'number' ? timeoutMs : DEFAULT_ATTEMPT_TIMEOUT_MS);
 }
 
 export class LeaseWatch {
@@ -35,17 +56,26 @@ export class LeaseWatch {
     this.#runtime = runtime;
   }
 
-  /** True once the lease of `key` (held by `owner` at `epoch` until `until`) may be taken over. */
-  expired(key: string, owner: string, epoch: number, until: number): boolean {
+  /**
+   * True once the lease of `key` (held by `owner` at `epoch` until `until`)
+   * may be taken over: watched unchanged for `boundMs` (see `leaseBoundMs`)
+   * or the wall clock's remainder, whichever is longer, plus the margin.
+   */
+  expired(key: string, owner: string, epoch: number, until: number, boundMs: number): boolean {
     const mono = this.#runtime.monotonicNow();
     const seen = this.#watches.get(key);
     if (seen === undefined || seen.owner !== owner || seen.epoch !== epoch || seen.until !== until) {
-      const remainingMs = until - this.#runtime.now();
-      if (remainingMs <= 0) return true;
+      const remainingMs = Math.max(until - this.#runtime.now(), boundMs);
       this.#watches.set(key, { owner, epoch, until, expiresAtMono: mono + remainingMs + TAKEOVER_MARGIN_MS });
       return false;
     }
     return mono >= seen.expiresAtMono;
+  }
+
+  /** How long until the watch of `key` ends, on our monotonic clock (undefined: not watched). */
+  remainingMs(key: string): number | undefined {
+    const seen = this.#watches.get(key);
+    return seen === undefined ? undefined : Math.max(0, seen.expiresAtMono - this.#runtime.monotonicNow());
   }
 
   /** Forget `key` (we took it, or it settled). */

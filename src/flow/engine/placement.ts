@@ -23,6 +23,8 @@ export interface PlacedStore extends OperationStore {
   release(key: string): void;
   /** `key` lives in memory only (see `hold`). */
   inMemory(key: string): boolean;
+  /** The record of `key` in the client's store, whatever is held in memory under that key. */
+  getStored(key: string): Promise<OperationRecord | undefined>;
 }
 
 export function placedStore(store: OperationStore, now: () => number): PlacedStore {
@@ -47,6 +49,7 @@ export function placedStore(store: OperationStore, now: () => number): PlacedSto
       void memory.delete(key);
     },
     inMemory: (key) => holders.has(key),
+    getStored: (key) => store.get(key),
     get: (key) => where(key).get(key),
     put: (record: OperationRecord, options?: WriteOptions) => where(record.key).put(record, options),
     update: (key: string, fn: Updater, options?: WriteOptions) => where(key).update(key, fn, options),

@@ -20,6 +20,12 @@ export interface Holder {
   raw: string;
   /** The holder its last line names; undefined when none is readable (empty, torn, not a regular file). */
   info: HolderInfo | undefined;
+  /**
+   * The `staleLockMs` its holder refreshes it by (every third of it), as its
+   * holder line declares it: a taker watches it unchanged at least that
+   * long, whatever its own setting. Undefined in claims of older versions.
+   */
+  staleMs?: number | undefined;
   ino: number;
   size: number;
   mtimeMs: number;
@@ -41,23 +47,25 @@ export function inspect(path: string): Holder | undefined {
   const read = readRegular(path);
   if (read.kind === 'missing') return undefined;
   if (read.kind === 'odd') return { raw: '', info: undefined, ino: read.ino, size: 0, mtimeMs: read.mtimeMs };
-  return { raw: read.text, info: holderOf(read.text), ino: read.ino, size: read.size, mtimeMs: read.mtimeMs };
+  const { info, staleMs } = holderOf(read.text);
+  return { raw: read.text, info, staleMs, ino: read.ino, size: read.size, mtimeMs: read.mtimeMs };
 }
 
-/** The holder named by the last line of a claim file. */
-function holderOf(raw: string): HolderInfo | undefined {
+/** The holder named by the last line of a claim file, and the stale time it declares. */
+function holderOf(raw: string): { info: HolderInfo | undefined; staleMs: number | undefined } {
   const lines = raw.split('\n').filter((line) => line.length > 0);
   const last = lines[lines.length - 1];
-  if (last === undefined) return undefined;
+  if (last === undefined) return { info: undefined, staleMs: undefined };
   try {
-    const value = JSON.parse(last) as Partial<HolderInfo> | null;
+    const value = JSON.parse(last) as (Partial<HolderInfo> & { staleMs?: unknown }) | null;
     if (typeof value?.host === 'string' && typeof value.pid === 'number' && typeof value.token === 'string') {
-      return { host: value.host, pid: value.pid, token: value.token };
+      const staleMs = typeof value.staleMs === 'number' && value.staleMs > 0 ? value.staleMs : undefined;
+      return { info: { host: value.host, pid: value.pid, token: value.token }, staleMs };
     }
   } catch {
     // Torn: no holder to check.
   }
-  return undefined;
+  return { info: undefined, staleMs: undefined };
 }
 
 /**

@@ -14,6 +14,7 @@ import type { Runtime } from '../../runtime.js';
 import { type Created, closeQuietly, statIfOwned, step, tryCreate } from './claim-create.js';
 import {
   breakClaim,
+  type Holder,
   type HolderInfo,
   heldTokens,
   inspect,
@@ -198,7 +199,8 @@ export class Claim {
 export async function takeClaim(path: string, options: ClaimOptions): Promise<Claim> {
   const token = randomToken();
   const self: HolderInfo = { host: options.machine.hostId(), pid: process.pid, token };
-  const holderLine = `${JSON.stringify(self)}\n`;
+  // With the stale time it refreshes by, which a taker honours when it is longer than its own (claim.md).
+  const holderLine = `${JSON.stringify({ ...self, staleMs: options.staleMs })}\n`;
   const { runtime } = options;
   const deadline = runtime.monotonicNow() + options.timeoutMs;
   // Registered before the file exists: a sweep in this process must never take it for a leftover.
@@ -222,7 +224,7 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
         watched.size !== holder.size
       ) {
         watched = { ino: holder.ino, mtimeMs: holder.mtimeMs, size: holder.size, since: now };
-      } else if (now - watched.since >= (holder.info === undefined ? UNREADABLE_CLAIM_GRACE_MS : options.staleMs)) {
+      } else if (now - watched.since >= watchFor(holder, options.staleMs)) {
         // Watched unchanged long enough. For a claim naming nobody this only
         // matters when its mtime is in the future (a clock moved back): else
         // its own age already made it stale above.
@@ -242,4 +244,16 @@ export async function takeClaim(path: string, options: ClaimOptions): Promise<Cl
     heldTokens.delete(token);
     throw error;
   }
+}
+
+/**
+ * How long a claim must stay unchanged under our eyes before it is taken
+ * over: the grace for one naming nobody; else the longer of our
+ * `staleLockMs` and the one its holder declares. A holder refreshes every
+ * third of its own: a taker with a shorter setting must not take a live
+ * holder's claim between two of its refreshes.
+ */
+function watchFor(holder: Holder, ownStaleMs: number): number {
+  if (holder.info === undefined) return UNREADABLE_CLAIM_GRACE_MS;
+  return Math.max(ownStaleMs, holder.staleMs ?? 0);
 }

@@ -1,0 +1,213 @@
+/**
+ * The Connect-style middleware `(req, res, next)` for Node `http`, Express
+ * and Connect, on the same core as the Fetch handler: a guarded request is
+ * read into a `Request`, `next()` runs the application with the response
+ * captured (nothing reaches the socket before the outcome is stored), and
+ * the core's answer is written out.
+ *
+ * Typed structurally, so this module needs neither Node's types nor
+ * Express's: anything shaped like `IncomingMessage`/`ServerResponse` works.
+ */
+import type { IdempotencyCore } from './core.js';
+import { isJsonMediaType } from './fingerprint.js';
+import type { Answer } from './replay.js';
+
+type HeaderValue = string | number | readonly string[] | undefined;
+
+export interface NodeRequestLike {
+  method?: string | undefined;
+  url?: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  body?: unknown;
+  rawBody?: Uint8Array;
+}
+
+export interface NodeResponseLike {
+  statusCode: number;
+  setHeader(name: string, value: HeaderValue): unknown;
+  getHeaders(): Record<string, HeaderValue>;
+  writeHead(status: number, ...rest: unknown[]): unknown;
+  write(chunk: unknown, ...rest: unknown[]): boolean;
+  end(...args: unknown[]): unknown;
+}
+
+export type ConnectMiddleware = (req: NodeRequestLike, res: NodeResponseLike, next: (error?: unknown) => void) => void;
+
+export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddleware {
+  return (req, res, next) => {
+    const method = (req.method ?? 'GET').toUpperCase();
+    const host = firstOf(req.headers.host) ?? 'localhost';
+    const url = new URL(req.url ?? '/', `http://${host}`);
+    if (core.routeOf(method, url.pathname) === undefined) {
+      next();
+      return;
+    }
+    const parsed = parsedBefore(req);
+    (parsed === undefined ? readBody(req) : Promise.resolve(parsed))
+      .then(async (bytes) => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(req.headers)) {
+          if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+          else if (value !== undefined) headers.set(name, value);
+        }
+        // No body on the Request: the core is handed the bytes, and downstream reads `req`.
+        const request = new Request(url, { method, headers });
+        let downstream: Answer | undefined;
+        const handler = async () => {
+          downstream = await runDownstream(req, res, next, bytes);
+          return downstream;
+        };
+        const answer = await core.handle(request, { kind: 'plain', handler }, bytes);
+        // The application's own answer still has its headers on `res`: only status and body to write.
+        if (answer === downstream) writeBody(res, answer);
+        else writeAnswer(res, answer);
+      })
+      .catch((error: unknown) => next(error));
+  };
+}
+
+function firstOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * The body, when a parser ran before this middleware (`express.json()` ahead
+ * of it): the stream is spent, so the fingerprint is taken from what the
+ * parser left — its raw bytes when it kept them, else the parsed value as
+ * JSON (compared by meaning for JSON bodies, as always).
+ */
+function parsedBefore(req: NodeRequestLike): Uint8Array | undefined {
+  if (req.rawBody instanceof Uint8Array) return req.rawBody;
+  const spent =
+    (req as { _body?: boolean })._body === true || (req as { readableEnded?: boolean }).readableEnded === true;
+  if (!spent) return undefined;
+  if (req.body === undefined) return new Uint8Array(0);
+  if (req.body instanceof Uint8Array) return req.body;
+  return new TextEncoder().encode(typeof req.body === 'string' ? req.body : JSON.stringify(req.body));
+}
+
+function readBody(req: NodeRequestLike): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    req.on('data', (chunk) => chunks.push(typeof chunk === 'string' ? new TextEncoder().encode(chunk) : chunk));
+    req.on('end', () => resolve(concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  if (chunks.length === 1 && chunks[0] !== undefined) return new Uint8Array(chunks[0]);
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
+}
+
+function toBytes(chunk: unknown, encoding: unknown): Uint8Array {
+  if (chunk instanceof Uint8Array) return chunk;
+  if (typeof chunk === 'string') {
+    if (encoding !== undefined && encoding !== 'utf8' && encoding !== 'utf-8') {
+      throw new TypeError(
+        `res.write with encoding ${String(encoding)} is not supported under the idempotency middleware`,
+      );
+    }
+    return new TextEncoder().encode(chunk);
+  }
+  throw new TypeError('res.write accepts strings and bytes');
+}
+
+/**
+ * Runs the application with `res` captured: `writeHead` sets status and
+ * headers, `write` and `end` collect bytes, and `end` resolves the whole
+ * response. A synchronous throw is a failed handler.
+ */
+function runDownstream(
+  req: NodeRequestLike,
+  res: NodeResponseLike,
+  next: (error?: unknown) => void,
+  bytes: Uint8Array,
+): Promise<Answer> {
+  const contentType = firstOf(req.headers['content-type']) ?? null;
+  if (!(req as { _body?: boolean })._body) {
+    req.rawBody = bytes;
+    try {
+      req.body = isJsonMediaType(contentType) && bytes.length > 0 ? JSON.parse(new TextDecoder().decode(bytes)) : bytes;
+    } catch {
+      req.body = bytes;
+    }
+    // body-parser's own flag: a parser further down leaves the body it finds alone.
+    (req as { _body?: boolean })._body = true;
+  }
+  return new Promise<Answer>((resolve, reject) => {
+    const original = { writeHead: res.writeHead, write: res.write, end: res.end };
+    const chunks: Uint8Array[] = [];
+    const restore = () => Object.assign(res, original);
+    res.writeHead = (status: number, ...rest: unknown[]) => {
+      res.statusCode = status;
+      const headers = rest.find((r) => typeof r === 'object' && r !== null);
+      if (Array.isArray(headers)) {
+        for (let i = 0; i + 1 < headers.length; i += 2)
+          res.setHeader(String(headers[i]), headers[i + 1] as HeaderValue);
+      } else if (headers !== undefined) {
+        for (const [name, value] of Object.entries(headers)) res.setHeader(name, value as HeaderValue);
+      }
+      return res;
+    };
+    res.write = (chunk: unknown, ...rest: unknown[]) => {
+      chunks.push(toBytes(chunk, typeof rest[0] === 'string' ? rest[0] : undefined));
+      const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+      callback?.();
+      return true;
+    };
+    res.end = (...args: unknown[]) => {
+      restore();
+      try {
+        const [chunk, encoding] = args;
+        if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBytes(chunk, encoding));
+        resolve(captured(res, concat(chunks)));
+      } catch (error) {
+        reject(error);
+      }
+      return res;
+    };
+    try {
+      // Errors further down go to the framework's error handler, whose answer is captured like any other.
+      next();
+    } catch (error) {
+      restore();
+      reject(error);
+    }
+  });
+}
+
+function captured(res: NodeResponseLike, body: Uint8Array): Answer {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.getHeaders())) {
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else if (value !== undefined) headers.set(name, String(value));
+  }
+  return { status: res.statusCode, headers, body };
+}
+
+function writeBody(res: NodeResponseLike, answer: Answer): void {
+  res.statusCode = answer.status;
+  res.setHeader('content-length', String(answer.body.length));
+  res.end(answer.body);
+}
+
+function writeAnswer(res: NodeResponseLike, answer: Answer): void {
+  res.statusCode = answer.status;
+  const cookies = answer.headers.getSetCookie();
+  answer.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') res.setHeader(name, value);
+  });
+  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+  res.setHeader('content-length', String(answer.body.length));
+  res.end(answer.body);
+}

@@ -1,0 +1,65 @@
+/**
+ * Responses into stored outcomes and back: which outcomes a replay policy
+ * keeps, what of a response is stored (status, allow-listed headers, the
+ * exact body bytes), and the replay itself, marked `Idempotent-Replayed: true`.
+ */
+import type { ReplayPolicy } from './options.js';
+import { exposeHeaders } from './problems.js';
+import type { StoredResponse } from './store.js';
+
+/** Whether `status` is stored for replay under `policy`; otherwise the key is released. */
+export function keeps(policy: ReplayPolicy, status: number): boolean {
+  switch (policy) {
+    case 'stripe':
+      return true;
+    case 'deterministic':
+      return status < 500;
+    case 'success-only':
+      return status >= 200 && status < 300;
+  }
+}
+
+/**
+ * A response read to its end: the bytes stay in hand, so it can be both
+ * stored and sent. The core works on these, not on `Response` objects: the
+ * Node middleware never needs one, and each `Response` built costs.
+ */
+export interface Answer {
+  status: number;
+  statusText?: string;
+  headers: Headers;
+  body: Uint8Array;
+}
+
+export async function answerOf(response: Response): Promise<Answer> {
+  const body = new Uint8Array(await response.arrayBuffer());
+  return { status: response.status, statusText: response.statusText, headers: response.headers, body };
+}
+
+export function storedOf(answer: Answer, allowed: ReadonlySet<string>): StoredResponse {
+  const headers: [string, string][] = [];
+  answer.headers.forEach((value, name) => {
+    if (allowed.has(name)) headers.push([name, value]);
+  });
+  return { status: answer.status, headers, body: answer.body };
+}
+
+/** Statuses whose responses have no body (the Response constructor refuses one). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+export function toResponse(answer: Answer): Response {
+  const empty = NULL_BODY.has(answer.status) || answer.body.length === 0;
+  return new Response(empty ? null : (answer.body as Uint8Array<ArrayBuffer>), {
+    status: answer.status,
+    ...(answer.statusText === undefined ? {} : { statusText: answer.statusText }),
+    headers: answer.headers,
+  });
+}
+
+export function replayOf(stored: StoredResponse): Answer {
+  const headers = new Headers();
+  for (const [name, value] of stored.headers) headers.append(name, value);
+  headers.set('Idempotent-Replayed', 'true');
+  exposeHeaders(headers);
+  return { status: stored.status, headers, body: stored.body };
+}

@@ -1,0 +1,394 @@
+/**
+ * oncely/service-worker in real Chromium: the app's service worker drains
+ * the queue its pages wrote, with every page closed, under the same lock,
+ * leases and keys as the pages. The page and its worker are served from one
+ * origin (the harness), the API is the reference server on another port.
+ *
+ * Chromium is driven through a page-level DevTools session (an about:blank
+ * page of the same context: not an app page, it holds no lock) for what
+ * the browser does on its own in the field: `ServiceWorker.dispatchSyncEvent`
+ * (a later Background Sync retry) and `ServiceWorker.stopWorker` (the
+ * browser killing the worker mid-fetch). Going back online
+ * (`context.setOffline(false)`) lets Chromium fire `sync` by itself.
+ */
+import { fileURLToPath } from 'node:url';
+import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type ReferenceRequest,
+  type ReferenceResponse,
+  type ReferenceServer,
+  type ReferenceServerOptions,
+  startReferenceServer,
+} from '../../src/testing.js';
+import { type BrowserHarness, chromiumForSuite, startHarness } from '../helpers/browser.js';
+import type { RecordSummary } from './service-worker.page.js';
+
+const SUITE = 'service worker drainer in Chromium';
+const executablePath = chromiumForSuite(SUITE);
+const WORKER_OWNER = /^service-worker:/;
+
+/** Server time per request, so overlapping sends for one key would show on its timeline. */
+const slow =
+  (ms: number): ((req: ReferenceRequest) => Promise<ReferenceResponse>) =>
+  async (req) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return { status: 201, body: { id: `res_${req.effectNumber}` } };
+  };
+
+interface Chromium {
+  /** Fires `sync` with `tag` at the worker now (as Chromium's own retry would). */
+  sync(tag: string): Promise<void>;
+  /** Stops every running version of the worker, as the browser does when it kills one. */
+  stopWorker(): Promise<number>;
+}
+
+describe.skipIf(executablePath === undefined)(SUITE, () => {
+  let harness: BrowserHarness | undefined;
+  const contexts: BrowserContext[] = [];
+  const servers: ReferenceServer[] = [];
+  let databases = 0;
+
+  const started = (): BrowserHarness => {
+    if (harness === undefined) throw new Error('harness did not start');
+    return harness;
+  };
+
+  async function context(): Promise<BrowserContext> {
+    const c = await started().newContext();
+    contexts.push(c);
+    return c;
+  }
+
+  async function server(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
+    const s = await startReferenceServer(options);
+    servers.push(s);
+    return s;
+  }
+
+  function appPath(api: ReferenceServer, more: Record<string, string> = {}): { path: string; db: string } {
+    const db = `sw-${Date.now()}-${++databases}`;
+    return { path: `/?${new URLSearchParams({ api: api.url, db, ...more }).toString()}`, db };
+  }
+
+  /** A DevTools session on an about:blank page of `ctx` (not an app page: no client, no lock). */
+  async function chromiumOf(ctx: BrowserContext, origin: string): Promise<Chromium> {
+    const blank = await ctx.newPage();
+    const cdp: CDPSession = await ctx.newCDPSession(blank);
+    const versions = new Map<string, { registrationId: string; runningStatus: string }>();
+    cdp.on('ServiceWorker.workerVersionUpdated', (event) => {
+      for (const v of event.versions) versions.set(v.versionId, v);
+    });
+    await cdp.send('ServiceWorker.enable');
+    const registrationId = async (): Promise<string> => {
+      for (let i = 0; i < 200 && versions.size === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      const id = [...versions.values()][0]?.registrationId;
+      if (id === undefined) throw new Error('no service worker registration seen');
+      return id;
+    };
+    return {
+      async sync(tag) {
+        await cdp.send('ServiceWorker.dispatchSyncEvent', {
+          origin,
+          registrationId: await registrationId(),
+          tag,
+          lastChance: false,
+        });
+      },
+      async stopWorker() {
+        const running = [...versions.entries()].filter(([, v]) => v.runningStatus === 'running');
+        for (const [versionId] of running) await cdp.send('ServiceWorker.stopWorker', { versionId });
+        return running.length;
+      },
+    };
+  }
+
+  /** Opens an app page and waits for its worker to be active. */
+  async function appPage(ctx: BrowserContext, path: string): Promise<Page> {
+    const page = await started().openPage(ctx, path);
+    await page.evaluate(() => window.sw?.ready());
+    return page;
+  }
+
+  /** Goes offline, queues `requests` in `page`, waits for the sync tag, closes the page: no app page is left. */
+  async function queueOfflineAndClose(
+    ctx: BrowserContext,
+    page: Page,
+    db: string,
+    requests: Array<{ url: string; json: unknown; key?: string }>,
+  ): Promise<string[]> {
+    await ctx.setOffline(true);
+    await page.waitForFunction(() => window.sw?.online() === false, undefined, { polling: 25, timeout: 10_000 });
+    const keys = (await page.evaluate((r) => window.sw?.enqueueMany(r), requests)) ?? [];
+    await page.waitForFunction(async (tag) => (await window.sw?.syncTags())?.includes(tag) === true, `oncely:${db}`, {
+      polling: 25,
+      timeout: 10_000,
+    });
+    await page.close();
+    return keys;
+  }
+
+  const records = (page: Page, keys: string[]) =>
+    page.evaluate((k) => Promise.all(k.map((key) => window.sw?.get(key))), keys) as Promise<RecordSummary[]>;
+
+  async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!check()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  const effectsDone = (api: ReferenceServer, keys: string[]) => () =>
+    keys.every((k) => api.ledger.effectCount(k) === 1);
+
+  beforeAll(async () => {
+    if (executablePath === undefined) return;
+    harness = await startHarness({
+      executablePath,
+      entry: fileURLToPath(new URL('./service-worker.page.ts', import.meta.url)),
+      workers: { '/sw.js': fileURLToPath(new URL('./service-worker.sw.ts', import.meta.url)) },
+    });
+  }, 30_000);
+
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((c) => c.close().catch(() => undefined)));
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it('1. queued offline, every page closed, back online: the worker sends each once within 2 s, a later page lists them succeeded', async () => {
+    const api = await server({ handle: slow(10) });
+    const ctx = await context();
+    const { path, db } = appPath(api);
+    const page = await appPage(ctx, path);
+    const requests = Array.from({ length: 10 }, (_, i) => ({ url: '/payments', json: { amount: 100 + i } }));
+    const keys = await queueOfflineAndClose(ctx, page, db, requests);
+    await chromiumOf(ctx, started().url);
+    expect(api.ledger.requests).toHaveLength(0);
+
+    const online = Date.now();
+    await ctx.setOffline(false);
+    await until(effectsDone(api, keys), 'the worker to send all 10');
+    const drainedMs = Math.max(...api.ledger.requests.map((r) => r.at)) - online;
+    console.info(`[sw 1] 10 operations drained by the worker ${drainedMs} ms after going online (no page open)`);
+    expect(drainedMs).toBeLessThan(2_000);
+    expect(api.ledger.requests).toHaveLength(10);
+    expect(api.ledger.maxConcurrent()).toBe(1);
+
+    const later = await appPage(ctx, path);
+    const stored = await records(later, keys);
+    expect(stored.map((r) => r.state)).toEqual(keys.map(() => 'succeeded'));
+    expect(stored.every((r) => r.attempts.length === 1 && WORKER_OWNER.test(r.attempts[0]?.owner ?? ''))).toBe(true);
+    expect(api.ledger.totalEffects()).toBe(10);
+  });
+
+  it('2. the worker is answered 503: every operation is kept (pending, same key) and a later sync finishes it once', async () => {
+    const api = await server({ handle: slow(5) });
+    api.setOutage({ status: 503 });
+    const ctx = await context();
+    // Five slots: an operation holds its slot through its retry delays, so each of the five is tried in the outage.
+    const { path, db } = appPath(api, { budget: '1000', concurrency: '5' });
+    const page = await appPage(ctx, path);
+    // Not an app client: it only hears the worker's reports (and holds no lock).
+    const observer = await started().openPage(ctx, `/?observe=1&db=${db}`);
+    const keys = await queueOfflineAndClose(
+      ctx,
+      page,
+      db,
+      Array.from({ length: 5 }, (_, i) => ({ url: '/payments', json: { amount: i } })),
+    );
+    const chromium = await chromiumOf(ctx, started().url);
+    await ctx.setOffline(false);
+    await observer.waitForFunction(() => (window.sw?.reports().length ?? 0) >= 1, undefined, {
+      polling: 25,
+      timeout: 15_000,
+    });
+    const [first] = (await observer.evaluate(() => window.sw?.reports())) ?? [];
+    console.info(`[sw 2] outage: ${api.ledger.requests.length} attempts answered 503, report ${JSON.stringify(first)}`);
+    expect(first).toMatchObject({
+      reason: 'sync',
+      outcome: 'drained',
+      left: 5,
+      succeeded: 0,
+      failed: 0,
+      budgetSpent: true,
+    });
+    expect(api.ledger.totalEffects()).toBe(0);
+    expect(api.ledger.requests.every((r) => r.outcome === 'outage' && r.status === 503)).toBe(true);
+    // (The server's outage answers before it reads the key: the records below show whose attempts they were.)
+    expect(api.ledger.requests.length).toBeGreaterThanOrEqual(5);
+
+    api.setOutage(undefined);
+    const fired = Date.now();
+    await chromium.sync(`oncely:${db}`);
+    await until(effectsDone(api, keys), 'the next sync to finish all 5');
+    const finishedMs = Math.max(...api.ledger.requests.map((r) => r.at)) - fired;
+    console.info(`[sw 2] after the outage, the next sync finished all 5 in ${finishedMs} ms`);
+    expect(finishedMs).toBeLessThan(2_000);
+    const later = await appPage(ctx, path);
+    const stored = await records(later, keys);
+    for (const record of stored) {
+      expect(record.state).toBe('succeeded');
+      expect(record.attempts.length).toBeGreaterThanOrEqual(2);
+      expect(record.attempts.every((a) => WORKER_OWNER.test(a.owner))).toBe(true);
+      expect(record.attempts.slice(0, -1).every((a) => a.class === 'retryable' && a.status === 503)).toBe(true);
+      expect(record.attempts.at(-1)).toMatchObject({ class: 'completed', status: 201 });
+    }
+    expect(api.ledger.totalEffects()).toBe(5);
+    expect(api.ledger.maxConcurrent()).toBe(1);
+  });
+
+  it('3. a page and the worker awake over 40 queued operations (syncs and messages meanwhile): one effect each, never two requests at once for a key', async () => {
+    const api = await server({ handle: slow(40) });
+    const ctx = await context();
+    // A short budget: the worker hands over mid-queue to the page that waits for the lock.
+    const { path, db } = appPath(api, { budget: '300' });
+    const writer = await appPage(ctx, path);
+    const keys = await queueOfflineAndClose(
+      ctx,
+      writer,
+      db,
+      Array.from({ length: 40 }, (_, i) => ({ url: '/orders', json: { i } })),
+    );
+    const chromium = await chromiumOf(ctx, started().url);
+    await ctx.setOffline(false);
+    await api.waitForRequests(1);
+    // The worker is draining: a page opens (it waits for the lock) and keeps asking the worker to drain,
+    // while more syncs fire, the pattern that charged Workbox users twice.
+    const page = await appPage(ctx, path);
+    for (let i = 0; i < 5; i++) {
+      await page.evaluate(() => window.sw?.askWorker());
+      await chromium.sync(`oncely:${db}`);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    await until(effectsDone(api, keys), 'all 40 to take effect', 20_000);
+    await page.waitForFunction(
+      (k) => k.every((key) => window.sw?.latest()?.operations.some((o) => o.key === key && o.state === 'succeeded')),
+      keys,
+      { polling: 25, timeout: 15_000 },
+    );
+    const stored = await records(page, keys);
+    const pageOwner = await page.evaluate(() => window.sw?.owner());
+    const senders = stored.flatMap((r) => r.attempts.map((a) => (WORKER_OWNER.test(a.owner) ? 'worker' : a.owner)));
+    const byWorker = senders.filter((s) => s === 'worker').length;
+    console.info(
+      `[sw 3] 40 operations: ${api.ledger.requests.length} requests, ${byWorker} attempts by the worker, ` +
+        `${senders.length - byWorker} by the page; max concurrent per key ${api.ledger.maxConcurrent()}`,
+    );
+    expect(stored.every((r) => r.state === 'succeeded')).toBe(true);
+    for (const key of keys) expect(api.ledger.effectCount(key)).toBe(1);
+    expect(api.ledger.totalEffects()).toBe(40);
+    expect(api.ledger.maxConcurrent()).toBe(1);
+    // Both drained: the worker first, then the page once the worker gave the lock back.
+    expect(byWorker).toBeGreaterThan(0);
+    expect(senders).toContain(pageOwner);
+    expect(new Set(senders).size).toBeGreaterThanOrEqual(2);
+  });
+
+  it('4. the worker stopped mid-fetch: the next sync takes over with the same key; one effect', async () => {
+    const api = await server();
+    const ctx = await context();
+    const { path, db } = appPath(api);
+    const page = await appPage(ctx, path);
+    const [key] = await queueOfflineAndClose(ctx, page, db, [{ url: '/payments', json: { amount: 4800 } }]);
+    const chromium = await chromiumOf(ctx, started().url);
+    const hold = api.hold({ path: '/payments' });
+    await ctx.setOffline(false);
+    // The server has charged and holds its answer: the worker's fetch is open.
+    await hold.arrived;
+    expect(api.ledger.effectCount(key ?? '')).toBe(1);
+    expect(await chromium.stopWorker()).toBeGreaterThan(0);
+    hold.release();
+
+    const fired = Date.now();
+    await chromium.sync(`oncely:${db}`);
+    await until(() => api.ledger.requestsFor(key ?? '').length === 2, 'the resend');
+    console.info(`[sw 4] stopped mid-fetch; the next sync resent the same key ${Date.now() - fired} ms after it fired`);
+    const later = await appPage(ctx, path);
+    const [record] = await records(later, [key ?? '']);
+    expect(record?.state).toBe('succeeded');
+    expect(record?.attempts.map((a) => a.class)).toEqual(['ambiguous', 'completed']);
+    const [stopped, next] = record?.attempts.map((a) => a.owner) ?? [];
+    expect(stopped).toMatch(WORKER_OWNER);
+    expect(next).toMatch(WORKER_OWNER);
+    expect(next).not.toBe(stopped);
+    expect(api.ledger.requestsFor(key ?? '').map((r) => r.outcome)).toEqual(['effect', 'replay']);
+    expect(api.ledger.totalEffects()).toBe(1);
+  });
+
+  it('5. a 503 burst and an ambiguous attempt in the worker are classified exactly as in a page', async () => {
+    type Run = Array<Array<[string | undefined, number | undefined]>>;
+    const script = (api: ReferenceServer, burst: string, cut: string): void =>
+      api.script(
+        { match: { key: burst }, kind: 'status', status: 503, retryAfter: 0 },
+        { match: { key: burst }, kind: 'status', status: 503, retryAfter: 0 },
+        { match: { key: burst }, kind: 'status', status: 503, retryAfter: 0 },
+        // Not a reset: Chromium itself resends a POST whose reused connection was reset (same key: a replay),
+        // so neither the page nor the worker ever sees that one. A dropped answer is the ambiguity both see.
+        { match: { key: cut }, kind: 'drop-after-commit' },
+      );
+    const shape = (stored: RecordSummary[]): Run => stored.map((r) => r.attempts.map((a) => [a.class, a.status]));
+
+    // In the worker, no page open.
+    const workerApi = await server();
+    const ctx = await context();
+    const { path, db } = appPath(workerApi, { timeout: '1000' });
+    const writer = await appPage(ctx, path);
+    const workerKeys = ['sw-burst', 'sw-cut'];
+    script(workerApi, 'sw-burst', 'sw-cut');
+    await queueOfflineAndClose(
+      ctx,
+      writer,
+      db,
+      workerKeys.map((key) => ({ url: '/payments', json: { key }, key })),
+    );
+    await chromiumOf(ctx, started().url);
+    await ctx.setOffline(false);
+    await until(effectsDone(workerApi, workerKeys), 'the worker to finish both');
+    await until(() => workerApi.ledger.requestsFor('sw-cut').length === 2, 'the resend after the dropped answer');
+    const inWorker = await records(await appPage(ctx, path), workerKeys);
+
+    // The same in a page, no worker.
+    const pageApi = await server();
+    const pageCtx = await context();
+    const alone = await started().openPage(pageCtx, appPath(pageApi, { sw: '0', timeout: '1000' }).path);
+    const pageKeys = ['page-burst', 'page-cut'];
+    script(pageApi, 'page-burst', 'page-cut');
+    await alone.evaluate(
+      (r) => window.sw?.enqueueMany(r),
+      pageKeys.map((key) => ({ url: '/payments', json: { key }, key })),
+    );
+    await until(effectsDone(pageApi, pageKeys), 'the page to finish both');
+    await alone.waitForFunction(
+      (k) => k.every((key) => window.sw?.latest()?.operations.some((o) => o.key === key && o.state === 'succeeded')),
+      pageKeys,
+      { polling: 25, timeout: 15_000 },
+    );
+    const inPage = await records(alone, pageKeys);
+
+    console.info(`[sw 5] worker ${JSON.stringify(shape(inWorker))} page ${JSON.stringify(shape(inPage))}`);
+    expect(shape(inWorker)).toEqual([
+      [
+        ['retryable', 503],
+        ['retryable', 503],
+        ['retryable', 503],
+        ['completed', 201],
+      ],
+      [
+        ['ambiguous', undefined],
+        ['completed', 201],
+      ],
+    ]);
+    expect(shape(inWorker)).toEqual(shape(inPage));
+    expect(inWorker.every((r) => r.state === 'succeeded' && r.attempts.every((a) => WORKER_OWNER.test(a.owner)))).toBe(
+      true,
+    );
+    expect(workerApi.ledger.requestsFor('sw-cut').map((r) => r.outcome)).toEqual(['effect', 'replay']);
+    expect(pageApi.ledger.requestsFor('page-cut').map((r) => r.outcome)).toEqual(['effect', 'replay']);
+    expect(workerApi.ledger.totalEffects()).toBe(2);
+  });
+});

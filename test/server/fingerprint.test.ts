@@ -1,0 +1,41 @@
+/**
+ * A fleet may mix runtimes on one table (Node servers, workers, Deno): the
+ * fingerprint must not depend on which hash implementation ran. Node's
+ * `node:crypto` (through `process.getBuiltinModule`) and WebCrypto give the
+ * same hex for the same request.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.resetModules();
+});
+
+const body = new TextEncoder().encode('{"b":2,"a":[1,"x"]}');
+
+describe('fingerprintOf', () => {
+  it('node:crypto and WebCrypto agree', async () => {
+    const withNode = await import('../../src/server/fingerprint.js');
+    const viaNode = await withNode.fingerprintOf('POST', '/payments?x=1', body, 'application/json');
+    vi.resetModules();
+    vi.spyOn(process, 'getBuiltinModule').mockReturnValue(undefined as never);
+    const digest = vi.spyOn(crypto.subtle, 'digest');
+    const withoutNode = await import('../../src/server/fingerprint.js');
+    const viaWebCrypto = await withoutNode.fingerprintOf('POST', '/payments?x=1', body, 'application/json');
+    expect(digest).toHaveBeenCalledTimes(1);
+    expect(viaWebCrypto).toBe(viaNode);
+    expect(viaNode).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('JSON by meaning, other bodies by bytes; method and target count', async () => {
+    const { fingerprintOf } = await import('../../src/server/fingerprint.js');
+    const reordered = new TextEncoder().encode('{ "a": [1, "x"],\n"b": 2 }');
+    const json = 'application/problem+json; charset=utf-8';
+    expect(await fingerprintOf('POST', '/p', reordered, json)).toBe(await fingerprintOf('POST', '/p', body, json));
+    expect(await fingerprintOf('POST', '/p', reordered, 'text/plain')).not.toBe(
+      await fingerprintOf('POST', '/p', body, 'text/plain'),
+    );
+    expect(await fingerprintOf('PUT', '/p', body, json)).not.toBe(await fingerprintOf('POST', '/p', body, json));
+    expect(await fingerprintOf('POST', '/p?x=1', body, json)).not.toBe(await fingerprintOf('POST', '/p', body, json));
+  });
+});
