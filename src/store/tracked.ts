@@ -36,6 +36,8 @@ export function trackedStore(store: OperationStore, runtime: Pick<Runtime, 'trac
   };
   const listSummaries = store.listSummaries?.bind(store);
   if (listSummaries !== undefined) wrapped.listSummaries = (filter) => track(() => listSummaries(filter));
+  const claimDue = store.claimDue?.bind(store);
+  if (claimDue !== undefined) wrapped.claimDue = (request) => track(() => claimDue(request));
   const close = store.close?.bind(store);
   if (close !== undefined) wrapped.close = () => track(close);
   return wrapped;

@@ -211,6 +211,8 @@ export async function enqueueOfflinePg(
   table: string,
   baseUrl: string,
   operations: readonly { url: string; json: unknown; scope?: string }[],
+  /** `true`: not even tried (no attempt recorded; the client may not send), as an API server that only enqueues. */
+  unsent = false,
 ): Promise<string[]> {
   let goOffline!: () => void;
   const offline = new Promise<void>((resolve) => {
@@ -225,6 +227,7 @@ export async function enqueueOfflinePg(
       throw connectionRefused();
     },
     policy: { backoff: { baseDelayMs: 1, maxDelayMs: 1 } },
+    ...(unsent ? { mayAttempt: () => false } : {}),
   });
   const keys: string[] = [];
   const batch = 50;

@@ -62,6 +62,9 @@ export function placedStore(store: OperationStore, now: () => number): PlacedSto
   if (listSummaries !== undefined) {
     placed.listSummaries = (filter?: RecordFilter): Promise<RecordSummary[]> => listSummaries(filter);
   }
+  // Claims in the store, on its clock: memory-only records are never claimable elsewhere, nor here.
+  const claimDue = store.claimDue?.bind(store);
+  if (claimDue !== undefined) placed.claimDue = claimDue;
   const close = store.close?.bind(store);
   if (close !== undefined) placed.close = close;
   return placed;
