@@ -28,12 +28,13 @@ interface Budget {
 
 /** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
 const BUDGETS: readonly Budget[] = [
-  // Start-up 18.6 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity.
+  // Start-up 18.6 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity;
+  // 18.9 KB with the service worker's sync registration, 19.0 KB with the store wrapper forwarding claimDue.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'startup',
-    ceilingGzipBytes: 19 * KB,
+    ceilingGzipBytes: 19.5 * KB,
     targetGzipBytes: 22 * KB,
   },
   // Start-up 12.1 KB measured: options checks, the client shell, errors (and the memory store, see bench/bundle.ts).
@@ -54,17 +55,19 @@ const BUDGETS: readonly Budget[] = [
   // `mayAttempt` check, and a removal under a running loop reported with what it knew: 36.9 KB and 44.4 KB measured.
   // The edge fixes of issue 28 (leases watched on the monotonic clock, the lease checked before the bytes leave,
   // a failed scope head holding its scope, stored keys checked before a read is held in memory, a store error
-  // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.5 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46 * KB },
+  // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured. The fleet's claims
+  // (issue 29: the claim pass, takeovers by key on the store's clock), ~0.6 KB more: 38.6 KB and 46.2 KB (and
+  // the browser start-up path 19.0 KB, from the store wrapper that forwards claimDue).
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46.7 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
-  // with the edge fixes above.
+  // with the edge fixes above, 42.2 KB with the fleet's claims.
   {
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    ceilingGzipBytes: 42.2 * KB,
+    ceilingGzipBytes: 42.7 * KB,
   },
 ];
 
