@@ -8,14 +8,15 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import type { Worker, WorkerExit } from './file-worker.js';
+import { type Worker, watchWorker } from './file-worker.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface BundledScript {
+  /** Bundles now (once): a test file does it before its timed tests. Resolves with the bundle's path. */
+  ready(): Promise<string>;
   /** Starts the bundled entry with `config` as its one JSON argument. */
   spawn(config: unknown): Promise<Worker>;
   dispose(): void;
@@ -45,46 +46,13 @@ export function bundledScript(entry: URL): BundledScript {
     return built.file;
   };
   return {
+    ready: file,
     async spawn(config) {
-      return watch(spawn(process.execPath, [await file(), JSON.stringify(config)], { cwd: REPO_ROOT }));
+      return watchWorker(spawn(process.execPath, [await file(), JSON.stringify(config)], { cwd: REPO_ROOT }));
     },
     dispose() {
       if (built !== undefined) fs.rmSync(built.dir, { recursive: true, force: true });
       built = undefined;
-    },
-  };
-}
-
-function watch(child: ReturnType<typeof spawn>): Worker {
-  const lines: string[] = [];
-  const listeners: ((line: string) => void)[] = [];
-  let stderr = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const reader = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  reader.on('line', (line) => {
-    lines.push(line);
-    for (const fn of listeners) fn(line);
-  });
-  const closed = new Promise<void>((resolve) => reader.once('close', resolve));
-  const exited = new Promise<WorkerExit>((resolve) => {
-    child.once('exit', (code, signal) => {
-      void closed.then(() => resolve({ code, signal, killed: signal === 'SIGKILL', lines, stderr }));
-    });
-  });
-  return {
-    child,
-    pid: child.pid ?? -1,
-    lines,
-    onLine(fn) {
-      for (const line of lines) fn(line);
-      listeners.push(fn);
-    },
-    exited,
-    kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
 }
