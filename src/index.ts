@@ -63,4 +63,4 @@ export type { ProviderErrorFields } from './policy/provider-errors.js';
 export type { Runtime } from './runtime.js';
 export type { MemoryStore, MemoryStoreOptions } from './store/memory.js';
 export { memoryStore } from './store/memory.js';
-export type { OperationStore, QuarantineEntry, RecordFilter, WriteOptions } from './store/store.js';
+export type { DeleteOptions, OperationStore, QuarantineEntry, RecordFilter, WriteOptions } from './store/store.js';

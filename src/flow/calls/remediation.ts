@@ -86,7 +86,8 @@ export class Remediation {
     });
     if (!found) throw new NotFoundError(key);
     if (refusal !== undefined) throw refusal;
-    await store.delete(key);
+    // Judged again in the delete itself: a `retry` landing in between reopens what was just allowed.
+    await store.delete(key, { onlyIf: (current) => discardRefusal(current, runtime.now(), force) === undefined });
   }
 
   /** Removes finished records whose `retainUntil` has passed. Returns how many. */
@@ -98,11 +99,10 @@ export class Remediation {
     let removed = 0;
     for (const summary of finished) {
       if (!isExpired(summary, now) || this.#loops.isRunning(summary.key)) continue;
-      // Looked at again as stored: `retry(key)` may have reopened it since the list was read.
-      const current = await store.get(summary.key);
-      if (current === undefined || !isExpired(current, now)) continue;
-      await store.delete(summary.key);
-      removed++;
+      // Judged again as stored, in the delete itself: `retry(key)` may have reopened it since the list was read.
+      let expired = false;
+      await store.delete(summary.key, { onlyIf: (current) => (expired = isExpired(current, now)) });
+      if (expired) removed++;
     }
     return removed;
   }
