@@ -33,6 +33,8 @@ export interface AttemptInput {
   signal: AbortSignal | undefined;
   /** Largest body read, in bytes (the endpoint's `maxResponseBytes`). @default 1_048_576 */
   maxResponseBytes?: number;
+  /** Follow redirects as fetch does (a safe read sent without a key); else a 3xx is the answer. @default false */
+  followRedirects?: boolean;
   /**
    * What the platform knows about the network: offline before sending,
    * nothing is sent. (Offline once a request failed proves nothing: the
@@ -95,7 +97,13 @@ export async function performAttempt(
     // The body is read inside the timeout: a 2xx whose body was lost is
     // ambiguous, and the retry gets the server's stored replay instead.
     const result = await transport(
-      { method: request.method, url: request.url, headers, body: request.body },
+      {
+        method: request.method,
+        url: request.url,
+        headers,
+        body: request.body,
+        ...(input.followRedirects === true ? { redirect: 'follow' as const } : {}),
+      },
       { signal: controller.signal, timeoutMs: input.timeoutMs, maxResponseBytes },
     );
     const { observation } = result;

@@ -45,6 +45,7 @@ import {
   describe,
   emitEnded,
   finalAnswer,
+  followsRedirects,
   keyHeaders,
   storedResult,
 } from './outcome.js';
@@ -191,6 +192,7 @@ export async function drive(
                 timeoutMs,
                 signal,
                 maxResponseBytes: policy.maxResponseBytes,
+                followRedirects: followsRedirects(policy, record.request.method),
                 connectivity: engine.connectivity,
                 leaseHeld: leaseStillOurs(runtime, owner.leaseMs, startedAtMono),
               }),
