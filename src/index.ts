@@ -40,6 +40,7 @@ export {
 export type { Listener, OncelyEventName, OncelyEvents } from './events.js';
 export type { OperationAbortError } from './flow/calls/abort-error.js';
 export type { ResumeSummary } from './flow/calls/resume.js';
+export type { StoreUnavailableError } from './flow/calls/store-failure.js';
 export type { AttemptContext, Connectivity } from './flow/engine/engine.js';
 export type { DeriveKeyInput, DeriveKeyOptions, KeyFields } from './flow/request/key.js';
 export { deriveKey } from './flow/request/key.js';

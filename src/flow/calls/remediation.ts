@@ -14,6 +14,7 @@ import type { Engine } from '../engine/engine.js';
 import { summaries } from './resume.js';
 import { guarded, type Outcome, outcomeOf } from './settle.js';
 import { discardRefusal, liveProfile } from './settle-errors.js';
+import { beforeSending } from './store-failure.js';
 
 /** The client option `sweepIntervalMs`: 10 minutes. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 600_000;
@@ -40,26 +41,30 @@ export class Remediation {
   async retry(key: string): Promise<Outcome> {
     const { store, runtime, endpoints } = this.#engine;
     const now = runtime.now();
-    const updated = await store.update(key, (current) => {
-      if (current === undefined) throw new NotFoundError(key);
-      if (current.state !== 'blocked' && current.state !== 'unknown') {
-        throw new InvalidStateError(
-          key,
-          current.state,
-          `Only blocked or unknown operations can be retried (${key} is ${current.state})`,
-        );
-      }
-      const policy = policyOfRecord(endpoints, current);
-      const forgottenAt = current.createdAt + policy.keyRetentionMs;
-      if (now >= forgottenAt) {
-        throw new InvalidStateError(
-          key,
-          current.state,
-          `The server has forgotten key ${key} (retention ended); send a new operation instead`,
-        );
-      }
-      return reopen(current, now, Math.min(now + policy.deadlineMs, forgottenAt));
-    });
+    // Reopened before it is driven: a store failure here sent nothing.
+    const updated = await beforeSending(
+      key,
+      store.update(key, (current) => {
+        if (current === undefined) throw new NotFoundError(key);
+        if (current.state !== 'blocked' && current.state !== 'unknown') {
+          throw new InvalidStateError(
+            key,
+            current.state,
+            `Only blocked or unknown operations can be retried (${key} is ${current.state})`,
+          );
+        }
+        const policy = policyOfRecord(endpoints, current);
+        const forgottenAt = current.createdAt + policy.keyRetentionMs;
+        if (now >= forgottenAt) {
+          throw new InvalidStateError(
+            key,
+            current.state,
+            `The server has forgotten key ${key} (retention ended); send a new operation instead`,
+          );
+        }
+        return reopen(current, now, Math.min(now + policy.deadlineMs, forgottenAt));
+      }),
+    );
     if (updated === undefined) throw new NotFoundError(key);
     return guarded(
       store,
