@@ -42,7 +42,7 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
     const depth = depths.pop() as number;
     if (typeof node !== 'object' || node === null) continue;
     if (depth >= max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+    for (const child of Object.values(node)) {
       nodes.push(child);
       depths.push(depth + 1);
     }

@@ -29,19 +29,21 @@ interface Budget {
 /** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
 const BUDGETS: readonly Budget[] = [
   // Start-up 18.6 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity.
+  // Issue 28 round two, +0.3 KB: the conditional delete, the bounded record check, resultHeaders refusing credentials.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'startup',
-    ceilingGzipBytes: 19 * KB,
+    ceilingGzipBytes: 19.5 * KB,
     targetGzipBytes: 22 * KB,
   },
   // Start-up 12.1 KB measured: options checks, the client shell, errors (and the memory store, see bench/bundle.ts).
+  // 12.5 KB with issue 28 round two (the bounded record check, the store_unavailable code, resultHeaders checks).
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'startup',
-    ceilingGzipBytes: 12.5 * KB,
+    ceilingGzipBytes: 12.7 * KB,
     targetGzipBytes: 18 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -54,17 +56,19 @@ const BUDGETS: readonly Budget[] = [
   // `mayAttempt` check, and a removal under a running loop reported with what it knew: 36.9 KB and 44.4 KB measured.
   // The edge fixes of issue 28 (leases watched on the monotonic clock, the lease checked before the bytes leave,
   // a failed scope head holding its scope, stored keys checked before a read is held in memory, a store error
-  // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.5 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46 * KB },
+  // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured. Round two (conditional
+  // deletes, bounded record checks, query names normalised, keyless reads following redirects, typed store
+  // failures before sending), ~0.6 KB: 38.6 KB and 46.2 KB measured.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46.6 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
-  // with the edge fixes above.
+  // with the edge fixes above; 42.3 KB with round two.
   {
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    ceilingGzipBytes: 42.2 * KB,
+    ceilingGzipBytes: 42.7 * KB,
   },
 ];
 

@@ -10,11 +10,7 @@ import { isOncelyError, OncelyError } from '../../errors.js';
 export class StoreUnavailableError extends OncelyError {
   override name = 'StoreUnavailableError';
   constructor(key: string | undefined, cause: unknown) {
-    const why = cause instanceof Error ? cause.message : String(cause);
-    super('store_unavailable', `Nothing was sent: the store failed${key === undefined ? '' : ` for ${key}`}: ${why}`, {
-      key,
-      cause,
-    });
+    super('store_unavailable', `Nothing was sent: the store failed (${String(cause)})`, { key, cause });
   }
 }
 
