@@ -34,7 +34,7 @@ import {
 } from '../decide/transitions.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
-import { performAttempt } from './attempt.js';
+import { followsRedirects, performAttempt } from './attempt.js';
 import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
@@ -45,7 +45,6 @@ import {
   describe,
   emitEnded,
   finalAnswer,
-  followsRedirects,
   keyHeaders,
   storedResult,
 } from './outcome.js';

@@ -109,11 +109,6 @@ export function sendsKey(policy: Pick<ResolvedPolicy, 'sendKey'>, method: string
 
 export const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** A safe read sent without a key follows redirects as fetch does; anything keyed treats a 3xx as its answer. */
-export function followsRedirects(policy: Pick<ResolvedPolicy, 'sendKey'>, method: string): boolean {
-  return SAFE_METHODS.has(method.toUpperCase()) && !sendsKey(policy, method);
-}
-
 export function storedResult(
   output: AttemptOutput,
   policy: ResolvedPolicy,

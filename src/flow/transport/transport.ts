@@ -18,8 +18,7 @@
  *   connection, `signal` aborting): the attempt then decides, from the
  *   error's `code`, its own timer, the caller's signal and `Connectivity`,
  *   whether the request may have been applied;
- * - it never follows a redirect (unless `redirect: 'follow'`, a keyless
- *   safe read): the key and body would go wherever the
+ * - it never follows a redirect (but for a keyless read): the key and body would go wherever the
  *   server points, and an error on a later hop would hide that the first
  *   one may have been applied. Once it resolves with a redirect, the
  *   attempt aborts `signal`: nothing is to be read from it any more.
@@ -61,11 +60,7 @@ export interface TransportRequest {
   headers: Record<string, string>;
   /** The stored body; `undefined` for none. */
   body: StoredBody | undefined;
-  /**
-   * `'follow'`: a safe read sent without a key; redirects are followed as
-   * fetch does (its limits), and only the final answer is seen. Otherwise
-   * a redirect is never followed (see above).
-   */
+  /** `'follow'`: a safe read sent without a key, whose redirects fetch follows (else never: see above). */
   redirect?: 'follow';
 }
 
