@@ -27,7 +27,8 @@ export type OncelyErrorCode =
   | 'store_corrupt'
   | 'invalid_state'
   | 'lock_timeout'
-  | 'store_owned';
+  | 'store_owned'
+  | 'store_unavailable';
 
 export interface OncelyErrorDetails {
   /** The idempotency key of the operation, when there is one. */

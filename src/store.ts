@@ -37,6 +37,7 @@ export type { ContractCase, StoreContractOptions } from './store/contract.js';
 export { sampleRecord, storeContract } from './store/contract.js';
 export type {
   ClaimRequest,
+  DeleteOptions,
   OperationStore,
   QuarantineEntry,
   RecordFilter,

@@ -139,13 +139,26 @@ export interface ClaimRequest {
   keys?: readonly string[];
 }
 
+/** Options of `delete`. */
+export interface DeleteOptions {
+  /**
+   * Deletes only if this holds for the record as stored, judged in the same
+   * atomic step as the delete (like `update`'s change function: synchronous,
+   * pure, maybe called more than once). A sweep or discard judges the record
+   * it read; a `retry` that reopened it meanwhile must not be deleted.
+   * @example await store.delete(key, { onlyIf: (r) => r.state === 'succeeded' })
+   */
+  onlyIf?: (current: OperationRecord) => boolean;
+}
+
 export interface OperationStore {
   get(key: string): Promise<OperationRecord | undefined>;
   /** Creates or replaces. */
   put(record: OperationRecord, options?: WriteOptions): Promise<void>;
   /** Atomic read-modify-write; resolves with the record as stored afterwards. */
   update(key: string, fn: Updater, options?: WriteOptions): Promise<OperationRecord | undefined>;
-  delete(key: string): Promise<void>;
+  /** Deletes the record; with `onlyIf`, only if it still holds (see `DeleteOptions`). */
+  delete(key: string, options?: DeleteOptions): Promise<void>;
   /** Earliest `nextAttemptAt` first. */
   list(filter?: RecordFilter): Promise<OperationRecord[]>;
   /**

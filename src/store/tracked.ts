@@ -28,7 +28,7 @@ export function trackedStore(store: OperationStore, runtime: Pick<Runtime, 'trac
     get: (key) => track(() => store.get(key)),
     put: (record, options) => track(() => store.put(record, options)),
     update: (key, fn, options) => track(() => store.update(key, fn, options)),
-    delete: (key) => track(() => store.delete(key)),
+    delete: (key, options) => track(() => store.delete(key, options)),
     list: (filter) => track(() => store.list(filter)),
     quarantined: () => track(() => store.quarantined()),
     onQuarantine: (fn) => store.onQuarantine(fn),

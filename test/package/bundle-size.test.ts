@@ -29,20 +29,22 @@ interface Budget {
 /** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
 const BUDGETS: readonly Budget[] = [
   // Start-up 18.6 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity;
-  // 18.9 KB with the service worker's sync registration, 19.0 KB with the store wrapper forwarding claimDue.
+  // 18.9 KB with the service worker's sync registration, 19.0 KB with the store wrapper forwarding claimDue;
+  // issue 28 round two, +0.3 KB: the conditional delete, the bounded record check, resultHeaders refusing credentials.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'startup',
-    ceilingGzipBytes: 19.5 * KB,
+    ceilingGzipBytes: 19.6 * KB,
     targetGzipBytes: 22 * KB,
   },
   // Start-up 12.1 KB measured: options checks, the client shell, errors (and the memory store, see bench/bundle.ts).
+  // 12.5 KB with issue 28 round two (the bounded record check, the store_unavailable code, resultHeaders checks).
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'startup',
-    ceilingGzipBytes: 12.5 * KB,
+    ceilingGzipBytes: 12.8 * KB,
     targetGzipBytes: 18 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -56,18 +58,19 @@ const BUDGETS: readonly Budget[] = [
   // The edge fixes of issue 28 (leases watched on the monotonic clock, the lease checked before the bytes leave,
   // a failed scope head holding its scope, stored keys checked before a read is held in memory, a store error
   // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured. The fleet's claims
-  // (issue 29: the claim pass, takeovers by key on the store's clock), ~0.6 KB more: 38.6 KB and 46.2 KB (and
-  // the browser start-up path 19.0 KB, from the store wrapper that forwards claimDue).
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46.7 * KB },
+  // (issue 29: the claim pass, takeovers by key on the store's clock), ~0.6 KB; round two of the edge fixes
+  // (conditional deletes, bounded record checks, query names normalised, keyless reads following redirects,
+  // typed store failures before sending), ~0.6 KB: 39.2 KB and 46.8 KB measured.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39.7 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.3 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
-  // with the edge fixes above, 42.2 KB with the fleet's claims.
+  // with the edge fixes above, 42.9 KB with the fleet's claims and round two.
   {
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    ceilingGzipBytes: 42.7 * KB,
+    ceilingGzipBytes: 43.4 * KB,
   },
 ];
 

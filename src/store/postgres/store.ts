@@ -195,10 +195,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       }
     },
 
-    async delete(key) {
+    async delete(key, options) {
       await whenReady();
       cache.forget(key);
-      await pool.query(sql.delete, [tenant, key]);
+      const onlyIf = options?.onlyIf;
+      if (onlyIf === undefined) return void (await pool.query(sql.delete, [tenant, key]));
+      // Only the row version judged is deleted; a write in between means judge again.
+      for (;;) {
+        const { row, record } = await read(key);
+        if (row === undefined || record === undefined || !onlyIf(record)) return;
+        if ((await pool.query(`${sql.delete} AND rev = $3`, [tenant, key, row.rev])).rowCount) return;
+      }
     },
 
     async list(filter?: RecordFilter) {
