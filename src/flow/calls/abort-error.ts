@@ -11,17 +11,12 @@
  * Its `code` is oncely's (`'operation_failed'`), shadowing the legacy
  * numeric `DOMException.code` (20): `name` is what the platform checks.
  */
-import { isOncelyError, type OperationError } from '../../errors.js';
+import { isOncelyError, type OperationAbortError, type OperationError } from '../../errors.js';
 
 /** The registry symbol errors.ts brands every oncely error with (`Symbol.for` gives the same one in any bundle copy). */
 const BRAND = Symbol.for('oncely.error');
 
-/** What `send` rejects with when the caller's signal stopped the operation. */
-export type OperationAbortError = DOMException &
-  Omit<OperationError, 'name' | 'message' | 'stack' | 'cause'> & {
-    readonly name: 'AbortError';
-    readonly cause: OperationError;
-  };
+export type { OperationAbortError } from '../../errors.js';
 
 /** `error` as the caller's `AbortError` when `signal` aborted and `error` says the abort stopped the operation; else `error`. */
 export function asCallerAbort(error: unknown, signal: AbortSignal | undefined): unknown {
@@ -38,7 +33,7 @@ function abortErrorFrom(error: OperationError): OperationAbortError {
   }
   define(abort, 'cause', error);
   define(abort, BRAND, true);
-  return abort as OperationAbortError;
+  return abort as unknown as OperationAbortError;
 }
 
 function define(target: object, name: PropertyKey, value: unknown): void {

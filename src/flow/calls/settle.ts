@@ -4,10 +4,17 @@
  * an `Outcome` that carries either and never rejects. Kept apart from the
  * loop: the loop settles records, this reads them back out.
  */
-import { OncelyError, ResponseParseError, ResponseValidationError } from '../../errors.js';
+import {
+  type AnyOncelyError,
+  isOncelyError,
+  OperationError,
+  ResponseParseError,
+  ResponseValidationError,
+} from '../../errors.js';
 import type { OperationRecord, OperationState } from '../../model.js';
 import type { ProviderProfile } from '../../policy/profiles.js';
 import type { OperationStore } from '../../store/store.js';
+import { mayHaveTakenEffect } from '../decide/decide.js';
 import type { OncelyRequest, StandardIssue, StandardSchemaV1 } from '../request/operation.js';
 import { bodyValue, unparsedJsonText } from '../transport/result.js';
 import { failureError } from './settle-errors.js';
@@ -27,13 +34,36 @@ export interface SendResult<T = unknown> {
   attempts: number;
 }
 
-/** What `enqueue(...).settled` and `retry` resolve with, and what `resume` reports per operation. Never a rejection. */
-export interface Outcome<T = unknown> {
+/**
+ * What `enqueue(...).settled` and `retry` resolve with, and what `resume`
+ * reports per operation. Never a rejection. Discriminated by `ok`:
+ * `if (o.ok) o.result.data` needs no `!`, and a failure always carries an
+ * oncely error (`o.error.code`, `o.error.mayHaveTakenEffect`).
+ */
+export type Outcome<T = unknown> = OutcomeSucceeded<T> | OutcomeFailed;
+
+/** A settled success: the operation is `succeeded` and its answer passed the schema. */
+export interface OutcomeSucceeded<T = unknown> {
+  ok: true;
+  key: string;
+  state: 'succeeded';
+  result: SendResult<T>;
+  error?: undefined;
+  record: OperationRecord | undefined;
+}
+
+/**
+ * Anything else: the operation stopped (`blocked`, `failed`, `unknown`),
+ * succeeded but its answer failed the schema (`state` `succeeded`, `error`
+ * a `ResponseValidationError`), or is not done (`pending`, `in_flight`:
+ * another owner holds it, the client closed).
+ */
+export interface OutcomeFailed {
+  ok: false;
   key: string;
   state: OperationState;
-  ok: boolean;
-  result?: SendResult<T>;
-  error?: OncelyError | Error;
+  result?: undefined;
+  error: AnyOncelyError;
   record: OperationRecord | undefined;
 }
 
@@ -99,9 +129,9 @@ export async function outcomeOf<T>(
 ): Promise<Outcome<T>> {
   try {
     const result = await resultOf(record, request, fromStore, profile);
-    return { key: record.key, state: record.state, ok: true, result, record };
+    return { key: record.key, state: 'succeeded', ok: true, result, record };
   } catch (error) {
-    return { key: record.key, state: record.state, ok: false, error: error as Error, record };
+    return { key: record.key, state: record.state, ok: false, error: asOncelyError(error, record), record };
   }
 }
 
@@ -114,7 +144,32 @@ export function guarded<T>(store: OperationStore, key: string, work: Promise<Out
   return work.catch(async (error: unknown) => {
     const record = await store.get(key).catch(() => undefined);
     // Gone from the store: the state the loop last knew, which its error carries (flow/drive/run.ts, `removedError`).
-    const state = record?.state ?? (error instanceof OncelyError ? error.state : undefined) ?? 'pending';
-    return { key, state, ok: false, error: error as Error, record };
+    const state = record?.state ?? (isOncelyError(error) ? error.state : undefined) ?? 'pending';
+    return { key, state, ok: false, error: asOncelyError(error, record, key, state), record };
+  });
+}
+
+/**
+ * `error` as an oncely error: one that is already passes through; anything
+ * else (a store that threw, a bug) is wrapped, so a failed outcome's `error`
+ * always has a `code`, a `remediation` and `mayHaveTakenEffect` judged from
+ * the record, and the original stays its `cause`.
+ */
+function asOncelyError(
+  error: unknown,
+  record: OperationRecord | undefined,
+  key = record?.key ?? '',
+  state: OperationState = record?.state ?? 'pending',
+): AnyOncelyError {
+  if (isOncelyError(error)) return error;
+  const message = (error as Error | null)?.message ?? String(error);
+  return new OperationError(`Operation ${key} could not be driven (${state}): ${message}`, {
+    key,
+    state,
+    history: record?.attempts ?? [],
+    cause: error,
+    mayHaveTakenEffect: record === undefined ? true : mayHaveTakenEffect(record),
+    remediation:
+      'The operation stays stored as it is: look it up with get(key), and resume() it once the cause is fixed. Do not send it again under a new key.',
   });
 }
