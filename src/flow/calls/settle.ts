@@ -115,9 +115,29 @@ async function validated(record: OperationRecord, data: unknown, schema: Standar
     return (checked as { value: unknown }).value;
   throw invalid(
     Array.isArray(issues)
-      ? issues.map((issue: StandardIssue | null) => String(issue?.message ?? issue))
+      ? issues.map((issue: StandardIssue | null) => issueText(issue))
       : ['the response schema returned no Standard Schema result'],
   );
+}
+
+/**
+ * One Standard Schema issue as `data.items[0].amount: message`: the path says
+ * which field of the answer is wrong, which the message alone never does
+ * (zod's reads "Invalid input: expected number, received string").
+ */
+export function issueText(issue: StandardIssue | null): string {
+  const message = String(issue?.message ?? issue);
+  const path = Array.isArray(issue?.path) ? issue.path : [];
+  // No path: the issue is about the whole body, or the vendor put the place in its message.
+  if (path.length === 0) return message;
+  let at = 'data';
+  for (const segment of path) {
+    const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
+    if (typeof key === 'number') at += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) at += `.${key}`;
+    else at += `[${JSON.stringify(String(key))}]`;
+  }
+  return `${at}: ${message}`;
 }
 
 /** `resultOf`, or its error, as an `Outcome`. */
