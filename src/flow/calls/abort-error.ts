@@ -1,7 +1,8 @@
 /**
  * An operation stopped by the caller's own signal rejects the way `fetch`
- * and ky do: with a `DOMException` named `AbortError`, so the check every
- * fetch user already writes (`error.name === 'AbortError'`) works. The
+ * and ky do: with a `DOMException` named `AbortError` (or `TimeoutError`
+ * when the signal's reason is one, as `AbortSignal.timeout()`'s is), so the
+ * check every fetch user already writes (`error.name === 'AbortError'`) works. The
  * oncely error it replaces is its `cause`, and its fields (`key`, `state`,
  * `mayHaveTakenEffect`, `remediation`, …) are copied onto it, because an
  * abort after an attempt left may still have taken effect: a caller must
@@ -22,11 +23,21 @@ export type { OperationAbortError } from '../../errors.js';
 export function asCallerAbort(error: unknown, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted !== true || !isOncelyError(error)) return error;
   if (error.code !== 'operation_failed' || error.reason !== 'aborted') return error;
-  return abortErrorFrom(error as OperationError);
+  return abortErrorFrom(error as OperationError, nameOf(signal.reason));
 }
 
-function abortErrorFrom(error: OperationError): OperationAbortError {
-  const abort = new DOMException(error.message, 'AbortError');
+/**
+ * The name fetch rejects with for this reason: `AbortSignal.timeout()`
+ * aborts with a `TimeoutError` and fetch rejects with it as it is, so a
+ * caller's `error.name === 'TimeoutError'` check must see it here too. Any
+ * other reason (none, a string, a custom error) is an `AbortError`.
+ */
+function nameOf(reason: unknown): 'AbortError' | 'TimeoutError' {
+  return (reason as { name?: unknown } | null)?.name === 'TimeoutError' ? 'TimeoutError' : 'AbortError';
+}
+
+function abortErrorFrom(error: OperationError, name: 'AbortError' | 'TimeoutError'): OperationAbortError {
+  const abort = new DOMException(error.message, name);
   const fields = error as unknown as Record<string, unknown>;
   for (const name of Object.keys(fields)) {
     if (name !== 'name' && name !== 'message' && name !== 'stack') define(abort, name, fields[name]);
