@@ -37,7 +37,7 @@ import { attemptTimeoutMs } from '../transport/timeouts.js';
 import { performAttempt } from './attempt.js';
 import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
-import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
+import { gateFor, hostRefused, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import { leaseStillOurs } from './lease-check.js';
 import {
   asOperationFailure,
@@ -206,9 +206,10 @@ export async function drive(
       const hintMs =
         output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
-      reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key);
-      // An unsent probe proved nothing either way: let the next one go.
-      if (probe && classification.class === 'not_sent') gate?.releaseProbe(key);
+      const refused = hostRefused(output.observation);
+      reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);
+      // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.
+      if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);
       probeOut = false;
 
       const ended = endAttempt(record, end);
@@ -267,6 +268,9 @@ export async function drive(
         }
         case 'retry':
           // Unsent attempts back off too (a refused connection must not become a hot loop); they cost no attempt or budget.
+          // Unless the host refuses connections: then its gate holds the retry for the probe, which
+          // notices the host's return within about a second, where a backoff would wait up to `maxDelayMs`.
+          if (refused && gate?.refusing === true) decision.delayMs = 0;
           record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, true), RELAXED);
           needsAdmission = decision.budgeted;
           emitEnded(engine, base, record, end);
