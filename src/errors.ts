@@ -9,7 +9,7 @@ import { DEFAULT_REMEDIATION, GENERIC_REMEDIATION } from './model/remediation.js
 export { DEFAULT_REMEDIATION } from './model/remediation.js';
 
 import type { ErrorResponse, ProviderError, RawResult } from './model/error-response.js';
-import type { AttemptSummary, OperationState, StopReason } from './model.js';
+import type { AttemptSummary, OmittedAttempts, OperationState, StopReason } from './model.js';
 
 export type { ErrorResponse, ProblemDetails, ProviderError, RawResult } from './model/error-response.js';
 
@@ -45,7 +45,28 @@ export interface OncelyErrorDetails {
   attempts?: readonly AttemptSummary[] | undefined;
   /** What the caller can do next; a default per `code` when omitted. */
   remediation?: string | undefined;
+  /** The attempts dropped from a long `history` (the record's `attemptsOmitted`): counted in `attempts`/`notSent`. */
+  omitted?: OmittedAttempts | undefined;
   cause?: unknown;
+}
+
+/**
+ * How many attempts may have reached the server (`attempts`: what the
+ * server's log can show, what `maxAttempts` limits, an open one included)
+ * and how many provably never left (`notSent`: refused, offline, aborted
+ * before sending), the attempts dropped from a long history included.
+ */
+export function countAttempts(
+  history: readonly Pick<AttemptSummary, 'sent'>[],
+  omitted?: OmittedAttempts | undefined,
+): { attempts: number; notSent: number } {
+  let notSent = omitted?.byClass.not_sent ?? 0;
+  let attempts = (omitted?.count ?? 0) - notSent;
+  for (const a of history) {
+    if (a.sent === 'not') notSent++;
+    else attempts++;
+  }
+  return { attempts, notSent };
 }
 
 export class OncelyError extends Error {
@@ -59,8 +80,13 @@ export class OncelyError extends Error {
   readonly key: string | undefined;
   readonly state: OperationState | undefined;
   readonly reason: StopReason | undefined;
-  /** How many attempts the operation made: the same count as `SendResult.attempts`. */
+  /**
+   * How many attempts may have reached the server: the same count as
+   * `SendResult.attempts` (tries that provably never left are `notSent`).
+   */
   readonly attempts: number;
+  /** Tries that provably never left this machine (connection refused, offline): not in `attempts`. */
+  readonly notSent: number;
   /** The attempts themselves, oldest first (the record keeps the first and the latest of a long history). */
   readonly history: readonly AttemptSummary[];
   /** What the caller can do next, in one or two sentences. */
@@ -74,7 +100,9 @@ export class OncelyError extends Error {
     this.state = details.state;
     this.reason = details.reason;
     this.history = details.history ?? details.attempts ?? [];
-    this.attempts = this.history.length;
+    const counts = countAttempts(this.history, details.omitted);
+    this.attempts = counts.attempts;
+    this.notSent = counts.notSent;
     this.remediation = details.remediation ?? DEFAULT_REMEDIATION[code] ?? GENERIC_REMEDIATION;
   }
 }

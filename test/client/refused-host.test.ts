@@ -93,3 +93,39 @@ describe('a host that refuses connections is probed, not retried by every operat
     expect(last - recoveredAt).toBeGreaterThan(2_000);
   });
 });
+
+describe('attempts counts what may have reached the server; refused tries are notSent', () => {
+  it('a payment the server saw once says attempts 1, however many tries were refused before it', async () => {
+    const port = await closedPort();
+    let recoveredAt = Number.POSITIVE_INFINITY;
+    const h = await harness({
+      fetch: (input, init) => {
+        if (h.rt.now() >= recoveredAt) return h.rt.fetch(input, init);
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        url.port = String(port);
+        return h.rt.fetch(input instanceof Request ? new Request(url, input) : url, init);
+      },
+    });
+    recoveredAt = h.rt.now() + 3_500;
+    const { settled } = await h.client.enqueue({ method: 'POST', url: '/payments', key: 'once', json: {} });
+    const outcome = await h.rt.run(settled);
+    expect(h.server.ledger.requestsFor('once')).toHaveLength(1);
+    expect(outcome.ok).toBe(true);
+    if (!outcome.ok) return;
+    expect(outcome.result.attempts).toBe(1);
+    expect(outcome.result.notSent).toBeGreaterThanOrEqual(3);
+    expect(outcome).toMatchObject({ attempts: 1, notSent: outcome.result.notSent });
+    const settledEvent = h.events.find((e) => e.name === 'settled')?.payload;
+    expect(settledEvent).toMatchObject({ attempts: 1, notSent: outcome.result.notSent });
+  });
+
+  it('an operation that never reached the server ends with attempts 0 and its refused tries as notSent', async () => {
+    const port = await closedPort();
+    const h = await harness({ baseUrl: `http://127.0.0.1:${port}`, policy: { deadlineMs: 5_000 } });
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'never', json: {} }))
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ state: 'failed', attempts: 0, mayHaveTakenEffect: false });
+    expect((error as { notSent: number }).notSent).toBeGreaterThanOrEqual(3);
+  });
+});

@@ -6,6 +6,7 @@
  */
 import {
   type AnyOncelyError,
+  countAttempts,
   isOncelyError,
   OperationError,
   ResponseParseError,
@@ -30,8 +31,14 @@ export interface SendResult<T = unknown> {
   replayed: boolean;
   /** Answered from the local store, without network (the key had already succeeded). */
   fromStore: boolean;
-  /** Number of attempts the operation took. */
+  /**
+   * Attempts that may have reached the server: what its log shows, and what
+   * `maxAttempts` limits. A payment the server saw once says 1, however
+   * many tries were refused before it.
+   */
   attempts: number;
+  /** Tries that provably never left this machine (connection refused, offline), not counted in `attempts`. */
+  notSent: number;
 }
 
 /**
@@ -47,6 +54,10 @@ export interface OutcomeSucceeded<T = unknown> {
   ok: true;
   key: string;
   state: 'succeeded';
+  /** Attempts that may have reached the server (as on `SendResult`). */
+  attempts: number;
+  /** Tries that provably never left this machine. */
+  notSent: number;
   result: SendResult<T>;
   error?: undefined;
   record: OperationRecord | undefined;
@@ -62,6 +73,10 @@ export interface OutcomeFailed {
   ok: false;
   key: string;
   state: OperationState;
+  /** Attempts that may have reached the server (as on the error). */
+  attempts: number;
+  /** Tries that provably never left this machine. */
+  notSent: number;
   result?: undefined;
   error: AnyOncelyError;
   record: OperationRecord | undefined;
@@ -88,7 +103,7 @@ export async function resultOf<T>(
     data: data as T,
     replayed: result.replayed,
     fromStore,
-    attempts: record.attempts.length,
+    ...countAttempts(record.attempts, record.attemptsOmitted),
   };
 }
 
@@ -149,9 +164,10 @@ export async function outcomeOf<T>(
 ): Promise<Outcome<T>> {
   try {
     const result = await resultOf(record, request, fromStore, profile);
-    return { key: record.key, state: 'succeeded', ok: true, result, record };
+    return { key: record.key, state: 'succeeded', ok: true, result, record, ...counts(record) };
   } catch (error) {
-    return { key: record.key, state: record.state, ok: false, error: asOncelyError(error, record), record };
+    const failed = asOncelyError(error, record);
+    return { key: record.key, state: record.state, ok: false, error: failed, record, ...counts(record) };
   }
 }
 
@@ -165,8 +181,12 @@ export function guarded<T>(store: OperationStore, key: string, work: Promise<Out
     const record = await store.get(key).catch(() => undefined);
     // Gone from the store: the state the loop last knew, which its error carries (flow/drive/run.ts, `removedError`).
     const state = record?.state ?? (isOncelyError(error) ? error.state : undefined) ?? 'pending';
-    return { key, state, ok: false, error: asOncelyError(error, record, key, state), record };
+    return { key, state, ok: false, error: asOncelyError(error, record, key, state), record, ...counts(record) };
   });
+}
+
+function counts(record: OperationRecord | undefined): { attempts: number; notSent: number } {
+  return countAttempts(record?.attempts ?? [], record?.attemptsOmitted);
 }
 
 /**
@@ -187,6 +207,7 @@ function asOncelyError(
     key,
     state,
     history: record?.attempts ?? [],
+    omitted: record?.attemptsOmitted,
     cause: error,
     mayHaveTakenEffect: record === undefined ? true : mayHaveTakenEffect(record),
     remediation:

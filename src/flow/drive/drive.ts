@@ -14,7 +14,7 @@
  * Every write is fenced by the lease epoch; losing the lease stops the loop
  * without writing, and another owner carries on with the same key.
  */
-import { LeaseLostError } from '../../errors.js';
+import { countAttempts, LeaseLostError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer } from '../../model.js';
 import { parseServerHintMs } from '../../policy/retry-after.js';
 import type { WriteOptions } from '../../store/store.js';
@@ -95,7 +95,7 @@ export async function drive(
     const settled = await write((r) => settleStopped(r, stop, runtime.now(), policy.retainMs, end, answer));
     if (end !== undefined) emitEnded(engine, base, settled, end);
     if (events.listens('settled')) {
-      events.emit('settled', { ...base, state: settled.state, reason: stop.reason, attempts: settled.attempts.length });
+      events.emit('settled', { ...base, state: settled.state, reason: stop.reason, ...attemptCounts(settled) });
     }
     return settled;
   };
@@ -243,7 +243,7 @@ export async function drive(
           const done = await write((r) => succeed(r, end, result, policy.retainMs), RELAXED);
           emitEnded(engine, base, done, end);
           if (events.listens('settled')) {
-            events.emit('settled', { ...base, state: 'succeeded', reason: undefined, attempts: done.attempts.length });
+            events.emit('settled', { ...base, state: 'succeeded', reason: undefined, ...attemptCounts(done) });
           }
           return done;
         }
@@ -295,6 +295,8 @@ export async function drive(
     if (seen !== undefined) seen.record = record;
   }
 }
+
+const attemptCounts = (r: OperationRecord) => countAttempts(r.attempts, r.attemptsOmitted);
 
 /** What the `headers` and `onUnauthorized` callbacks are told about an attempt. */
 function attemptContext(record: OperationRecord, started: boolean): AttemptContext {
