@@ -29,11 +29,12 @@ interface Budget {
 /** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
 const BUDGETS: readonly Budget[] = [
   // Start-up 18.6 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity.
+  // 19.0 KB with issue 32 (the live view counts attempts and unsent tries with the errors' `countAttempts`): +0.1 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'startup',
-    ceilingGzipBytes: 19 * KB,
+    ceilingGzipBytes: 19.1 * KB,
     targetGzipBytes: 22 * KB,
   },
   // Start-up 12.1 KB measured: options checks, the client shell, errors (and the memory store, see bench/bundle.ts).
@@ -55,16 +56,19 @@ const BUDGETS: readonly Budget[] = [
   // The edge fixes of issue 28 (leases watched on the monotonic clock, the lease checked before the bytes leave,
   // a failed scope head holding its scope, stored keys checked before a read is held in memory, a store error
   // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.5 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46 * KB },
+  // Issue 32 (the host gate probing a refusing host, `notSent` counts, field paths in schema issues, a failed
+  // outcome's error always an oncely error, TimeoutError like fetch), ~0.25 KB: 38.7 KB and 46.3 KB measured;
+  // ceilings +0.3 KB and +0.4 KB.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.8 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46.4 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
-  // with the edge fixes above.
+  // with the edge fixes above; 42.4 KB with issue 32 (above): ceiling +0.3 KB.
   {
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    ceilingGzipBytes: 42.2 * KB,
+    ceilingGzipBytes: 42.5 * KB,
   },
 ];
 
