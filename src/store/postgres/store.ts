@@ -13,10 +13,11 @@
  * transaction held open across them; with the row version this handle
  * wrote last still cached, a write is one round trip.
  */
-import pg, { type Pool } from 'pg';
+import type { Pool } from 'pg';
 import type { OperationRecord } from '../../model.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
 import { RecordCache } from './cache.js';
+import { loadPg } from './load-pg.js';
 import { migrate } from './migrations.js';
 import { type PostgresStoreOptions, validateOptions } from './options.js';
 import {
@@ -73,7 +74,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const { tenant, names, now, ...resolved } = validateOptions(options);
   const owned = options.pool === undefined;
   const pool: Pool =
-    options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+    options.pool ?? new (loadPg().Pool)({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
   // A pool we own must not crash the process when an idle connection dies (the server restarted).
   if (owned) pool.on('error', () => undefined);
   const table = names.table;
