@@ -13,6 +13,7 @@ import type { OncelyRequest } from './flow/request/operation.js';
 import type { OperationRecord } from './model.js';
 import { checkClientOptionKeys, type PolicyOptions, type ResolvedPolicy } from './options.js';
 import { list, num, optional, shape, str, url } from './policy/check.js';
+import { resultHeaderName } from './policy/request-policy.js';
 import type { Runtime } from './runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
 
@@ -222,7 +223,7 @@ const clientOptionChecks = shape({
   sweepIntervalMs: optional(num({ min: 1, max: 2 ** 31 - 1 })),
   owner: optional(str({ nonEmpty: true })),
   deniedHeaders: optional(list(str())),
-  resultHeaders: optional(list(str())),
+  resultHeaders: optional(list(resultHeaderName)),
 });
 
 /** Every option `createClient` accepts: a key missing here fails to compile when an option is added. */

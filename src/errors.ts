@@ -27,7 +27,8 @@ export type OncelyErrorCode =
   | 'store_corrupt'
   | 'invalid_state'
   | 'lock_timeout'
-  | 'store_owned';
+  | 'store_owned'
+  | 'store_unavailable';
 
 export interface OncelyErrorDetails {
   /** The idempotency key of the operation, when there is one. */
@@ -288,8 +289,8 @@ export type OperationAbortError = Omit<DOMException, 'code' | 'name'> &
 /**
  * Every error oncely raises, as a union discriminated by `code` (and by
  * `name`). The file store's two (`LockTimeoutError`, `OwnedStoreError`, from
- * `oncely/node`) appear by their shape, so this universal module never
- * imports Node code.
+ * `oncely/node`) and `StoreUnavailableError` appear by their shape, so this
+ * module (the bottom layer) never imports Node code or the flow.
  */
 export type OncelyErrorUnion =
   | InvalidOptionsError
@@ -304,6 +305,7 @@ export type OncelyErrorUnion =
   | InvalidStateError
   | CorruptRecordError
   | (OncelyError & { readonly code: 'lock_timeout'; name: 'LockTimeoutError'; readonly path: string })
+  | (OncelyError & { readonly code: 'store_unavailable'; name: 'StoreUnavailableError' })
   | (OncelyError & {
       readonly code: 'store_owned';
       name: 'OwnedStoreError';

@@ -42,6 +42,7 @@ export {
 export type { Listener, OncelyEventName, OncelyEvents } from './events.js';
 export type { OperationAbortError } from './flow/calls/abort-error.js';
 export type { ResumeSummary } from './flow/calls/resume.js';
+export type { StoreUnavailableError } from './flow/calls/store-failure.js';
 export type { AttemptContext, Connectivity } from './flow/engine/engine.js';
 export type { DeriveKeyInput, DeriveKeyOptions, KeyFields } from './flow/request/key.js';
 export { deriveKey } from './flow/request/key.js';
@@ -65,4 +66,4 @@ export type { ProviderErrorFields } from './policy/provider-errors.js';
 export type { Runtime } from './runtime.js';
 export type { MemoryStore, MemoryStoreOptions } from './store/memory.js';
 export { memoryStore } from './store/memory.js';
-export type { OperationStore, QuarantineEntry, RecordFilter, WriteOptions } from './store/store.js';
+export type { DeleteOptions, OperationStore, QuarantineEntry, RecordFilter, WriteOptions } from './store/store.js';

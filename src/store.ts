@@ -36,6 +36,8 @@ export { ATTEMPT_CLASSES, OPERATION_STATES, parseRecord, RECORD_VERSION, STOP_RE
 export type { ContractCase, StoreContractOptions } from './store/contract.js';
 export { sampleRecord, storeContract } from './store/contract.js';
 export type {
+  ClaimRequest,
+  DeleteOptions,
   OperationStore,
   QuarantineEntry,
   RecordFilter,

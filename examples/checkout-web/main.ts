@@ -39,6 +39,8 @@ Things to try:
     times out, resends the same key, the server replays its stored answer.
   - Switch "Offline" on, pay twice, switch it off: both go out once.
   - Reload in the middle of anything: the queue lives in IndexedDB.
+  - Open ${demo.url}?sw=1, go offline in devtools, pay, close the tab, go back
+    online: the service worker sends it (Chromium's Background Sync).
 
 Ctrl-C to stop.`);
 

@@ -22,12 +22,14 @@ import {
   createBrowserClient,
   deriveKey,
   type KeyValueStorage,
+  type NavigatorLike,
   type OperationRecord,
   type OperationState,
   type OperationView,
   type Outcome,
   type QueueSnapshot,
 } from 'oncely/browser';
+import { DEMO_POLICY, WORKER_OWNER_PREFIX } from './policy.js';
 import {
   type DemoConfig,
   FAILURES,
@@ -207,6 +209,9 @@ for (const type of ['online', 'offline']) {
   });
 }
 
+/** `?sw=1`: a service worker drains the queue too, when the browser wakes it (even with the tab closed). */
+const withWorker = new URLSearchParams(location.search).get('sw') === '1' && 'serviceWorker' in navigator;
+
 const env: BrowserEnv = {
   navigator: {
     get onLine() {
@@ -214,6 +219,8 @@ const env: BrowserEnv = {
     },
     locks: navigator.locks,
     storage: navigator.storage,
+    // Background Sync goes through it: only with the worker. (TypeScript's DOM types have no `registration.sync`.)
+    serviceWorker: withWorker ? (navigator.serviceWorker as NavigatorLike['serviceWorker']) : undefined,
   },
   window: network,
   document,
@@ -222,21 +229,22 @@ const env: BrowserEnv = {
   indexedDB,
 };
 
+if (withWorker) {
+  const script = `/sw.js?${new URLSearchParams({ api: config.api, db: database })}`;
+  navigator.serviceWorker.register(script).catch((error: unknown) => console.warn('service worker:', error));
+}
+
 const client = createBrowserClient({
   baseUrl: config.api,
   database,
   env,
+  // With the worker: an operation that cannot go out now registers a Background Sync for it.
+  backgroundSync: withWorker,
   // Short timings so that everything on the page happens within seconds.
   drainIntervalMs: 1_000,
   settlePollMs: 250,
   recheckMs: 500,
-  policy: {
-    attemptTimeoutMs: 1_000,
-    deadlineMs: 10 * 60_000,
-    maxAttempts: 6,
-    backoff: { baseDelayMs: 50, maxDelayMs: 800, multiplier: 2, jitter: 'full' },
-    retryAfter: { honor: true, maxRetryAfterMs: 5_000, jitterMs: 100 },
-  },
+  policy: DEMO_POLICY,
 });
 client.on('background:error', ({ during, error }) => console.warn(`oncely (${during}):`, error));
 // How many times the drainer looked for work: while offline each pass finds nothing to send.
@@ -575,12 +583,26 @@ function attemptsText(attempts: number, notSent: number): string {
 function attemptChips(view: OperationView): HTMLElement[] {
   const record = records.get(view.key);
   const attempts =
-    record?.attempts.map((a) => ({ n: a.n, class: a.class, status: a.status, error: a.error, sent: a.sent })) ??
-    (view.lastAttempt === undefined ? [] : [{ ...view.lastAttempt, error: undefined, sent: 'maybe' }]);
+    record?.attempts.map((a) => ({
+      n: a.n,
+      class: a.class,
+      status: a.status,
+      error: a.error,
+      sent: a.sent,
+      byWorker: a.owner.startsWith(WORKER_OWNER_PREFIX),
+    })) ??
+    (view.lastAttempt === undefined ? [] : [{ ...view.lastAttempt, error: undefined, sent: 'maybe', byWorker: false }]);
   return attempts.map((a) => {
     const cls = a.class ?? 'on-the-wire';
-    const text = `${a.n} ${a.class === undefined ? 'on the wire' : a.class.replace('_', ' ')}${a.status === undefined ? '' : ` ${a.status}`}`;
-    return h('span', { class: 'attempt', 'data-class': cls, 'data-n': String(a.n), title: a.error }, text);
+    const by = a.byWorker ? ' · sent by the service worker' : '';
+    const text = `${a.n} ${a.class === undefined ? 'on the wire' : a.class.replace('_', ' ')}${a.status === undefined ? '' : ` ${a.status}`}${by}`;
+    const attributes = {
+      class: 'attempt',
+      'data-class': cls,
+      'data-n': String(a.n),
+      'data-by': a.byWorker ? 'worker' : 'page',
+    };
+    return h('span', { ...attributes, title: a.error }, text);
   });
 }
 

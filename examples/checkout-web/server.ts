@@ -5,9 +5,10 @@
  * - the reference idempotent server (`oncely/testing`): the payment API,
  *   with its ledger and scripted faults. The page pays it directly,
  *   cross-origin (CORS preflight and all), as a real app pays its API;
- * - a small static server for the page: `index.html`, `styles.css`, and
+ * - a small static server for the page: `index.html`, `styles.css`,
  *   `app.js` — `page.ts` bundled with esbuild at start-up, importing
- *   `oncely/browser` like any app would;
+ *   `oncely/browser` like any app would — and `sw.js`, its service worker
+ *   (`sw.ts`, registered by the page opened with `?sw=1`);
  * - the page's control endpoints on that same origin: `GET /config.json`,
  *   `POST /control/fail` (arms faults on the reference server with
  *   `server.script(...)`) and `GET /control/ledger` (the proof).
@@ -53,13 +54,16 @@ const MAX_BODY_BYTES = 16 * 1024;
 
 const here = (name: string): string => fileURLToPath(new URL(name, import.meta.url));
 
-/** `page.ts` → one ES module for the browser. Needs `npm run build` (the page imports `oncely/browser` from dist/). */
-async function bundlePage(): Promise<string> {
+/**
+ * `page.ts` → one ES module for the browser; `sw.ts` → one classic script (a
+ * service worker). Needs `npm run build` (they import oncely from dist/).
+ */
+async function bundlePage(entry = './page.ts', format: 'esm' | 'iife' = 'esm'): Promise<string> {
   try {
     const result = await build({
-      entryPoints: [here('./page.ts')],
+      entryPoints: [here(entry)],
       bundle: true,
-      format: 'esm',
+      format,
       platform: 'browser',
       target: 'es2022',
       write: false,
@@ -121,8 +125,9 @@ function listen(server: ReturnType<typeof createServer>, port: number): Promise<
 }
 
 export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Promise<CheckoutDemo> {
-  const [script, html, css] = await Promise.all([
+  const [script, worker, html, css] = await Promise.all([
     bundlePage(),
+    bundlePage('./sw.ts', 'iife'),
     readFile(here('./index.html'), 'utf8'),
     readFile(here('./styles.css'), 'utf8'),
   ]);
@@ -131,6 +136,7 @@ export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Prom
     '/index.html': { body: html, type: 'text/html; charset=utf-8' },
     '/styles.css': { body: css, type: 'text/css; charset=utf-8' },
     '/app.js': { body: script, type: 'text/javascript; charset=utf-8' },
+    '/sw.js': { body: worker, type: 'text/javascript; charset=utf-8' },
   };
 
   const referenceServer = await startReferenceServer();

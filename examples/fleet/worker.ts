@@ -3,7 +3,12 @@
  * shared PostgreSQL store. It accepts its share of payments (enqueue: each is
  * written ahead, then sent), then drains the shared queue with `resume()` —
  * its own payments and whatever a dead sibling left — woken by
- * LISTEN/NOTIFY, polling as the fallback, until nothing is open.
+ * LISTEN/NOTIFY, polling as the fallback, until nothing is open. On
+ * PostgreSQL `resume()` claims with one statement (`claimDue`: due, unleased
+ * or expired by the database's clock, scope heads only, `FOR UPDATE SKIP
+ * LOCKED`), as many operations as the worker has free slots, so the workers
+ * never walk the same list nor race each other for a row. It prints how many
+ * payments it completed and at what rate.
  *
  * Usage: tsx worker.ts <name> <databaseUrl> <apiUrl> <first> <count>
  */
@@ -29,9 +34,14 @@ const client = createClient({
 });
 
 let sent = 0;
+let completed = 0;
 client.on('attempt:started', () => {
   sent++;
 });
+client.on('settled', (event) => {
+  if (event.state === 'succeeded') completed++;
+});
+const started = performance.now();
 const start = Number(first);
 for (let i = start; i < start + Number(count); i++) {
   await client.enqueue({
@@ -55,6 +65,9 @@ for (;;) {
     };
   });
 }
-console.log(`${name}: queue drained (${sent} requests sent by this worker)`);
+const seconds = (performance.now() - started) / 1000;
+console.log(
+  `${name}: queue drained (${sent} requests sent by this worker; ${completed} payments completed in ${seconds.toFixed(1)} s, ${(completed / seconds).toFixed(0)}/s)`,
+);
 await client.close();
 await store.close();

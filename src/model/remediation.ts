@@ -25,6 +25,7 @@ export const DEFAULT_REMEDIATION: Readonly<Record<OncelyErrorCode, string>> = {
     'Nothing was written: check what the process holding the record is doing, then try again, or raise `lockTimeoutMs`.',
   store_owned:
     'Nothing was read or written: another process owns this file store directory (`exclusive: true`). Go through that process, or stop it, then try again.',
+  store_unavailable: 'Nothing was sent. Fix the store (see `cause`), then try again with the same key.',
   invalid_state:
     'Check the operation with get(key): the message says which states allow this (in flight: wait for it to settle; a closed client: create a new one).',
 };

@@ -5,7 +5,7 @@
  */
 import { InvalidOptionsError } from '../errors.js';
 import { CREDENTIAL_HEADERS, HEADER_NAME } from '../model.js';
-import { bool, list, num, optional, str } from './check.js';
+import { bool, type Check, list, num, optional, str } from './check.js';
 import type { ProviderProfile } from './profiles.js';
 
 export interface RequestPolicyOptions {
@@ -24,7 +24,9 @@ export interface RequestPolicyOptions {
    * Query parameter names that look like credentials (`token`, `api_key`,
    * `signature`, `*_token`, ...) but may be stored for this endpoint. A URL
    * carrying any other such name is refused before anything is stored: the
-   * URL is kept with the operation and resent as it is.
+   * URL is kept with the operation and resent as it is. Names are compared
+   * decoded, ignoring case, brackets and separators (`accessKey` is
+   * `access_key`, `token[]` is `token`).
    * @default []
    * @example { storeQuery: ['page_token'] }
    */
@@ -80,6 +82,13 @@ export function checkRequestPolicy(options: RequestPolicyOptions, prefix: string
     }
   }
 }
+
+/** A name for the client option `resultHeaders`: a stored answer is at rest like a request, so credentials are refused alike. */
+export const resultHeaderName: Check = (v, path) =>
+  str()(v, path) ??
+  (CREDENTIAL_HEADERS.includes(String(v).toLowerCase())
+    ? `${path}: ${String(v)} carries credentials, which are never stored`
+    : undefined);
 
 /** Endpoint over default over built-in; the key header is never a stored header (it comes from `key`). */
 export function resolveRequestPolicy(

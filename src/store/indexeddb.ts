@@ -112,10 +112,20 @@ export function indexedDbStore(options: IndexedDbStoreOptions = {}): IndexedDbSt
       });
     },
 
-    async delete(key) {
+    async delete(key, options) {
+      const onlyIf = options?.onlyIf;
       await writeTx<void>((tx) => {
-        tx.store.delete(`${RECORD}${key}`);
-        tx.finish();
+        if (onlyIf === undefined) {
+          tx.store.delete(`${RECORD}${key}`);
+          tx.finish();
+          return;
+        }
+        // Judged and deleted in one transaction: nothing can change the record in between.
+        tx.onRead(tx.store.get(`${RECORD}${key}`), (value) => {
+          const current = quarantine.readInTx(tx.store, key, value, tx.moved);
+          if (current !== undefined && onlyIf(current)) tx.store.delete(`${RECORD}${key}`);
+          tx.finish();
+        });
       });
     },
 

@@ -179,7 +179,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
       return write(next, current);
     },
-    async delete(key) {
+    async delete(key, options) {
+      const onlyIf = options?.onlyIf;
+      if (onlyIf !== undefined) {
+        const current = read(key);
+        if (current === undefined || !onlyIf(current)) return;
+      }
       entries.delete(key);
     },
     async list(filter?: RecordFilter) {

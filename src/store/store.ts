@@ -98,13 +98,67 @@ export interface WriteOptions {
   durability?: 'durable' | 'relaxed';
 }
 
+/**
+ * What `claimDue` is asked for: up to `limit` open operations this owner may
+ * send now, each with a new lease epoch.
+ * @example await store.claimDue({ owner: 'worker-1', leaseMs: 30_000, limit: 16, dueBy: Date.now(), nowMs: Date.now() })
+ */
+export interface ClaimRequest {
+  /** The claiming owner (the client's `owner`). */
+  owner: string;
+  /** How long each lease lasts, counted by the store's own clock from the moment it grants it. */
+  leaseMs: number;
+  /** At most this many records. */
+  limit: number;
+  /**
+   * Only records whose `nextAttemptAt` is at or before this time (the
+   * caller's clock: due dates are the caller's to judge, a lease is not).
+   */
+  dueBy: number;
+  /**
+   * The caller's clock now, in whole ms: each record's `lease.until` is
+   * `nowMs + leaseMs` (more with a started attempt), on the clock its holder
+   * judges it by.
+   */
+  nowMs: number;
+  /**
+   * Also record attempt 1 of each claimed operation that has no attempt yet
+   * (pending, before its deadline, its policy stored with it) as started by
+   * `owner` at `nowMs`, in the same write, as the write-ahead of a new
+   * operation does when it can go at once: the claimer sends it without
+   * another write before the first byte. Ask only when nothing must happen
+   * before an attempt (no credentials callback, no platform check). A store
+   * may ignore it (then nothing is started).
+   * @default false
+   */
+  startFirstAttempt?: boolean;
+  /**
+   * Only these keys: the takeover of operations the caller waits on. The
+   * scope-head rule is then the caller's (its scope queue), not the store's.
+   */
+  keys?: readonly string[];
+}
+
+/** Options of `delete`. */
+export interface DeleteOptions {
+  /**
+   * Deletes only if this holds for the record as stored, judged in the same
+   * atomic step as the delete (like `update`'s change function: synchronous,
+   * pure, maybe called more than once). A sweep or discard judges the record
+   * it read; a `retry` that reopened it meanwhile must not be deleted.
+   * @example await store.delete(key, { onlyIf: (r) => r.state === 'succeeded' })
+   */
+  onlyIf?: (current: OperationRecord) => boolean;
+}
+
 export interface OperationStore {
   get(key: string): Promise<OperationRecord | undefined>;
   /** Creates or replaces. */
   put(record: OperationRecord, options?: WriteOptions): Promise<void>;
   /** Atomic read-modify-write; resolves with the record as stored afterwards. */
   update(key: string, fn: Updater, options?: WriteOptions): Promise<OperationRecord | undefined>;
-  delete(key: string): Promise<void>;
+  /** Deletes the record; with `onlyIf`, only if it still holds (see `DeleteOptions`). */
+  delete(key: string, options?: DeleteOptions): Promise<void>;
   /** Earliest `nextAttemptAt` first. */
   list(filter?: RecordFilter): Promise<OperationRecord[]>;
   /**
@@ -117,6 +171,21 @@ export interface OperationStore {
    * `summaryOf`.
    */
   listSummaries?(filter?: RecordFilter): Promise<RecordSummary[]>;
+  /**
+   * Optional. Claims up to `limit` due, open operations that no one holds
+   * (unleased, or leased until a time the store's own clock says has
+   * passed), atomically: each comes back with its epoch bumped and leased to
+   * `owner`. Only the head of each scope (its earliest open operation) is
+   * claimable, so a scope's operations go one after another across a fleet.
+   * Earliest due first.
+   *
+   * A store that has it judges every lease on one clock shared by all its
+   * users (PostgreSQL's `now()`): the engine then never takes another
+   * owner's lease over on its own clock's word, it asks `claimDue` (with
+   * `keys`). Without it (memory, file, IndexedDB), `resume()` lists and
+   * claims record by record, judging leases as flow/engine/lease-watch.ts says.
+   */
+  claimDue?(request: ClaimRequest): Promise<OperationRecord[]>;
   /** Records moved aside because they failed validation. */
   quarantined(): Promise<QuarantineEntry[]>;
   /**

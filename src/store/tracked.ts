@@ -28,7 +28,7 @@ export function trackedStore(store: OperationStore, runtime: Pick<Runtime, 'trac
     get: (key) => track(() => store.get(key)),
     put: (record, options) => track(() => store.put(record, options)),
     update: (key, fn, options) => track(() => store.update(key, fn, options)),
-    delete: (key) => track(() => store.delete(key)),
+    delete: (key, options) => track(() => store.delete(key, options)),
     list: (filter) => track(() => store.list(filter)),
     quarantined: () => track(() => store.quarantined()),
     onQuarantine: (fn) => store.onQuarantine(fn),
@@ -36,6 +36,8 @@ export function trackedStore(store: OperationStore, runtime: Pick<Runtime, 'trac
   };
   const listSummaries = store.listSummaries?.bind(store);
   if (listSummaries !== undefined) wrapped.listSummaries = (filter) => track(() => listSummaries(filter));
+  const claimDue = store.claimDue?.bind(store);
+  if (claimDue !== undefined) wrapped.claimDue = (request) => track(() => claimDue(request));
   const close = store.close?.bind(store);
   if (close !== undefined) wrapped.close = () => track(close);
   return wrapped;

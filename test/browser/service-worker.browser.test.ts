@@ -242,6 +242,8 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     expect(api.ledger.maxConcurrent()).toBe(1);
   });
 
+  // Its waits (all 40 sent, then the page's view) add up past the default 30 s on a loaded machine; what it checks
+  // is one effect per key and no overlap, not the time: 90 s.
   it('3. a page and the worker awake over 40 queued operations (syncs and messages meanwhile): one effect each, never two requests at once for a key', async () => {
     const api = await server({ handle: slow(40) });
     const ctx = await context();
@@ -287,7 +289,7 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     expect(byWorker).toBeGreaterThan(0);
     expect(senders).toContain(pageOwner);
     expect(new Set(senders).size).toBeGreaterThanOrEqual(2);
-  });
+  }, 90_000);
 
   it('4. the worker stopped mid-fetch: the next sync takes over with the same key; one effect', async () => {
     const api = await server();
@@ -390,5 +392,36 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     expect(workerApi.ledger.requestsFor('sw-cut').map((r) => r.outcome)).toEqual(['effect', 'replay']);
     expect(pageApi.ledger.requestsFor('page-cut').map((r) => r.outcome)).toEqual(['effect', 'replay']);
     expect(workerApi.ledger.totalEffects()).toBe(2);
+  });
+  it('6. a 401 in the worker (which has no onUnauthorized) leaves the operation pending for a page, which sends it once', async () => {
+    const api = await server({ handle: slow(5) });
+    const ctx = await context();
+    // A short budget: the wake-up ends (and reports) soon after it parked the operation.
+    const { path, db } = appPath(api, { budget: '1000' });
+    const page = await appPage(ctx, path);
+    const observer = await started().openPage(ctx, `/?observe=1&db=${db}`);
+    const keys = await queueOfflineAndClose(ctx, page, db, [{ url: '/payments', json: { amount: 7 } }]);
+    const [key = ''] = keys;
+    api.script({ kind: 'status', status: 401, match: { key } });
+    await chromiumOf(ctx, started().url);
+    await ctx.setOffline(false);
+    await observer.waitForFunction(() => (window.sw?.reports().length ?? 0) >= 1, undefined, {
+      polling: 25,
+      timeout: 15_000,
+    });
+    const [first] = (await observer.evaluate(() => window.sw?.reports())) ?? [];
+    expect(first).toMatchObject({ left: 1, unauthorized: 1, succeeded: 0, failed: 0 });
+    expect(api.ledger.requestsFor(key).map((r) => r.status)).toEqual([401]);
+    expect(api.ledger.effectCount(key)).toBe(0);
+
+    // Not blocked: the page (whose credentials the app can refresh) sends it when it opens.
+    const later = await appPage(ctx, path);
+    await until(effectsDone(api, keys), 'the page to send what the worker left');
+    const [stored] = await records(later, keys);
+    expect(stored?.state).toBe('succeeded');
+    expect(stored?.attempts[0]).toMatchObject({ status: 401 });
+    expect(stored?.attempts[0]?.owner).toMatch(WORKER_OWNER);
+    expect(stored?.attempts.at(-1)?.owner).not.toMatch(WORKER_OWNER);
+    expect(api.ledger.effectCount(key)).toBe(1);
   });
 });

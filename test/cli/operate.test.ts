@@ -5,32 +5,16 @@
  * list in write order, and what `show` says happens next. The built binary,
  * a real file store, a real reference server.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/index.js';
 import { sampleRecord } from '../../src/store.js';
 import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
+import { CLI_BIN as bin, cli } from '../helpers/cli.js';
 import { fileStore } from '../helpers/machine.js';
-
-const bin = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(dir: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args, '--dir', dir], { timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-    });
-  });
-}
 
 let dir: string;
 let server: ReferenceServer;

@@ -120,3 +120,58 @@ describe('credential-like query parameters are refused', () => {
     );
   });
 });
+
+describe('query names are judged as a server may read them', () => {
+  // Decoded, trimmed, brackets and separators dropped, case- and camel/snake-insensitive.
+  it.each([
+    'token[]',
+    'token%00',
+    '%22token%20%22',
+    'access_key',
+    'accessKey',
+    'private_key',
+    'passcode',
+    'hmac',
+    'sid',
+    'tokens',
+  ])('?%s=… is refused', async (name) => {
+    const h = await harness();
+    const error = await h.client
+      .send({ method: 'POST', url: `/payments?amount=1&${name}=s3cr3t`, json: {} })
+      .catch((e) => e);
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect((error as InvalidRequestError).field).toMatch(/^url\.query\./);
+    expect(await h.client.list()).toHaveLength(0);
+    expect(h.server.ledger.requests).toHaveLength(0);
+  });
+
+  it('storeQuery allows a name however it is spelled', async () => {
+    const h = await harness({ policy: { storeQuery: ['page_token'] } });
+    const result = await h.rt.run(h.client.send({ method: 'POST', url: '/pages?pageToken=p2', json: {} }));
+    expect(result.status).toBe(201);
+  });
+});
+
+it('a fragment is never stored (fetch never sends one, and it can hold a secret)', async () => {
+  const h = await harness();
+  await h.rt.run(h.client.send({ method: 'POST', url: '/payments?amount=1#access_token=s3cr3t', key: 'f', json: {} }));
+  expect((await h.client.get('f'))?.request.url).toBe(`${h.server.url}/payments?amount=1`);
+  expect(JSON.stringify(await h.client.list())).not.toMatch(/s3cr3t/);
+});
+
+it.each(['set-cookie', 'Authorization', 'x-auth-token', 'Cookie'])(
+  'resultHeaders cannot name %s, as storeHeaders cannot',
+  (name) => {
+    const error = (() => {
+      try {
+        createClient({ resultHeaders: ['x-request-id', name] });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(InvalidOptionsError);
+    expect((error as InvalidOptionsError).field).toBe('resultHeaders.1');
+    expect((error as Error).message).toMatch(/never stored/);
+  },
+);

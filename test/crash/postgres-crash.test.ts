@@ -19,6 +19,7 @@ import { type ReferenceServer, seededRandom, startReferenceServer } from '../../
 import { waitForLine } from '../helpers/file-worker.js';
 import {
   disposePgWorkerBuild,
+  enqueueOfflinePg,
   pgWorkerCommand,
   postgresForSuite,
   spawnPgWorker,
@@ -90,6 +91,7 @@ describe.runIf(bin !== undefined)(`${KILLS} SIGKILLs across a fleet on one table
           ...base,
           enqueue: 3,
           opPrefix: `l${index}c${cycle}`,
+          credentials: cycle % 2 === 0,
           ...(kill === undefined ? {} : { kill }),
         });
         children++;
@@ -111,10 +113,16 @@ describe.runIf(bin !== undefined)(`${KILLS} SIGKILLs across a fleet on one table
         }
       }
     };
+    // A backlog never tried (as an API server that only enqueues leaves it): workers without a credentials
+    // callback start its first attempts in the claim itself, and are killed in the middle of that too.
+    const backlog = Array.from({ length: 60 }, (_, i) => ({ url: PATH, json: { op: `backlog-${i}` } }));
+    await enqueueOfflinePg(db.url, table, server.url, backlog, true);
     await Promise.all(Array.from({ length: LANES }, (_, i) => lane(i)));
 
     // The last word: two workers drain whatever the dead left.
-    const drains = await Promise.all([0, 1].map((i) => spawnPgWorker({ ...base, enqueue: 0, opPrefix: `drain${i}` })));
+    const drains = await Promise.all(
+      [0, 1].map((i) => spawnPgWorker({ ...base, enqueue: 0, opPrefix: `drain${i}`, credentials: i === 0 })),
+    );
     for (const exit of await Promise.all(drains.map((w) => w.exited))) {
       if (exit.code !== 0) problems.push(`final drain: exit ${exit.code ?? exit.signal}: ${exit.stderr.trim()}`);
     }

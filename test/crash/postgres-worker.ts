@@ -32,6 +32,10 @@ export interface PgWorkerConfig {
   attemptTimeoutMs: number;
   concurrency: number;
   kill?: { n: number; afterMs?: number };
+  /** No `headers` callback: attempt 1 of an operation never tried can start in the claim itself. @default true */
+  credentials?: boolean;
+  /** This worker's clock is this far ahead of the machine's (negative: behind), for the client and the store alike. */
+  skewMs?: number;
 }
 
 function print(line: string): void {
@@ -55,13 +59,16 @@ function reportingFences(store: OperationStore): OperationStore {
 }
 
 async function run(config: PgWorkerConfig): Promise<void> {
-  const store = postgresStore({ connectionString: config.url, table: config.table, poolSize: 4 });
+  const skewMs = config.skewMs ?? 0;
+  const now = (): number => Date.now() + skewMs;
+  const store = postgresStore({ connectionString: config.url, table: config.table, poolSize: 4, now });
   const client = createClient({
+    runtime: { now },
     store: reportingFences(store),
     baseUrl: config.baseUrl,
     leaseMs: config.leaseMs,
     concurrency: config.concurrency,
-    headers: () => ({ authorization: 'Bearer fleet-secret' }),
+    ...(config.credentials === false ? {} : { headers: () => ({ authorization: 'Bearer fleet-secret' }) }),
     policy: {
       attemptTimeoutMs: config.attemptTimeoutMs,
       // Kills close attempts as ambiguous; they must not exhaust the operation.

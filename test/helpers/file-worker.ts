@@ -76,6 +76,21 @@ export async function spawnWorker(config: WorkerConfig): Promise<Worker> {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  return watchWorker(child);
+}
+
+/** Resolves once the worker printed a line starting with `prefix` (or exited first: then false). */
+export function waitForLine(worker: Worker, prefix: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    worker.onLine((line) => {
+      if (line.startsWith(prefix)) resolve(true);
+    });
+    void worker.exited.then(() => resolve(false));
+  });
+}
+
+/** The line protocol of a worker child: every stdout line, listeners for more, its exit, a SIGKILL. */
+export function watchWorker(child: ChildProcess): Worker {
   const lines: string[] = [];
   const listeners: ((line: string) => void)[] = [];
   let stderr = '';
@@ -108,14 +123,4 @@ export async function spawnWorker(config: WorkerConfig): Promise<Worker> {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
-}
-
-/** Resolves once the worker printed a line starting with `prefix` (or exited first: then false). */
-export function waitForLine(worker: Worker, prefix: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    worker.onLine((line) => {
-      if (line.startsWith(prefix)) resolve(true);
-    });
-    void worker.exited.then(() => resolve(false));
-  });
 }

@@ -10,7 +10,7 @@ export function forwardingStore(inner: OperationStore, overrides: Partial<Operat
     get: (key) => inner.get(key),
     put: (record, options) => inner.put(record, options),
     update: (key, fn, options) => inner.update(key, fn, options),
-    delete: (key) => inner.delete(key),
+    delete: (key, options) => inner.delete(key, options),
     list: (filter) => inner.list(filter),
     quarantined: () => inner.quarantined(),
     onQuarantine: (fn) => inner.onQuarantine(fn),

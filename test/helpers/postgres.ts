@@ -7,21 +7,13 @@
  * by skipping; `.ci/run` installs Debian's postgresql) and skip it with a
  * printed reason elsewhere.
  */
-import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import pg from 'pg';
 import { findPostgresBin, type PostgresCluster, startCluster } from '../../examples/fleet/cluster.js';
 import { createClient } from '../../src/node.js';
 import { type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/postgres.js';
 import type { PgWorkerConfig } from '../crash/postgres-worker.js';
-import type { Worker, WorkerExit } from './file-worker.js';
-
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { bundledScript } from './bundled-worker.js';
+import type { Worker } from './file-worker.js';
 
 export type { PostgresCluster } from '../../examples/fleet/cluster.js';
 
@@ -125,75 +117,21 @@ export async function startTestDatabase(bin: string): Promise<TestDatabase> {
 
 /**
  * The fleet worker (test/crash/postgres-worker.ts) as a child process: bundled
- * once per test file with esbuild (a bundled child starts in ~0.2 s), stdout
- * read line by line. Same protocol and handle as the file-store worker.
+ * once per test file, stdout read line by line. Same protocol and handle as
+ * the file-store worker.
  */
-let built: { dir: string; file: Promise<string> } | undefined;
+const pgWorker = bundledScript(new URL('../crash/postgres-worker.ts', import.meta.url));
 
 export function pgWorkerCommand(): Promise<string> {
-  if (built === undefined) {
-    const dir = fs.mkdtempSync(join(tmpdir(), 'oncely-pgworker-'));
-    const outfile = join(dir, 'worker.mjs');
-    const file = build({
-      entryPoints: [fileURLToPath(new URL('../crash/postgres-worker.ts', import.meta.url))],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      outfile,
-      logLevel: 'error',
-      // pg is CommonJS: its require() of Node built-ins needs a real require in the ESM bundle.
-      // Its optional native binding is never used.
-      external: ['pg-native'],
-      banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
-    }).then(() => outfile);
-    built = { dir, file };
-  }
-  return built.file;
+  return pgWorker.ready();
 }
 
 export function disposePgWorkerBuild(): void {
-  if (built !== undefined) fs.rmSync(built.dir, { recursive: true, force: true });
-  built = undefined;
+  pgWorker.dispose();
 }
 
-export async function spawnPgWorker(config: PgWorkerConfig): Promise<Worker> {
-  const file = await pgWorkerCommand();
-  const child = spawn(process.execPath, [file, JSON.stringify(config)], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const listeners: ((line: string) => void)[] = [];
-  let stderr = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const reader = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  reader.on('line', (line) => {
-    lines.push(line);
-    for (const fn of listeners) fn(line);
-  });
-  const closed = new Promise<void>((resolve) => reader.once('close', resolve));
-  const exited = new Promise<WorkerExit>((resolve) => {
-    child.once('exit', (code, signal) => {
-      void closed.then(() => resolve({ code, signal, killed: signal === 'SIGKILL', lines, stderr }));
-    });
-  });
-  return {
-    child,
-    pid: child.pid ?? -1,
-    lines,
-    onLine(fn) {
-      for (const line of lines) fn(line);
-      listeners.push(fn);
-    },
-    exited,
-    kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    },
-  };
+export function spawnPgWorker(config: PgWorkerConfig): Promise<Worker> {
+  return pgWorker.spawn(config);
 }
 
 function connectionRefused(): Error {
@@ -211,6 +149,8 @@ export async function enqueueOfflinePg(
   table: string,
   baseUrl: string,
   operations: readonly { url: string; json: unknown; scope?: string }[],
+  /** `true`: not even tried (no attempt recorded; the client may not send), as an API server that only enqueues. */
+  unsent = false,
 ): Promise<string[]> {
   let goOffline!: () => void;
   const offline = new Promise<void>((resolve) => {
@@ -225,6 +165,7 @@ export async function enqueueOfflinePg(
       throw connectionRefused();
     },
     policy: { backoff: { baseDelayMs: 1, maxDelayMs: 1 } },
+    ...(unsent ? { mayAttempt: () => false } : {}),
   });
   const keys: string[] = [];
   const batch = 50;

@@ -28,21 +28,23 @@ interface Budget {
 
 /** Enforced now, in gzip bytes. Never raise one without saying why in the change. */
 const BUDGETS: readonly Budget[] = [
-  // Start-up 18.6 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity.
-  // 19.0 KB with issue 32 (the live view counts attempts and unsent tries with the errors' `countAttempts`): +0.1 KB.
+  // Start-up 18.6 KB measured: options checks, the client shells, the IndexedDB store, tabs, election, connectivity;
+  // 18.9 KB with the service worker's sync registration, 19.0 KB with the store wrapper forwarding claimDue;
+  // issue 28 round two, +0.3 KB: the conditional delete, the bounded record check, resultHeaders refusing credentials.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'startup',
-    ceilingGzipBytes: 19.1 * KB,
+    ceilingGzipBytes: 19.6 * KB,
     targetGzipBytes: 22 * KB,
   },
   // Start-up 12.1 KB measured: options checks, the client shell, errors (and the memory store, see bench/bundle.ts).
+  // 12.5 KB with issue 28 round two (the bounded record check, the store_unavailable code, resultHeaders checks).
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'startup',
-    ceilingGzipBytes: 12.5 * KB,
+    ceilingGzipBytes: 12.8 * KB,
     targetGzipBytes: 18 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -55,20 +57,24 @@ const BUDGETS: readonly Budget[] = [
   // `mayAttempt` check, and a removal under a running loop reported with what it knew: 36.9 KB and 44.4 KB measured.
   // The edge fixes of issue 28 (leases watched on the monotonic clock, the lease checked before the bytes leave,
   // a failed scope head holding its scope, stored keys checked before a read is held in memory, a store error
-  // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured.
+  // after a send typed as "may have taken effect"), ~0.6 KB: 38.0 KB and 45.6 KB measured. The fleet's claims
+  // (issue 29: the claim pass, takeovers by key on the store's clock), ~0.6 KB; round two of the edge fixes
+  // (conditional deletes, bounded record checks, query names normalised, keyless reads following redirects,
+  // typed store failures before sending), ~0.6 KB: 39.2 KB and 46.8 KB measured.
   // Issue 32 (the host gate probing a refusing host, `notSent` counts, field paths in schema issues, a failed
-  // outcome's error always an oncely error, TimeoutError like fetch), ~0.25 KB: 38.7 KB and 46.3 KB measured;
-  // ceilings +0.3 KB and +0.4 KB.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.8 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46.4 * KB },
+  // outcome's error always an oncely error, TimeoutError like fetch), ~0.25 KB: 39.9 KB and 47.5 KB measured;
+  // ceilings +0.3 KB each.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 40 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.6 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
-  // with the edge fixes above; 42.4 KB with issue 32 (above): ceiling +0.3 KB.
+  // with the edge fixes above, 42.9 KB with the fleet's claims and round two.
   {
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    ceilingGzipBytes: 42.5 * KB,
+    // 43.6 KB with issue 32 (above): ceiling +0.3 KB.
+    ceilingGzipBytes: 43.7 * KB,
   },
 ];
 

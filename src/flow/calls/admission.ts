@@ -20,6 +20,7 @@ import type { Engine } from '../engine/engine.js';
 import { methodOf, type OncelyRequest, prepareOperation } from '../request/operation.js';
 import { parseBase, pathWithinBase, resolveUrl } from '../request/target.js';
 import { noop } from './settle-errors.js';
+import { beforeSending } from './store-failure.js';
 
 /** The record of an admitted request, and whether this call wrote it (false: it was stored already). */
 export interface Admitted {
@@ -121,7 +122,7 @@ export class Admission {
     if (held) {
       // One key names one operation wherever it lives (DESIGN.md principle 14): held in memory while a
       // stored record has that key, it would shadow it (every read and write of the key would go to memory).
-      const stored = await store.getStored(key);
+      const stored = await beforeSending(key, store.getStored(key));
       if (stored !== undefined && stored.fingerprint !== prepared.fingerprint) {
         throw new KeyConflictError(key, stored.state);
       }
@@ -175,7 +176,8 @@ export class Admission {
         if (this.#starting.get(key) === done) this.#starting.delete(key);
       });
     }
-    return { record: await writing, fresh, held };
+    // Attempt 1 leaves only once this write resolved: a failure here sent nothing.
+    return { record: await beforeSending(key, writing), fresh, held };
   }
 
   /**

@@ -29,6 +29,7 @@ import type { ResumeSummary } from './resume.js';
 import { type ResumePassOptions, resumePass } from './resume-pass.js';
 import { enqueue, send } from './send.js';
 import type { Outcome, SendResult } from './settle.js';
+import { beforeSending } from './store-failure.js';
 
 /** The client options these parts use (already checked by `validateClientOptions`). */
 export interface AssemblyOptions {
@@ -104,10 +105,10 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
   return {
     send: (request) => send(core, request),
     enqueue: (request) => enqueue(core, request),
-    resume: (resumeOptions) => resumePass(core, resumeOptions),
-    get: (key) => store.get(key),
-    list: (filter) => store.list(filter),
-    quarantined: () => store.quarantined(),
+    resume: (resumeOptions) => resume(core, resumeOptions),
+    get: (key) => beforeSending(key, store.get(key)),
+    list: (filter) => beforeSending(undefined, store.list(filter)),
+    quarantined: () => beforeSending(undefined, store.quarantined()),
     retry: (key) => remediation.retry(key),
     discard: (key, force) => remediation.discard(key, force),
     sweep: () => remediation.sweep(),
@@ -118,4 +119,28 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
       if (options.store === undefined) await store.close?.();
     },
   };
+}
+
+/**
+ * A pass drives each operation through `guarded` (never rejects), so what
+ * rejects is its first listing of the store, before anything was driven,
+ * or the caller's own `onOutcome` error, passed on untouched.
+ */
+function resume(core: ClientCore, options: ResumePassOptions): Promise<ResumeSummary> {
+  const onOutcome = options.onOutcome;
+  let own: { error: unknown } | undefined;
+  const tagged: ResumePassOptions = { ...options };
+  if (onOutcome !== undefined) {
+    tagged.onOutcome = async (outcome) => {
+      try {
+        await onOutcome(outcome);
+      } catch (error) {
+        own = { error };
+        throw error;
+      }
+    };
+  }
+  return resumePass(core, tagged).catch((error: unknown) =>
+    own?.error === error ? Promise.reject(error) : beforeSending(undefined, Promise.reject(error)),
+  );
 }

@@ -14,6 +14,7 @@ import type { Engine } from '../engine/engine.js';
 import { summaries } from './resume.js';
 import { guarded, type Outcome, outcomeOf } from './settle.js';
 import { discardRefusal, liveProfile } from './settle-errors.js';
+import { beforeSending } from './store-failure.js';
 
 /** The client option `sweepIntervalMs`: 10 minutes. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 600_000;
@@ -40,26 +41,30 @@ export class Remediation {
   async retry(key: string): Promise<Outcome> {
     const { store, runtime, endpoints } = this.#engine;
     const now = runtime.now();
-    const updated = await store.update(key, (current) => {
-      if (current === undefined) throw new NotFoundError(key);
-      if (current.state !== 'blocked' && current.state !== 'unknown') {
-        throw new InvalidStateError(
-          key,
-          current.state,
-          `Only blocked or unknown operations can be retried (${key} is ${current.state})`,
-        );
-      }
-      const policy = policyOfRecord(endpoints, current);
-      const forgottenAt = current.createdAt + policy.keyRetentionMs;
-      if (now >= forgottenAt) {
-        throw new InvalidStateError(
-          key,
-          current.state,
-          `The server has forgotten key ${key} (retention ended); send a new operation instead`,
-        );
-      }
-      return reopen(current, now, Math.min(now + policy.deadlineMs, forgottenAt));
-    });
+    // Reopened before it is driven: a store failure here sent nothing.
+    const updated = await beforeSending(
+      key,
+      store.update(key, (current) => {
+        if (current === undefined) throw new NotFoundError(key);
+        if (current.state !== 'blocked' && current.state !== 'unknown') {
+          throw new InvalidStateError(
+            key,
+            current.state,
+            `Only blocked or unknown operations can be retried (${key} is ${current.state})`,
+          );
+        }
+        const policy = policyOfRecord(endpoints, current);
+        const forgottenAt = current.createdAt + policy.keyRetentionMs;
+        if (now >= forgottenAt) {
+          throw new InvalidStateError(
+            key,
+            current.state,
+            `The server has forgotten key ${key} (retention ended); send a new operation instead`,
+          );
+        }
+        return reopen(current, now, Math.min(now + policy.deadlineMs, forgottenAt));
+      }),
+    );
     if (updated === undefined) throw new NotFoundError(key);
     return guarded(
       store,
@@ -86,7 +91,8 @@ export class Remediation {
     });
     if (!found) throw new NotFoundError(key);
     if (refusal !== undefined) throw refusal;
-    await store.delete(key);
+    // Judged again in the delete itself: a `retry` landing in between reopens what was just allowed.
+    await store.delete(key, { onlyIf: (current) => discardRefusal(current, runtime.now(), force) === undefined });
   }
 
   /** Removes finished records whose `retainUntil` has passed. Returns how many. */
@@ -98,11 +104,10 @@ export class Remediation {
     let removed = 0;
     for (const summary of finished) {
       if (!isExpired(summary, now) || this.#loops.isRunning(summary.key)) continue;
-      // Looked at again as stored: `retry(key)` may have reopened it since the list was read.
-      const current = await store.get(summary.key);
-      if (current === undefined || !isExpired(current, now)) continue;
-      await store.delete(summary.key);
-      removed++;
+      // Judged again as stored, in the delete itself: `retry(key)` may have reopened it since the list was read.
+      let expired = false;
+      await store.delete(summary.key, { onlyIf: (current) => (expired = isExpired(current, now)) });
+      if (expired) removed++;
     }
     return removed;
   }

@@ -5,6 +5,7 @@
  * settles, and resolve with counts. The pure pieces are in flow/calls/resume.ts.
  */
 import { isTerminal } from '../../model.js';
+import { claimingPass } from './claim-pass.js';
 import type { ClientCore } from './core.js';
 import { DriveList, type ToDrive } from './drive-list.js';
 import {
@@ -29,6 +30,8 @@ export interface ResumePassOptions {
 export async function resumePass(core: ClientCore, options: ResumePassOptions): Promise<ResumeSummary> {
   const { engine, loops } = core;
   const { store, runtime, owner, shutdown } = engine;
+  // A store that claims on its own clock (PostgreSQL) hands out due operations itself: see claim-pass.ts.
+  if (store.claimDue !== undefined) return claimingPass(core, options, store.claimDue.bind(store));
   const waitForLeases = options.waitForLeases ?? false;
   const onOutcome = options.onOutcome;
   const now = runtime.now();

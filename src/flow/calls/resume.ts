@@ -37,7 +37,10 @@ export interface ResumeSummary {
   /**
    * Open operations this pass left alone because another owner (tab,
    * process, a crashed worker's old id) holds a live lease on them. Not part
-   * of `driven`. `resume({ waitForLeases: true })` waits for them.
+   * of `driven`. `resume({ waitForLeases: true })` waits for them. On a
+   * store that claims on its own clock (`claimDue`: PostgreSQL) a pass never
+   * sees what others hold: this counts only operations taken over from this
+   * pass while it drove them.
    */
   heldElsewhere: number;
   /** When the first of those leases expires (epoch ms), if any were held. */

@@ -73,6 +73,8 @@ export interface Classification {
   status?: number;
   /** Human-readable why, for records and events. */
   detail: string;
+  /** A 3xx not followed: an answer, not a refusal (the stop message says so). */
+  redirect?: true;
 }
 
 export { isNotSentCode } from './not-sent.js';
@@ -113,6 +115,7 @@ function classifyRedirect(redirect: Extract<Observation, { kind: 'redirect' }>):
     sent: 'definitely',
     effect: 'unknown',
     detail: `${what}${to}, ${how}: the request may have been applied`,
+    redirect: true,
   };
   if (status !== undefined) c.status = status;
   return c;

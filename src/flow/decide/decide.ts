@@ -62,7 +62,13 @@ export function decide(input: DecideInput): Decision {
       if (c.status === 401 && input.canRefreshAuth) return { kind: 'refresh_auth' };
       return stopWith(record, 'correctable', `The server refused the request: ${c.detail}`, c);
     case 'permanent':
-      return stopWith(record, 'permanent', `The server rejected the request for good: ${c.detail}`, c);
+      // A 3xx is no refusal: say what happened (redirected, not followed, may have been applied).
+      return stopWith(
+        record,
+        'permanent',
+        `${c.redirect ? 'The server redirected the request' : 'The server rejected the request for good'}: ${c.detail}`,
+        c,
+      );
     case 'not_sent':
     case 'ambiguous':
     case 'retryable':

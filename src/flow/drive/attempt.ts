@@ -12,6 +12,7 @@
  * injected `Connectivity`.
  */
 import type { StoredRequest } from '../../model.js';
+import type { ResolvedPolicy } from '../../options.js';
 import { DEFAULT_MAX_RESPONSE_BYTES } from '../../policy/request-policy.js';
 import type { Runtime } from '../../runtime.js';
 import { isNotSentCode, type Observation } from '../decide/classify.js';
@@ -20,6 +21,7 @@ import { headerProblem } from '../request/validate.js';
 import { onAbort } from '../transport/abort.js';
 import { attemptTimeouts } from '../transport/timeouts.js';
 import { describe, noAnswer, type Transport, type TransportResult, unsendable } from '../transport/transport.js';
+import { SAFE_METHODS, sendsKey } from './outcome.js';
 
 /** The reason an attempt's signal aborts with once its answer was a redirect (a constant: no stack per abort). */
 const REDIRECT_DROPPED = new Error('redirect not followed: its body is not read');
@@ -33,6 +35,8 @@ export interface AttemptInput {
   signal: AbortSignal | undefined;
   /** Largest body read, in bytes (the endpoint's `maxResponseBytes`). @default 1_048_576 */
   maxResponseBytes?: number;
+  /** Follow redirects as fetch does (a safe read sent without a key); else a 3xx is the answer. @default false */
+  followRedirects?: boolean;
   /**
    * What the platform knows about the network: offline before sending,
    * nothing is sent. (Offline once a request failed proves nothing: the
@@ -51,6 +55,11 @@ export interface AttemptInput {
 
 /** What the transport saw; `bytes` is `undefined` for a 2xx body over the limit (not kept). */
 export type AttemptOutput = TransportResult;
+
+/** A safe read sent without a key follows redirects as fetch does; anything keyed treats a 3xx as its answer. */
+export function followsRedirects(policy: Pick<ResolvedPolicy, 'sendKey'>, method: string): boolean {
+  return SAFE_METHODS.has(method.toUpperCase()) && !sendsKey(policy, method);
+}
 
 export async function performAttempt(
   transport: Transport,
@@ -95,7 +104,13 @@ export async function performAttempt(
     // The body is read inside the timeout: a 2xx whose body was lost is
     // ambiguous, and the retry gets the server's stored replay instead.
     const result = await transport(
-      { method: request.method, url: request.url, headers, body: request.body },
+      {
+        method: request.method,
+        url: request.url,
+        headers,
+        body: request.body,
+        ...(input.followRedirects === true ? { redirect: 'follow' as const } : {}),
+      },
       { signal: controller.signal, timeoutMs: input.timeoutMs, maxResponseBytes },
     );
     const { observation } = result;

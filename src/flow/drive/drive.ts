@@ -34,7 +34,7 @@ import {
 } from '../decide/transitions.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
-import { performAttempt } from './attempt.js';
+import { followsRedirects, performAttempt } from './attempt.js';
 import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { gateFor, hostRefused, lastAttemptWasBudgeted, reportToGate } from './gating.js';
@@ -191,6 +191,7 @@ export async function drive(
                 timeoutMs,
                 signal,
                 maxResponseBytes: policy.maxResponseBytes,
+                followRedirects: followsRedirects(policy, record.request.method),
                 connectivity: engine.connectivity,
                 leaseHeld: leaseStillOurs(runtime, owner.leaseMs, startedAtMono),
               }),

@@ -41,6 +41,8 @@ export async function runOperation(
   let known = written;
   /** The record as this loop last knew it: what a removal meanwhile is reported with (`removedError`). */
   let lastKnown = written?.record;
+  // A store that claims on its own clock (PostgreSQL's now()) is the only judge of another owner's lease.
+  const onStoreClock = engine.store.claimDue !== undefined && !engine.store.inMemory(key);
   for (;;) {
     let started = known?.started;
     const record =
@@ -49,14 +51,20 @@ export async function runOperation(
         : await engine.store
             .update(key, (current) => {
               const nowMs = engine.runtime.now();
-              const claimed = claim(current, key, engine.owner, nowMs, (lease, epoch) =>
-                engine.leases.expired(
-                  key,
-                  lease.owner,
-                  epoch,
-                  lease.until,
-                  leaseBoundMs(current, engine.owner.leaseMs),
-                ),
+              const claimed = claim(
+                current,
+                key,
+                engine.owner,
+                nowMs,
+                (lease, epoch) =>
+                  !onStoreClock &&
+                  engine.leases.expired(
+                    key,
+                    lease.owner,
+                    epoch,
+                    lease.until,
+                    leaseBoundMs(current, engine.owner.leaseMs),
+                  ),
               );
               started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
               return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
@@ -78,9 +86,17 @@ export async function runOperation(
     } else {
       // Someone else holds the lease: leave it to them, or look again when it would expire.
       if (busy === 'skip') return record;
+      const taken = onStoreClock ? await takeOver(engine, key) : undefined;
+      if (taken !== undefined) {
+        known = { record: taken };
+        continue;
+      }
       // Until the watch of its lease ends (lease-watch.ts), on our monotonic clock: a lease the wall clock
-      // calls long expired is not looked at again every millisecond meanwhile.
-      const watchMs = engine.leases.remainingMs(key) ?? claimed.untilMs - engine.runtime.now();
+      // calls long expired is not looked at again every millisecond meanwhile. On the store's clock we cannot
+      // tell when it ends: ask again every poll interval.
+      const watchMs = onStoreClock
+        ? engine.pollMs
+        : (engine.leases.remainingMs(key) ?? claimed.untilMs - engine.runtime.now());
       const waitMs = Math.min(engine.pollMs, Math.max(1, watchMs));
       if (!(await pause(engine, waitMs, signal))) return record;
     }
@@ -91,6 +107,18 @@ export async function runOperation(
       return latest;
     }
   }
+}
+
+/**
+ * Another owner's lease on `key`, taken over only if the store's clock says
+ * it has expired (and the operation is due): the record, ours now, or
+ * `undefined` while the lease holds.
+ */
+async function takeOver(engine: Engine, key: string): Promise<OperationRecord | undefined> {
+  const nowMs = engine.runtime.now();
+  const { id: owner, leaseMs } = engine.owner;
+  const [taken] = (await engine.store.claimDue?.({ owner, leaseMs, limit: 1, dueBy: nowMs, nowMs, keys: [key] })) ?? [];
+  return taken;
 }
 
 /**

@@ -53,7 +53,7 @@ export function placedStore(store: OperationStore, now: () => number): PlacedSto
     get: (key) => where(key).get(key),
     put: (record: OperationRecord, options?: WriteOptions) => where(record.key).put(record, options),
     update: (key: string, fn: Updater, options?: WriteOptions) => where(key).update(key, fn, options),
-    delete: (key) => where(key).delete(key),
+    delete: (key, options) => where(key).delete(key, options),
     list: (filter?: RecordFilter) => store.list(filter),
     quarantined: () => store.quarantined(),
     onQuarantine: (fn) => store.onQuarantine(fn),
@@ -62,6 +62,9 @@ export function placedStore(store: OperationStore, now: () => number): PlacedSto
   if (listSummaries !== undefined) {
     placed.listSummaries = (filter?: RecordFilter): Promise<RecordSummary[]> => listSummaries(filter);
   }
+  // Claims in the store, on its clock: memory-only records are never claimable elsewhere, nor here.
+  const claimDue = store.claimDue?.bind(store);
+  if (claimDue !== undefined) placed.claimDue = claimDue;
   const close = store.close?.bind(store);
   if (close !== undefined) placed.close = close;
   return placed;

@@ -191,12 +191,14 @@ export async function prepareOperation(
   const meta = input.meta === undefined ? undefined : plainMeta(input.meta);
   const key = input.key ?? runtime.uuid();
   assertValidKey(key, policy.profile.maxKeyLength);
-  const request: StoredRequest = { method, url: url.href, headers };
+  // fetch never sends a fragment, and one can hold a secret (`#access_token=…`): it is not stored.
+  const href = url.href.replace(/#.*$/, '');
+  const request: StoredRequest = { method, url: href, headers };
   if (body !== undefined) request.body = body;
   const prepared: PreparedOperation = {
     key,
     request,
-    fingerprint: await fingerprintOf(method, url.href, body, runtime.sha256Hex),
+    fingerprint: await fingerprintOf(method, href, body, runtime.sha256Hex),
   };
   if (meta !== undefined) prepared.meta = meta;
   return prepared;

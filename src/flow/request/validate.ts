@@ -24,14 +24,26 @@ const BAD_PORTS = new Set(
   ),
 );
 
-/** Query parameter names (lower case, without `-`, `_`, `.`) that carry credentials. */
+/** Query parameter names (as `queryName` flattens them) that carry credentials. */
 const CREDENTIAL_QUERY = new Set(
-  'key apikey auth authorization sig signature secret password passwd pwd credential credentials session sessionid jwt bearer'.split(
+  'key apikey auth authorization sig signature secret secrets password passwd pwd passcode credential credentials session sessionid sid jwt bearer hmac otp token tokens'.split(
     ' ',
   ),
 );
-/** ...and endings that do: `access_token`, `client_secret`, `X-Amz-Signature`, `x-api-key`. */
-const CREDENTIAL_QUERY_END = /(token|secret|password|signature|apikey|credential)$/;
+/** ...and endings that do: `access_token`, `client_secret`, `X-Amz-Signature`, `accessKey`, `private_key`. */
+const CREDENTIAL_QUERY_END =
+  /(token|secret|password|passcode|signature|apikey|accesskey|privatekey|credentials?|hmac)$/;
+
+/**
+ * A query name as a server may read it: NFKC, lower case, and only letters
+ * and digits, so `token[]`, `token%00`, `"token "`, `Access-Key` and
+ * `accessKey` are all seen (names arrive percent-decoded from `URLSearchParams`).
+ */
+const queryName = (name: string): string =>
+  name
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
 
 const fail = (field: string, message: string): never => {
   throw new InvalidRequestError(field, message);
@@ -60,8 +72,11 @@ export function checkUrl(url: URL, storeQuery: readonly string[]): void {
   }
   if (BAD_PORTS.has(url.port)) fail('url', `port ${url.port} is blocked by fetch`);
   for (const name of new Set(url.searchParams.keys())) {
-    const flat = name.toLowerCase().replace(/[-_.]/g, '');
-    if ((CREDENTIAL_QUERY.has(flat) || CREDENTIAL_QUERY_END.test(flat)) && !storeQuery.includes(name.toLowerCase())) {
+    const flat = queryName(name);
+    if (
+      (CREDENTIAL_QUERY.has(flat) || CREDENTIAL_QUERY_END.test(flat)) &&
+      !storeQuery.some((allowed) => queryName(allowed) === flat)
+    ) {
       fail(
         `url.query.${name}`,
         'looks like a credential, and credentials are never stored: send it in a header from the client `headers` callback, or allow the name with the endpoint option `storeQuery`',

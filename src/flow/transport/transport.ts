@@ -18,7 +18,7 @@
  *   connection, `signal` aborting): the attempt then decides, from the
  *   error's `code`, its own timer, the caller's signal and `Connectivity`,
  *   whether the request may have been applied;
- * - it never follows a redirect: the key and body would go wherever the
+ * - it never follows a redirect (but for a keyless read): the key and body would go wherever the
  *   server points, and an error on a later hop would hide that the first
  *   one may have been applied. Once it resolves with a redirect, the
  *   attempt aborts `signal`: nothing is to be read from it any more.
@@ -60,6 +60,8 @@ export interface TransportRequest {
   headers: Record<string, string>;
   /** The stored body; `undefined` for none. */
   body: StoredBody | undefined;
+  /** `'follow'`: a safe read sent without a key, whose redirects fetch follows (else never: see above). */
+  redirect?: 'follow';
 }
 
 export interface TransportContext {
@@ -127,11 +129,12 @@ export function defaultTransport(fetch: () => typeof globalThis.fetch): Transpor
 /** A transport over a ky instance built with `directFetch` (see `defaultTransport`). */
 export function kyTransport(http: KyInstance): Transport {
   return async (request, context) => {
+    const follow = request.redirect === 'follow';
     const options: Options & { [DIRECT_OPTION]?: DirectBody } = {
       method: request.method,
       headers: request.headers,
-      redirect: 'manual',
-      [DIRECT_OPTION]: { body: bodyInit(request.body) ?? null, signal: context.signal },
+      redirect: follow ? 'follow' : 'manual',
+      [DIRECT_OPTION]: { body: bodyInit(request.body) ?? null, signal: context.signal, follow },
     };
     let pending: Promise<Response>;
     try {
@@ -148,7 +151,7 @@ export function kyTransport(http: KyInstance): Transport {
       if (!context.signal.aborted && isRefusedRedirect(error)) return noAnswer(hiddenRedirect());
       throw error;
     }
-    const redirect = redirectOf(response);
+    const redirect = follow ? undefined : redirectOf(response);
     if (redirect !== undefined) {
       response.body?.cancel().catch(() => undefined);
       return noAnswer(redirect);
@@ -253,6 +256,7 @@ type FetchBody = NonNullable<RequestInit['body']>;
 interface DirectBody {
   body: FetchBody | null;
   signal: AbortSignal;
+  follow: boolean;
 }
 
 /**
@@ -278,8 +282,8 @@ export function directFetch(base: () => typeof globalThis.fetch): typeof globalT
     sent.headers = input.headers;
     sent.body = direct.body;
     sent.signal = direct.signal;
-    // Whatever ky or the caller passed: a keyed request never follows a redirect.
-    sent.redirect = fetch === NODE_FETCH ? 'error' : 'manual';
+    // Whatever ky or the caller passed: only a keyless safe read follows a redirect.
+    sent.redirect = direct.follow ? 'follow' : fetch === NODE_FETCH ? 'error' : 'manual';
     return fetch(input.url, sent);
   };
 }

@@ -103,6 +103,21 @@ export function basicCases(options: StoreContractOptions): ContractCase[] {
       },
     },
     {
+      // A sweep or discard judges what it read; a retry that reopened the record in between must survive.
+      name: 'delete with onlyIf deletes only while the record as stored satisfies it',
+      run: async () => {
+        const store = await options.create();
+        const finished = (r: { state: string }) => r.state === 'succeeded';
+        await store.put(sampleRecord('k1'));
+        await store.delete('k1', { onlyIf: finished });
+        check((await store.get('k1')) !== undefined, 'deleted although the condition did not hold');
+        await store.update('k1', (r) => r && { ...r, state: 'succeeded' });
+        await store.delete('k1', { onlyIf: finished });
+        check((await store.get('k1')) === undefined, 'kept although the condition held');
+        await store.delete('k1', { onlyIf: finished });
+      },
+    },
+    {
       name: 'list filters by state, due time and scope, earliest first, with a limit',
       run: async () => {
         const store = await options.create();

@@ -99,6 +99,31 @@ export function integrityCases(options: StoreContractOptions): ContractCase[] {
         },
       },
       {
+        // Written by another version or by hand: checking it must not overflow the stack on any path.
+        name: 'a record nested too deep to check is quarantined; the others keep working',
+        run: async () => {
+          const store = await options.create();
+          await store.put(sampleRecord('good'));
+          await store.put(sampleRecord('deep'));
+          const nested = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+          await corrupt(
+            store,
+            'deep',
+            JSON.stringify(sampleRecord('deep', { meta: { x: 'DEEP' } })).replace('"DEEP"', nested),
+          );
+          same(
+            (await store.list()).map((r) => r.key),
+            ['good'],
+            'list must skip the deep record',
+          );
+          same(
+            (await store.quarantined()).map((q) => q.id),
+            ['deep'],
+            'quarantine list',
+          );
+        },
+      },
+      {
         name: 'a quarantined record keeps its raw text for forensics',
         run: async () => {
           const store = await options.create();

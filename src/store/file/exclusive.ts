@@ -131,11 +131,17 @@ export function putOwned(
  * to `removed/` (or an empty entry says it was removed, when it never had
  * a file), so no older line brings it back (removed.ts).
  */
-export function deleteOwned(opened: Opened, owned: Exclusive, key: string, now: () => number): Promise<void> {
+export function deleteOwned(
+  opened: Opened,
+  owned: Exclusive,
+  key: string,
+  now: () => number,
+  onlyIf?: (current: OperationRecord) => boolean,
+): Promise<void> {
   const name = fileNameFor(key);
   return opened.queue.run(name, async () => {
-    const { text } = await currentOf(opened, owned, name);
-    if (text === undefined) return;
+    const { text, current } = await currentOf(opened, owned, name);
+    if (text === undefined || (onlyIf !== undefined && (current === undefined || !onlyIf(current)))) return;
     opened.files.commits++;
     const rev = nextRev(revOf(text), now());
     assertOwned(opened, owned);

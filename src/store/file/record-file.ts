@@ -23,6 +23,13 @@ export function check(name: string, text: string): ParseResult {
   return parsed;
 }
 
+/** Whether a delete's condition holds for stored text: always without one, never for a corrupt text. */
+export function holds(name: string, text: string, onlyIf?: (current: OperationRecord) => boolean): boolean {
+  if (onlyIf === undefined) return true;
+  const checked = check(name, text);
+  return checked.ok && onlyIf(checked.record);
+}
+
 /** The key a (possibly corrupt) file stands for, as well as we can tell. */
 export function idOf(name: string, text: string): string {
   const parsed = parseFileName(name);

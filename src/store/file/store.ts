@@ -56,7 +56,7 @@ import { nextRev } from './journal.js';
 import { fileNameFor } from './names.js';
 import { type FileStore, type FileStoreOptions, resolveFileStoreOptions, statsOf, writeBehindOf } from './options.js';
 import { ownerGone as ownerGoneBefore, ownerOf, settleDeadOwner, takeDirectory } from './owner.js';
-import { check, revOf, serialize } from './record-file.js';
+import { check, holds, revOf, serialize } from './record-file.js';
 import { RETRY, type ReadAhead, type RecordFiles } from './records.js';
 import { settleDeadJournals } from './recovery.js';
 import { scanRecords } from './scan.js';
@@ -230,17 +230,17 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
       });
     },
 
-    async delete(key) {
+    async delete(key, options) {
       const name = fileNameFor(key);
       await whenReady(async (current) => {
         const { files, journal, pinned, removed, owned } = current;
         await files.adopt(key);
-        if (owned !== undefined) return deleteOwned(current, owned, key, runtime.now);
+        if (owned !== undefined) return deleteOwned(current, owned, key, runtime.now, options?.onlyIf);
         await files.exclusive(name, async () => {
           const text = await files.readLocked(name);
           // Read under this claim: its file is still linked, so its pin is closed at once (pinned.ts).
           pinned.release(name);
-          if (text === undefined) return undefined;
+          if (text === undefined || !holds(name, text, options?.onlyIf)) return undefined;
           files.commits++;
           // The removal is journaled first, so a replay after a power cut does not bring the record back;
           // the file is kept aside, so neither does an older line another writer's journal still holds.

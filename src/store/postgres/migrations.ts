@@ -76,6 +76,21 @@ export const MIGRATIONS: readonly Migration[] = [
         EXECUTE FUNCTION ${n.schema}."${n.base}_wake"();
     `,
   },
+  {
+    version: 2,
+    description: 'lease ends on the database clock, scope heads by write order',
+    sql: (n) => `
+      -- When the lease ends, in epoch ms of the database's clock (written as now() + what the holder had left):
+      -- claims judge expiry with now(), never with a worker's clock. (lease_expires_at stays the document's
+      -- lease.until, on its holder's clock.) Rows leased before this migration: their holders' clocks are
+      -- taken at their word once.
+      ALTER TABLE ${n.table} ADD COLUMN lease_ends_db double precision;
+      UPDATE ${n.table} SET lease_ends_db = lease_expires_at WHERE lease_owner IS NOT NULL;
+      -- The claim's scope-head test: is there an open record of this scope written before this one?
+      CREATE INDEX "${n.base}_scope_head" ON ${n.table} (tenant, scope, write_order, seq)
+        WHERE scope IS NOT NULL AND state IN ('pending', 'in_flight');
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */
@@ -90,7 +105,10 @@ export async function migrate(pool: Pool, names: TableNames): Promise<number[]> 
   const client: PoolClient = await pool.connect();
   try {
     await client.query('BEGIN');
-    // One lock per table, held until COMMIT: concurrent migrators queue here.
+    // One lock per schema, then one per table, held until COMMIT: concurrent migrators queue here. The
+    // schema's comes first because two tables migrated at once in one fresh schema would both run
+    // CREATE SCHEMA IF NOT EXISTS, and one would fail on pg_namespace's unique index.
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`oncely-schema:${names.schema}`]);
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`oncely:${names.table}`]);
     // (Not for `public`: it exists, and a role without CREATE on the database could not run this.)
     if (names.schema !== `"public"`) await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);

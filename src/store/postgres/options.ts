@@ -18,8 +18,24 @@ export interface PostgresStoreOptions {
    * @example postgresStore({ connectionString: 'postgres://app@db.internal:5432/payments' })
    */
   connectionString?: string;
-  /** Connections of the store's own pool (with `connectionString` only). @default 10 */
+  /**
+   * Connections of the store's own pool (with `connectionString` only). A
+   * worker holds these plus one more, outside the pool, while anyone
+   * listens with `onWake`.
+   * @default 10
+   * @example postgresStore({ connectionString, poolSize: 4 })
+   */
   poolSize?: number;
+  /**
+   * How long a query waits for a connection (of the store's own pool) or
+   * the wake-up listener for its own, before failing: a database that does
+   * not answer, or a pool whose connections are all held, is an error the
+   * engine reports and retries, never a hang. (A `pool` you give keeps its
+   * own `connectionTimeoutMillis`.)
+   * @default 10000
+   * @example postgresStore({ connectionString, connectionTimeoutMs: 2_000 })
+   */
+  connectionTimeoutMs?: number;
   /**
    * The operations table. Lower-case letters, digits and `_`, at most 40
    * characters; the quarantine and migrations tables are named after it.
@@ -43,12 +59,22 @@ export interface PostgresStoreOptions {
    * @default true
    */
   migrate?: boolean;
-  /** Clock for quarantine timestamps. @default Date.now */
+  /**
+   * The clock the client writing through this store reads (its runtime's
+   * `now`): quarantine timestamps, and what a lease written with a record
+   * has left (`lease.until - now()`), which the database adds to its own
+   * clock. Leases are judged on the database's clock only, so this clock
+   * may be off by minutes; it must be the one the client's leases are
+   * written on.
+   * @default Date.now
+   * @example postgresStore({ connectionString, now: runtime.now })
+   */
   now?: () => number;
 }
 
 export interface ResolvedOptions {
   tenant: string;
+  connectionTimeoutMs: number;
   migrate: boolean;
   now: () => number;
   names: TableNames;
@@ -85,6 +111,10 @@ export function validateOptions(options: PostgresStoreOptions): ResolvedOptions 
       throw new InvalidOptionsError('poolSize', 'must be an integer ≥ 1');
     }
   }
+  const timeout = options.connectionTimeoutMs;
+  if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) {
+    throw new InvalidOptionsError('connectionTimeoutMs', 'must be an integer ≥ 1 (ms)');
+  }
   const table = options.table ?? 'oncely_operations';
   if (typeof table !== 'string' || !IDENTIFIER.test(table)) {
     throw new InvalidOptionsError('table', 'must be lower-case letters, digits and _, at most 40 characters');
@@ -105,6 +135,7 @@ export function validateOptions(options: PostgresStoreOptions): ResolvedOptions 
   }
   return {
     tenant,
+    connectionTimeoutMs: timeout ?? 10_000,
     migrate: options.migrate ?? true,
     now: options.now ?? Date.now,
     names: {

@@ -1,16 +1,32 @@
 /**
  * Rows ↔ records. The record document (`jsonb`) is the truth; the columns
  * beside it are copies of the few fields queries filter and order on, written
- * from the same validated record in the same statement, so they never
- * disagree with it. Reads validate the document like every store does.
+ * from the same validated record in the same statement (a claim changes
+ * both in SQL), so they never disagree with it unless someone edited the row
+ * behind the store's back. Reads validate the document like every store
+ * does, and check the columns claims decide on against it (`checkRow`).
  */
 import { CorruptRecordError } from '../../errors.js';
 import { type OperationRecord, type OperationState, parseRecord, writeOrder } from '../../model.js';
 import type { RecordFilter } from '../store.js';
 import type { TableNames } from './options.js';
 
-/** What a read selects: the row version (for compare-and-set) and the document as text (kept raw for forensics). */
-export const READ_COLUMNS = 'rev::text AS rev, lease_epoch::text AS epoch, record::text AS raw';
+/**
+ * What a read selects: the row version (for compare-and-set), the columns
+ * claims decide on (checked against the document) and the document as text
+ * (kept raw for forensics). `prefix`: the table's alias, when a statement has one.
+ */
+export function readColumns(prefix = ''): string {
+  return `${prefix}rev::text AS rev, ${prefix}lease_epoch::text AS epoch, ${prefix}state AS col_state,
+    ${prefix}lease_owner AS col_owner, ${prefix}record::text AS raw`;
+}
+export const READ_COLUMNS = readColumns();
+
+/**
+ * The database's clock in epoch ms: leases are judged by it (`lease_ends_db`),
+ * so a worker whose clock is off neither takes over early nor loses its own.
+ */
+export const DB_NOW_MS = '(extract(epoch FROM now()) * 1000)::float8';
 
 export interface StoredRow {
   /** Row version, bumped by every write: the compare-and-set token. */
@@ -18,12 +34,36 @@ export interface StoredRow {
   /** The fencing token as the row holds it. */
   epoch: string;
   raw: string;
+  /** The state and lease owner columns, as read (absent for a row this handle wrote: it wrote them from the document). */
+  col_state?: string;
+  col_owner?: string | null;
 }
 
 /** A stored document that is not a valid record of its key. */
 export type Checked = { ok: true; record: OperationRecord } | { ok: false; problems: string[] };
 
-export function checkRow(key: string, raw: string): Checked {
+/**
+ * `checkDocument`, then the columns claims and drains decide on against the
+ * document: a row edited behind the store's back (a state column saying
+ * `succeeded` over a pending document) would otherwise never be claimed nor
+ * swept, nor ever reported. A mismatch is quarantined like a corrupt document.
+ */
+export function checkRow(key: string, row: StoredRow): Checked {
+  const checked = checkDocument(key, row.raw);
+  if (!checked.ok) return checked;
+  const { record } = checked;
+  const problems: string[] = [];
+  if (row.col_state !== undefined && row.col_state !== record.state) {
+    problems.push(`state column says ${row.col_state}, the document ${record.state}`);
+  }
+  if (row.epoch !== String(record.epoch)) problems.push(`epoch column says ${row.epoch}, the document ${record.epoch}`);
+  if (row.col_owner !== undefined && row.col_owner !== (record.lease?.owner ?? null)) {
+    problems.push(`lease owner column says ${row.col_owner}, the document ${record.lease?.owner ?? 'none'}`);
+  }
+  return problems.length === 0 ? checked : { ok: false, problems };
+}
+
+export function checkDocument(key: string, raw: string): Checked {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -85,10 +125,29 @@ export function jsonText(record: OperationRecord): string {
   return text.includes('\\u0000') ? text.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : text;
 }
 
-/** `INSERT` of a new row; `$1` tenant, `$2` key, then the column values. Does nothing when the key exists. */
+/**
+ * How long the lease `record` is written with has left, by the clock it was
+ * written on (`now`, the writer's): the database adds it to its own `now()`
+ * (`leaseEndsSql`), so the writer's clock error cancels out. Null: no lease.
+ */
+export function leaseLeftMs(record: OperationRecord, now: number): number | null {
+  return record.lease === undefined ? null : record.lease.until - now;
+}
+
+/** `lease_ends_db` from parameter `$n` (`leaseLeftMs`). */
+function leaseEndsSql(n: number): string {
+  return `CASE WHEN $${n}::float8 IS NULL THEN NULL ELSE ${DB_NOW_MS} + $${n}::float8 END`;
+}
+
+/**
+ * `INSERT` of a new row; `$1` tenant, `$2` key, then the column values, then
+ * `leaseLeftMs`. Does nothing when the key exists.
+ */
 export function insertSql(n: TableNames): string {
   const params = WRITE_COLUMNS.map((c, i) => (c === 'record' ? `$${i + 3}::jsonb` : `$${i + 3}`));
-  return `INSERT INTO ${n.table} (tenant, key, ${WRITE_COLUMNS.join(', ')}) VALUES ($1, $2, ${params.join(', ')})
+  const ends = leaseEndsSql(WRITE_COLUMNS.length + 3);
+  return `INSERT INTO ${n.table} (tenant, key, ${WRITE_COLUMNS.join(', ')}, lease_ends_db)
+    VALUES ($1, $2, ${params.join(', ')}, ${ends})
     ON CONFLICT (tenant, key) DO NOTHING RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
 }
 
@@ -96,20 +155,25 @@ export function insertSql(n: TableNames): string {
 export function upsertSql(n: TableNames): string {
   const params = WRITE_COLUMNS.map((c, i) => (c === 'record' ? `$${i + 3}::jsonb` : `$${i + 3}`));
   const sets = WRITE_COLUMNS.map((c) => `${c} = excluded.${c}`);
-  return `INSERT INTO ${n.table} (tenant, key, ${WRITE_COLUMNS.join(', ')}) VALUES ($1, $2, ${params.join(', ')})
-    ON CONFLICT (tenant, key) DO UPDATE SET ${sets.join(', ')}, rev = ${n.table}.rev + 1, updated_at = now()
+  const ends = leaseEndsSql(WRITE_COLUMNS.length + 3);
+  return `INSERT INTO ${n.table} (tenant, key, ${WRITE_COLUMNS.join(', ')}, lease_ends_db)
+    VALUES ($1, $2, ${params.join(', ')}, ${ends})
+    ON CONFLICT (tenant, key) DO UPDATE SET ${sets.join(', ')}, lease_ends_db = excluded.lease_ends_db,
+      rev = ${n.table}.rev + 1, updated_at = now()
     RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
 }
 
 /**
  * Compare-and-set `UPDATE`: `$1` tenant, `$2` key, `$3` the row version read,
- * `$4` the lease epoch read, then the column values. Zero rows when anyone
- * wrote the row since it was read, a lease epoch bump (another owner's
- * claim) included: the caller reads again and its updater decides afresh.
+ * `$4` the lease epoch read, then the column values, then `leaseLeftMs`.
+ * Zero rows when anyone wrote the row since it was read, a lease epoch bump
+ * (another owner's claim) included: the caller reads again and its updater
+ * decides afresh.
  */
 export function updateSql(n: TableNames): string {
   const sets = WRITE_COLUMNS.map((c, i) => `${c} = $${i + 5}${c === 'record' ? '::jsonb' : ''}`);
-  return `UPDATE ${n.table} SET ${sets.join(', ')}, rev = rev + 1, updated_at = now()
+  const ends = leaseEndsSql(WRITE_COLUMNS.length + 5);
+  return `UPDATE ${n.table} SET ${sets.join(', ')}, lease_ends_db = ${ends}, rev = rev + 1, updated_at = now()
     WHERE tenant = $1 AND key = $2 AND rev = $3 AND lease_epoch = $4 RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
 }
 

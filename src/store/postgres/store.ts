@@ -11,58 +11,35 @@
  * the fresh record, so the engine's fencing (`assertFenced`) sees any newer
  * epoch and a stale owner's write changes nothing. Two round trips, no
  * transaction held open across them; with the row version this handle
- * wrote last still cached, a write is one round trip.
+ * wrote last still cached, a write is one round trip. Writes the engine
+ * marks `relaxed`, and claims, commit without waiting for the disk (pools.ts).
  */
 import type { Pool } from 'pg';
-import type { OperationRecord } from '../../model.js';
-import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from '../store.js';
+import { type OperationRecord, writeOrder } from '../../model.js';
+import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { RecordCache } from './cache.js';
-import { loadPg } from './load-pg.js';
+import { claimValues } from './claim.js';
+import { clockSkewMs } from './clock.js';
+import type { PostgresStore } from './handle.js';
 import { migrate } from './migrations.js';
 import { type PostgresStoreOptions, validateOptions } from './options.js';
+import { openPools } from './pools.js';
 import {
   type Checked,
   checkRow,
   columnValues,
   filterSql,
-  insertSql,
+  leaseLeftMs,
   READ_COLUMNS,
   type StoredRow,
-  updateSql,
-  upsertSql,
   validForWrite,
 } from './rows.js';
+import { statements } from './statements.js';
 import { listSummaries } from './summaries.js';
-import { wakeChannel } from './wake.js';
+import { ownConnection, wakeChannel } from './wake.js';
 
+export type { PostgresStore } from './handle.js';
 export type { PostgresStoreOptions } from './options.js';
-
-export interface PostgresStore extends OperationStore {
-  /**
-   * Applies the schema migrations not applied yet (idempotent; safe from
-   * many processes at once). Resolves with the versions it applied.
-   * @example await postgresStore({ connectionString, migrate: false }).migrate()
-   */
-  migrate(): Promise<number[]>;
-  /**
-   * Calls `fn` when work may have become available to any worker (an
-   * operation enqueued unleased, or a lease released), via LISTEN/NOTIFY on
-   * a connection held while anyone subscribes. A hint only: keep polling.
-   * Returns an unsubscribe.
-   * @example store.onWake(() => void client.resume())
-   */
-  onWake(fn: () => void): () => void;
-  /**
-   * How far this process's clock is ahead of the database's (negative:
-   * behind), in ms, measured over one round trip. Leases are written from
-   * each worker's clock, and a taker judges another's lease with a 1 s
-   * margin: check this at start-up and refuse to run far off.
-   * @example if (Math.abs(await store.clockSkewMs()) > 500) throw new Error('fix NTP on this host')
-   */
-  clockSkewMs(): Promise<number>;
-  /** Ends the listening connection, and the pool when the store created it. */
-  close(): Promise<void>;
-}
 
 /**
  * @example
@@ -71,29 +48,14 @@ export interface PostgresStore extends OperationStore {
  * const client = createClient({ store, concurrency: 16 });
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  const { tenant, names, now, ...resolved } = validateOptions(options);
-  const owned = options.pool === undefined;
-  const pool: Pool =
-    options.pool ?? new (loadPg().Pool)({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
-  // A pool we own must not crash the process when an idle connection dies (the server restarted).
-  if (owned) pool.on('error', () => undefined);
+  const { tenant, names, now, connectionTimeoutMs, ...resolved } = validateOptions(options);
+  const pools = openPools(options, connectionTimeoutMs);
+  const pool = pools.durable;
   const table = names.table;
   const cache = new RecordCache();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
-  const wake = wakeChannel(pool, names.channel, tenant);
-  const sql = {
-    get: `SELECT ${READ_COLUMNS} FROM ${table} WHERE tenant = $1 AND key = $2`,
-    insert: insertSql(names),
-    update: updateSql(names),
-    put: upsertSql(names),
-    delete: `DELETE FROM ${table} WHERE tenant = $1 AND key = $2`,
-    // Moves the row aside only if it is still the text we judged (rev): a concurrent repair is not quarantined.
-    quarantine: `WITH moved AS (DELETE FROM ${table} WHERE tenant = $1 AND key = $2 AND rev = $3 RETURNING record::text AS raw)
-      INSERT INTO ${names.quarantine} (tenant, id, problems, at, raw) SELECT $1, $2, $4::jsonb, $5, raw FROM moved
-      ON CONFLICT (tenant, id) DO UPDATE SET problems = excluded.problems, at = excluded.at, raw = excluded.raw, moved_at = now()
-      RETURNING raw`,
-    quarantined: `SELECT id, problems, at, raw FROM ${names.quarantine} WHERE tenant = $1 ORDER BY moved_at, id`,
-  };
+  const wake = wakeChannel(ownConnection(pool, connectionTimeoutMs), names.channel, tenant);
+  const sql = statements(names);
 
   let ready: Promise<unknown> | undefined;
   /** Migrates once per handle before first use (unless told not to); a failure is retried on the next call. */
@@ -108,7 +70,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   /** A row's record, or undefined when there is none or it was corrupt (then moved aside and reported). */
   async function judge(key: string, row: StoredRow): Promise<OperationRecord | undefined> {
-    const checked: Checked = checkRow(key, row.raw);
+    const checked: Checked = checkRow(key, row);
     if (checked.ok) return checked.record;
     cache.forget(key);
     const at = now();
@@ -136,18 +98,34 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
 
   /** Writes `next` over the row version read (or inserts when there was none); false when someone wrote first. */
-  async function write(key: string, row: StoredRow | undefined, next: OperationRecord): Promise<StoredRow | undefined> {
+  async function write(
+    key: string,
+    row: StoredRow | undefined,
+    next: OperationRecord,
+    via: Pool,
+  ): Promise<StoredRow | undefined> {
     const values = columnValues(next);
     const result =
       row === undefined
-        ? await pool.query<Omit<StoredRow, 'raw'>>(sql.insert, [tenant, key, ...values])
-        : await pool.query<Omit<StoredRow, 'raw'>>(sql.update, [tenant, key, row.rev, row.epoch, ...values]);
+        ? await via.query<Omit<StoredRow, 'raw'>>(sql.insert, [tenant, key, ...values, leaseLeftMs(next, now())])
+        : await via.query<Omit<StoredRow, 'raw'>>(sql.update, [
+            tenant,
+            key,
+            row.rev,
+            row.epoch,
+            ...values,
+            leaseLeftMs(next, now()),
+          ]);
     const written = result.rows[0];
     return written === undefined ? undefined : { ...written, raw: values[values.length - 1] as string };
   }
 
   /** One compare-and-set try on a known row version; `undefined` when the updater must see a fresh read. */
-  async function tryCached(key: string, fn: Updater): Promise<{ record: OperationRecord | undefined } | undefined> {
+  async function tryCached(
+    key: string,
+    fn: Updater,
+    via: Pool,
+  ): Promise<{ record: OperationRecord | undefined } | undefined> {
     const known = cache.get(key);
     if (known === undefined) return undefined;
     let next: OperationRecord | undefined;
@@ -160,7 +138,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     // Writing nothing is only right on the current record, which our copy may not be.
     if (next === undefined || next === known.record) return undefined;
     const valid = checkedNext(key, next);
-    const written = await write(key, known.row, valid);
+    const written = await write(key, known.row, valid, via);
     if (written === undefined) {
       cache.forget(key);
       return undefined;
@@ -184,15 +162,21 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       await whenReady();
       const valid = validForWrite(record);
       const values = columnValues(valid);
-      const { rows } = await pool.query<Omit<StoredRow, 'raw'>>(sql.put, [tenant, valid.key, ...values]);
+      const { rows } = await pool.query<Omit<StoredRow, 'raw'>>(sql.put, [
+        tenant,
+        valid.key,
+        ...values,
+        leaseLeftMs(valid, now()),
+      ]);
       const written = rows[0];
       if (written !== undefined)
         cache.remember(valid.key, { ...written, raw: values[values.length - 1] as string }, valid);
     },
 
-    async update(key: string, fn: Updater) {
+    async update(key: string, fn: Updater, options?: WriteOptions) {
       await whenReady();
-      const fast = await tryCached(key, fn);
+      const via = options?.durability === 'relaxed' ? pools.relaxed : pool;
+      const fast = await tryCached(key, fn, via);
       if (fast !== undefined) return fast.record;
       for (;;) {
         const { row, record: current } = await read(key);
@@ -202,7 +186,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           return current;
         }
         const valid = checkedNext(key, next);
-        const written = await write(key, row, valid);
+        const written = await write(key, row, valid, via);
         if (written !== undefined) {
           cache.remember(key, written, valid);
           return valid;
@@ -211,10 +195,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       }
     },
 
-    async delete(key) {
+    async delete(key, options) {
       await whenReady();
       cache.forget(key);
-      await pool.query(sql.delete, [tenant, key]);
+      const onlyIf = options?.onlyIf;
+      if (onlyIf === undefined) return void (await pool.query(sql.delete, [tenant, key]));
+      // Only the row version judged is deleted; a write in between means judge again.
+      for (;;) {
+        const { row, record } = await read(key);
+        if (row === undefined || record === undefined || !onlyIf(record)) return;
+        if ((await pool.query(`${sql.delete} AND rev = $3`, [tenant, key, row.rev])).rowCount) return;
+      }
     },
 
     async list(filter?: RecordFilter) {
@@ -265,19 +256,29 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
     onWake: (fn) => wake.subscribe(fn),
 
-    async clockSkewMs() {
-      const sent = Date.now();
-      const { rows } = await pool.query<{ ms: number }>(
-        'SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 AS ms',
-      );
-      const received = Date.now();
-      // The database read its clock somewhere in the round trip: assume the middle.
-      return (sent + received) / 2 - (rows[0]?.ms ?? Number.NaN);
+    clockSkewMs: () => clockSkewMs(pool, now),
+
+    async claimDue(request) {
+      await whenReady();
+      const text = request.keys === undefined ? sql.claim : sql.claimKeys;
+      // A claim alone commits without waiting for the disk (pools.ts): the claimer's next write is durable and
+      // covers it. One that starts attempts is that durable write: it must be on disk before a request leaves.
+      const via = request.startFirstAttempt === true ? pool : pools.relaxed;
+      const { rows } = await via.query<StoredRow & { key: string }>(text, claimValues(tenant, request));
+      const claimed: OperationRecord[] = [];
+      for (const row of rows) {
+        // Checked like any read: a corrupt row, or one whose columns disagree with it, is moved aside.
+        const record = await judge(row.key, row);
+        if (record === undefined) continue;
+        cache.remember(row.key, row, record);
+        claimed.push(record);
+      }
+      return claimed.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
     },
 
     async close() {
       await wake.close();
-      if (owned) await pool.end();
+      await pools.end();
     },
   };
   return store;

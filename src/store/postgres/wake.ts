@@ -8,8 +8,13 @@
  * connection, a worker starting after it was sent), so workers keep polling
  * with `resume()` as the fallback. The listening connection is held for as
  * long as anyone subscribes, and reconnects after an error.
+ *
+ * The listening connection is its own, outside the pool: a LISTEN holds its
+ * connection for as long as anyone subscribes, and taken from the pool it
+ * would starve the queries of a small pool (with `poolSize: 1`, forever).
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool } from 'pg';
+import { loadPg } from './load-pg.js';
 
 /** Delay before listening again after the connection failed. */
 const RECONNECT_MS = 1_000;
@@ -19,9 +24,24 @@ export interface Wake {
   close(): Promise<void>;
 }
 
-export function wakeChannel(pool: Pool, channel: string, tenant: string): Wake {
+/** Opens a connection of its own (not the pool's), ready for queries. */
+export type Connect = () => Promise<Client>;
+
+/** Connections configured like `pool`'s, never taken from it, failing after `timeoutMs` rather than hanging. */
+export function ownConnection(pool: Pool, timeoutMs: number): Connect {
+  return async () => {
+    const client = new (loadPg().Client)({ ...pool.options, connectionTimeoutMillis: timeoutMs });
+    await client.connect().catch(async (error: unknown) => {
+      await client.end().catch(() => undefined);
+      throw error;
+    });
+    return client;
+  };
+}
+
+export function wakeChannel(connect: Connect, channel: string, tenant: string): Wake {
   const listeners = new Set<() => void>();
-  let client: PoolClient | undefined;
+  let client: Client | undefined;
   let connecting: Promise<void> | undefined;
   let retry: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
@@ -31,16 +51,16 @@ export function wakeChannel(pool: Pool, channel: string, tenant: string): Wake {
     for (const fn of [...listeners]) fn();
   };
 
-  const onError = (error: Error): void => {
-    if (client !== undefined) drop(client, error);
+  const onError = (): void => {
+    if (client !== undefined) drop(client);
   };
 
-  /** Gives the connection back (destroyed: it may be broken) and listens again later if anyone still subscribes. */
-  const drop = (held: PoolClient, error?: Error): void => {
+  /** Closes the connection (it may be broken) and listens again later if anyone still subscribes. */
+  const drop = (held: Client): void => {
     if (client !== held) return;
     client = undefined;
     detach(held);
-    held.release(error ?? true);
+    held.end().catch(() => undefined);
     if (!closed && listeners.size > 0) {
       retry = setTimeout(() => {
         retry = undefined;
@@ -50,8 +70,8 @@ export function wakeChannel(pool: Pool, channel: string, tenant: string): Wake {
     }
   };
 
-  /** The pool hands this connection to others afterwards: none of our listeners may stay on it. */
-  function detach(held: PoolClient): void {
+  /** No notification may reach us from a connection we let go. */
+  function detach(held: Client): void {
     held.removeListener('notification', notify);
     held.removeListener('error', onError);
   }
@@ -60,10 +80,14 @@ export function wakeChannel(pool: Pool, channel: string, tenant: string): Wake {
     if (client !== undefined || closed) return Promise.resolve();
     connecting ??= (async () => {
       try {
-        const held = await pool.connect();
+        const held = await connect();
         held.on('notification', notify);
         held.on('error', onError);
         client = held;
+        if (closed) {
+          drop(held);
+          return;
+        }
         await held.query(`LISTEN "${channel}"`);
         // Work may have appeared while nobody listened: one wake-up covers it.
         for (const fn of [...listeners]) fn();
@@ -91,12 +115,7 @@ export function wakeChannel(pool: Pool, channel: string, tenant: string): Wake {
     if (held === undefined) return;
     client = undefined;
     detach(held);
-    try {
-      await held.query(`UNLISTEN "${channel}"`);
-      held.release();
-    } catch (error) {
-      held.release(error as Error);
-    }
+    await held.end().catch(() => undefined);
   }
 
   return {

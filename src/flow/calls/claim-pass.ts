@@ -1,0 +1,109 @@
+/**
+ * A `resume()` pass on a store that claims on its own clock (`claimDue`,
+ * PostgreSQL): instead of listing every open record and trying each (every
+ * worker of a fleet walking the same list, reading busy records and losing
+ * compare-and-set races), ask the store for as many due operations as there
+ * are free slots, already leased to us, and drive them. One claim statement
+ * serves every slot that freed while the previous one was on the wire, so a
+ * worker never idles while work is due and the statements per operation do
+ * not grow with the fleet.
+ */
+import { isTerminal, type OperationRecord } from '../../model.js';
+import type { EndpointTable } from '../../options.js';
+import type { ClaimRequest } from '../../store/store.js';
+import { policyOfRecord } from '../decide/policy-snapshot.js';
+import { mayStartNow, type StartedAttempt } from '../drive/start-at-once.js';
+import { pause } from '../drive/waits.js';
+import { attemptTimeoutMs } from '../transport/timeouts.js';
+import type { ClientCore } from './core.js';
+import { countHeld, countOutcome, emptySummary, type ResumeSummary } from './resume.js';
+import type { ResumePassOptions } from './resume-pass.js';
+import { guarded, type Outcome, outcomeOf } from './settle.js';
+import { isHeldElsewhere, liveProfile } from './settle-errors.js';
+
+/**
+ * The attempt the claim recorded as started for this owner (`startFirstAttempt`),
+ * if it did: the loop sends it without another write, within the timeout the
+ * store computed it with (the stored policy's, cut at the deadline).
+ */
+function startedBy(record: OperationRecord, owner: string, nowMs: number, atMono: number, endpoints: EndpointTable) {
+  const last = record.attempts[record.attempts.length - 1];
+  if (record.state !== 'in_flight' || last === undefined || last.endedAt !== undefined) return undefined;
+  if (last.owner !== owner || last.startedAt !== nowMs || record.attempts.length !== 1) return undefined;
+  const started: StartedAttempt = {
+    timeoutMs: attemptTimeoutMs(policyOfRecord(endpoints, record), record.deadlineAt, nowMs),
+    atMono,
+  };
+  return started;
+}
+
+export async function claimingPass(
+  core: ClientCore,
+  options: ResumePassOptions,
+  claimDue: (request: ClaimRequest) => Promise<OperationRecord[]>,
+): Promise<ResumeSummary> {
+  const { engine, loops } = core;
+  const { store, runtime, owner, shutdown } = engine;
+  const onOutcome = options.onOutcome;
+  await core.remediation.sweepIfDue();
+  const summary = emptySummary();
+  let callbackError: { error: unknown } | undefined;
+  const report = async (outcome: Outcome): Promise<void> => {
+    countOutcome(summary, outcome.state);
+    if (onOutcome === undefined) return;
+    try {
+      await onOutcome(outcome);
+    } catch (error) {
+      callbackError ??= { error };
+    }
+  };
+  const active = new Set<Promise<void>>();
+  const start = (key: string, scope: string | undefined, record: Parameters<typeof loops.drive>[4]): void => {
+    const run = guarded(
+      store,
+      key,
+      loops
+        .drive(key, scope, undefined, 'skip', record)
+        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
+    ).then(async (outcome) => {
+      // Taken over meanwhile (our lease ran out on the store's clock): that owner's now.
+      if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id)) {
+        countHeld(summary, outcome.record?.lease?.until ?? runtime.now());
+      } else await report(outcome);
+    });
+    const tracked = run.finally(() => active.delete(tracked));
+    active.add(tracked);
+  };
+
+  for (;;) {
+    if (shutdown.stopped) break;
+    const room = core.concurrency - active.size;
+    if (room > 0) {
+      const nowMs = Math.floor(runtime.now());
+      // Attempt 1 may start in the claim itself when nothing must happen first (start-at-once.ts).
+      const startFirstAttempt = mayStartNow(engine, undefined) && engine.mayAttempt === undefined;
+      const request = { owner: owner.id, leaseMs: owner.leaseMs, limit: room, dueBy: nowMs, nowMs, startFirstAttempt };
+      // Read before the claim is sent: the lease of an attempt it starts runs from here (lease-check.ts).
+      const atMono = runtime.monotonicNow();
+      const claimed = await claimDue(request);
+      for (const record of claimed)
+        start(record.key, record.scope, {
+          record,
+          started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints),
+        });
+      if (claimed.length > 0) continue;
+    }
+    if (active.size > 0) {
+      // A slot frees (or a scope's next operation becomes its head): claim again.
+      await Promise.race(active);
+      continue;
+    }
+    if (options.waitForLeases !== true) break;
+    // Asked to wait for other owners: until nothing is open, looking again every poll interval.
+    if ((await store.list({ state: ['pending', 'in_flight'], limit: 1 })).length === 0) break;
+    if (!(await pause(engine, engine.pollMs))) break;
+  }
+  await Promise.all(active);
+  if (callbackError !== undefined) throw callbackError.error;
+  return summary;
+}
