@@ -18,7 +18,7 @@ import type { Runtime } from './runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
 
 /** What a send resolves with and what an outcome carries: defined with the code that makes them. */
-export type { Outcome, SendResult } from './flow/calls/settle.js';
+export type { Outcome, OutcomeFailed, OutcomeSucceeded, SendResult } from './flow/calls/settle.js';
 
 export interface ClientOptions {
   /**

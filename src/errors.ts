@@ -9,7 +9,7 @@ import { DEFAULT_REMEDIATION, GENERIC_REMEDIATION } from './model/remediation.js
 export { DEFAULT_REMEDIATION } from './model/remediation.js';
 
 import type { ErrorResponse, ProviderError, RawResult } from './model/error-response.js';
-import type { AttemptSummary, OperationState, StopReason } from './model.js';
+import type { AttemptSummary, OmittedAttempts, OperationState, StopReason } from './model.js';
 
 export type { ErrorResponse, ProblemDetails, ProviderError, RawResult } from './model/error-response.js';
 
@@ -46,17 +46,48 @@ export interface OncelyErrorDetails {
   attempts?: readonly AttemptSummary[] | undefined;
   /** What the caller can do next; a default per `code` when omitted. */
   remediation?: string | undefined;
+  /** The attempts dropped from a long `history` (the record's `attemptsOmitted`): counted in `attempts`/`notSent`. */
+  omitted?: OmittedAttempts | undefined;
   cause?: unknown;
 }
 
+/**
+ * How many attempts may have reached the server (`attempts`: what the
+ * server's log can show, what `maxAttempts` limits, an open one included)
+ * and how many provably never left (`notSent`: refused, offline, aborted
+ * before sending), the attempts dropped from a long history included.
+ */
+export function countAttempts(
+  history: readonly Pick<AttemptSummary, 'sent'>[],
+  omitted?: OmittedAttempts | undefined,
+): { attempts: number; notSent: number } {
+  let notSent = omitted?.byClass.not_sent ?? 0;
+  let attempts = (omitted?.count ?? 0) - notSent;
+  for (const a of history) {
+    if (a.sent === 'not') notSent++;
+    else attempts++;
+  }
+  return { attempts, notSent };
+}
+
 export class OncelyError extends Error {
-  override name = 'OncelyError';
+  /**
+   * Each subclass narrows it to its own literal (`'OperationError'`, …), so
+   * `error.name` can be switched on. Left `string` here: a store's own
+   * subclass may name itself.
+   */
+  override name: string = 'OncelyError';
   readonly code: OncelyErrorCode;
   readonly key: string | undefined;
   readonly state: OperationState | undefined;
   readonly reason: StopReason | undefined;
-  /** How many attempts the operation made: the same count as `SendResult.attempts`. */
+  /**
+   * How many attempts may have reached the server: the same count as
+   * `SendResult.attempts` (tries that provably never left are `notSent`).
+   */
   readonly attempts: number;
+  /** Tries that provably never left this machine (connection refused, offline): not in `attempts`. */
+  readonly notSent: number;
   /** The attempts themselves, oldest first (the record keeps the first and the latest of a long history). */
   readonly history: readonly AttemptSummary[];
   /** What the caller can do next, in one or two sentences. */
@@ -70,14 +101,17 @@ export class OncelyError extends Error {
     this.state = details.state;
     this.reason = details.reason;
     this.history = details.history ?? details.attempts ?? [];
-    this.attempts = this.history.length;
+    const counts = countAttempts(this.history, details.omitted);
+    this.attempts = counts.attempts;
+    this.notSent = counts.notSent;
     this.remediation = details.remediation ?? DEFAULT_REMEDIATION[code] ?? GENERIC_REMEDIATION;
   }
 }
 
 /** Options failed validation at construction. `field` names the offending option. */
 export class InvalidOptionsError extends OncelyError {
-  override name = 'InvalidOptionsError';
+  override name = 'InvalidOptionsError' as const;
+  declare readonly code: 'invalid_options';
   readonly field: string;
   constructor(field: string, message: string) {
     super('invalid_options', `Invalid option \`${field}\`: ${message}`);
@@ -87,7 +121,8 @@ export class InvalidOptionsError extends OncelyError {
 
 /** A request given to `send`/`enqueue` is malformed. Nothing was stored or sent. */
 export class InvalidRequestError extends OncelyError {
-  override name = 'InvalidRequestError';
+  override name = 'InvalidRequestError' as const;
+  declare readonly code: 'invalid_request';
   readonly field: string;
   constructor(field: string, message: string) {
     super('invalid_request', `Invalid request \`${field}\`: ${message}`);
@@ -101,7 +136,8 @@ export class InvalidRequestError extends OncelyError {
  * conflict at best, or bind one key to two operations at worst.
  */
 export class KeyConflictError extends OncelyError {
-  override name = 'KeyConflictError';
+  override name = 'KeyConflictError' as const;
+  declare readonly code: 'key_conflict';
   constructor(key: string, state: OperationState) {
     super(
       'key_conflict',
@@ -124,7 +160,8 @@ export class KeyConflictError extends OncelyError {
  * }
  */
 export class OperationError extends OncelyError {
-  override name = 'OperationError';
+  override name = 'OperationError' as const;
+  declare readonly code: 'operation_failed';
   /** HTTP status of the last answer, if there was one. */
   readonly status: number | undefined;
   /**
@@ -161,7 +198,8 @@ export class OperationError extends OncelyError {
  * kept (here as `result`, and in the store); it is never retried.
  */
 export class ResponseValidationError extends OncelyError {
-  override name = 'ResponseValidationError';
+  override name = 'ResponseValidationError' as const;
+  declare readonly code: 'response_invalid';
   readonly status: number;
   /** The body that failed the schema (the same as `result.body`). */
   readonly body: unknown;
@@ -196,7 +234,8 @@ export class ResponseValidationError extends OncelyError {
  * @internal Caught inside the loop, which stops quietly; never reaches a caller.
  */
 export class LeaseLostError extends OncelyError {
-  override name = 'LeaseLostError';
+  override name = 'LeaseLostError' as const;
+  declare readonly code: 'lease_lost';
   constructor(key: string) {
     super('lease_lost', `Lost the lease on operation ${key} to another owner`, { key });
   }
@@ -204,7 +243,8 @@ export class LeaseLostError extends OncelyError {
 
 /** No operation with this key is stored. */
 export class NotFoundError extends OncelyError {
-  override name = 'NotFoundError';
+  override name = 'NotFoundError' as const;
+  declare readonly code: 'not_found';
   constructor(key: string) {
     super('not_found', `No operation with key ${key}`, { key });
   }
@@ -215,7 +255,8 @@ export class NotFoundError extends OncelyError {
  * asked: discarding one in flight, sending after `close()`.
  */
 export class InvalidStateError extends OncelyError {
-  override name = 'InvalidStateError';
+  override name = 'InvalidStateError' as const;
+  declare readonly code: 'invalid_state';
   constructor(key: string | undefined, state: OperationState | undefined, message: string) {
     super('invalid_state', message, { key, state });
   }
@@ -223,7 +264,8 @@ export class InvalidStateError extends OncelyError {
 
 /** A stored record failed validation; it was quarantined, not deleted. */
 export class CorruptRecordError extends OncelyError {
-  override name = 'CorruptRecordError';
+  override name = 'CorruptRecordError' as const;
+  declare readonly code: 'store_corrupt';
   readonly id: string;
   constructor(id: string, message: string, cause?: unknown) {
     super('store_corrupt', `Stored record ${id} is corrupt: ${message}`, { key: id, cause });
@@ -231,8 +273,58 @@ export class CorruptRecordError extends OncelyError {
   }
 }
 
+/**
+ * What `send` rejects with when the caller's signal stopped the operation: a
+ * `DOMException` named as `fetch` names it (the signal's reason: `AbortError`,
+ * or `TimeoutError` for `AbortSignal.timeout()`), with the fields of the
+ * `OperationError` it stands for copied onto it (that error is its `cause`).
+ */
+export type OperationAbortError = Omit<DOMException, 'code' | 'name'> &
+  // DOMException's numeric `code` is shadowed by oncely's, as at run time (flow/calls/abort-error.ts).
+  Omit<OperationError, 'name' | 'message' | 'stack' | 'cause'> & {
+    readonly name: 'AbortError' | 'TimeoutError';
+    readonly cause: OperationError;
+  };
+
+/**
+ * Every error oncely raises, as a union discriminated by `code` (and by
+ * `name`). The file store's two (`LockTimeoutError`, `OwnedStoreError`, from
+ * `oncely/node`) and `StoreUnavailableError` appear by their shape, so this
+ * module (the bottom layer) never imports Node code or the flow.
+ */
+export type OncelyErrorUnion =
+  | InvalidOptionsError
+  | InvalidRequestError
+  | KeyConflictError
+  | OperationError
+  | OperationAbortError
+  | ResponseValidationError
+  | ResponseParseError
+  | LeaseLostError
+  | NotFoundError
+  | InvalidStateError
+  | CorruptRecordError
+  | (OncelyError & { readonly code: 'lock_timeout'; name: 'LockTimeoutError'; readonly path: string })
+  | (OncelyError & { readonly code: 'store_unavailable'; name: 'StoreUnavailableError' })
+  | (OncelyError & {
+      readonly code: 'store_owned';
+      name: 'OwnedStoreError';
+      readonly dir: string;
+      readonly mayHaveBeenWritten: boolean;
+    });
+
+/**
+ * What `isOncelyError` narrows to, and the `error` of a failed `Outcome`:
+ * the union above, with the fields a caller acts on readable on every
+ * member (`undefined` where that kind of error has none), so
+ * `if (isOncelyError(e) && e.mayHaveTakenEffect)` needs no cast, and a check
+ * of `code` or `name` narrows to the exact class.
+ */
+export type AnyOncelyError = OncelyErrorUnion &
+  Partial<Pick<OperationError, 'mayHaveTakenEffect' | 'response' | 'providerError' | 'status'>>;
+
 /** True for any error raised by oncely, from any realm or bundle copy. */
-export function isOncelyError(value: unknown): value is OncelyError {
+export function isOncelyError(value: unknown): value is AnyOncelyError {
   return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
 }
 
@@ -270,7 +362,8 @@ export function hasErrorCode<C extends OncelyErrorCode>(
  * received, for logging or reconciling by hand.
  */
 export class ResponseParseError extends OncelyError {
-  override name = 'ResponseParseError';
+  override name = 'ResponseParseError' as const;
+  declare readonly code: 'response_parse';
   readonly status: number;
   /** The body as received (decoded as UTF-8). */
   readonly text: string;

@@ -32,7 +32,8 @@ export interface OncelyEvents {
   /** The host's outage gate is open (its retry budget ran dry): this retry is held until `untilMs` or until the gate changes. */
   held: Base & { untilMs: number };
   /** The operation reached a terminal state. */
-  settled: Base & { state: OperationState; reason: StopReason | undefined; attempts: number };
+  /** `attempts`: those that may have reached the server (as on `SendResult`); `notSent`: tries that never left. */
+  settled: Base & { state: OperationState; reason: StopReason | undefined; attempts: number; notSent: number };
   /** A corrupt stored record was moved aside. */
   quarantined: { id: string; problems: readonly string[] };
   /** A listener threw, or a background sweep failed (`event: 'sweep'`). */

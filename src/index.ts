@@ -19,10 +19,12 @@ export type {
   Enqueued,
   OncelyClient,
   Outcome,
+  OutcomeFailed,
+  OutcomeSucceeded,
   ResumeOptions,
   SendResult,
 } from './client-api.js';
-export type { OncelyErrorCode, OncelyErrorsByCode } from './errors.js';
+export type { AnyOncelyError, OncelyErrorCode, OncelyErrorsByCode, OncelyErrorUnion } from './errors.js';
 export {
   CorruptRecordError,
   hasErrorCode,

@@ -73,6 +73,13 @@ describe('attempts is a count, history the list', () => {
     expect(error.history.map((a) => a.n)).toEqual([1]);
   });
 
+  it('tries that never left are notSent, not attempts (the dropped ones of a long history too)', () => {
+    const history = [{ ...attempt(1), sent: 'not' as const }, { ...attempt(2), sent: 'not' as const }, attempt(3)];
+    const omitted = { count: 5, counted: 0, mayHaveTakenEffect: false, byClass: { not_sent: 4, retryable: 1 } };
+    const error = new OperationError('stopped', { remediation: 'r', history, omitted });
+    expect(error).toMatchObject({ attempts: 2, notSent: 6 });
+  });
+
   it('no history is zero attempts', () => {
     expect(new NotFoundError('k').attempts).toBe(0);
     expect(new NotFoundError('k').history).toEqual([]);

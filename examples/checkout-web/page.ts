@@ -387,12 +387,12 @@ function answerOf(outcome: Outcome): { state: OperationState; text: string } {
   }
   const data = outcome.result.data as { id?: unknown } | undefined;
   const charge = typeof data?.id === 'string' ? `charge ${data.id}` : 'paid';
-  const { attempts, fromStore, replayed } = outcome.result;
+  const { attempts, notSent, fromStore, replayed } = outcome.result;
   const how = fromStore
     ? 'answered from IndexedDB, no request sent'
     : replayed
       ? 'the server replayed its stored answer'
-      : `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+      : attemptsText(attempts, notSent);
   return { state: 'succeeded', text: `Paid ✓ ${charge} (${how})` };
 }
 
@@ -574,6 +574,12 @@ function renderOrder(): void {
   ui.orderStatus.textContent = status.text;
 }
 
+/** "2 attempts, 3 not sent": attempts that may have reached the server, then the tries that never left. */
+function attemptsText(attempts: number, notSent: number): string {
+  const sent = `${attempts} attempt${attempts === 1 ? '' : 's'}`;
+  return notSent === 0 ? sent : `${sent}, ${notSent} not sent`;
+}
+
 function attemptChips(view: OperationView): HTMLElement[] {
   const record = records.get(view.key);
   const attempts =
@@ -639,7 +645,8 @@ function renderOps(): void {
         h(
           'div',
           { class: 'op-meta' },
-          h('span', {}, `${view.attempts} attempt${view.attempts === 1 ? '' : 's'}`),
+          // What the server saw; the chips below number every try, unsent ones too.
+          h('span', {}, attemptsText(view.attempts, view.notSent)),
           (clicks.get(view.key) ?? 0) > 1
             ? h('span', { class: 'clicks' }, `${clicks.get(view.key)} clicks on Pay, one operation`)
             : undefined,

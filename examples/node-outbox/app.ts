@@ -41,7 +41,9 @@ if (mode === 'enqueue') {
 } else {
   // Each outcome is reported as it settles; resume() itself resolves with counts only.
   const summary = await client.resume({
-    onOutcome: (o) => console.log(`drained ${o.key}: ${o.state} after ${o.record?.attempts.length ?? 0} attempt(s)`),
+    // `attempts` counts what may have reached the server; tries refused before it (the API down) are `notSent`.
+    onOutcome: (o) =>
+      console.log(`drained ${o.key}: ${o.state} after ${o.attempts} attempt(s) (${o.notSent} not sent)`),
   });
   await client.close();
   process.exit(summary.succeeded === summary.driven ? 0 : 1);

@@ -10,6 +10,7 @@
  * one runs at a time, and a burst of events costs one more read, not one
  * per event.
  */
+import { countAttempts } from '../errors.js';
 import type { AttemptClass, OperationRecord, OperationState, StopReason } from '../model.js';
 import { OPERATION_STATES, writeOrder } from '../model.js';
 import type { LeaderMode } from './leader.js';
@@ -31,9 +32,11 @@ export interface OperationView {
   deadlineAt: number;
   /** When the next attempt is due (pending operations). */
   nextAttemptAt: number;
-  /** Attempts that may have reached the server (unsent ones are free). */
+  /** Attempts that may have reached the server (as `SendResult.attempts`; unsent ones are free). */
   attempts: number;
-  /** Every attempt, unsent ones included. */
+  /** Tries that provably never left (connection refused, offline): `tries` is `attempts + notSent`. */
+  notSent: number;
+  /** Every attempt, unsent ones included: the number of the latest. */
   tries: number;
   lastAttempt:
     | {
@@ -93,7 +96,7 @@ export function viewOf(record: OperationRecord): OperationView {
     order: writeOrder(record),
     deadlineAt: record.deadlineAt,
     nextAttemptAt: record.nextAttemptAt,
-    attempts: record.attempts.filter((a) => a.sent !== 'not').length + (record.attemptsOmitted?.counted ?? 0),
+    ...countAttempts(record.attempts, record.attemptsOmitted),
     tries: record.attempts[record.attempts.length - 1]?.n ?? 0,
     lastAttempt:
       last === undefined

@@ -16,6 +16,14 @@
  *   again; once the ramp is over and nothing is held, it closes with a full
  *   budget.
  *
+ * Beside the budget, the gate knows whether the host refuses connections
+ * (`reportRefused`): an unsent attempt costs no token, but 200 operations
+ * each backing off alone notice the host's return only at their own next
+ * try (up to `maxDelayMs` later), and each tries in the meantime. While the
+ * host refuses, every attempt to it (a first one too) waits for one probe
+ * at a time, about `probeIntervalMs` apart (jittered, growing slowly), and
+ * any answer from the host releases them all at once.
+ *
  * Deterministic: every method takes `nowMs` (and `random` where it jitters);
  * nothing here sleeps. The loop asks, then waits as told (flow/drive/gating.ts).
  */
@@ -50,6 +58,9 @@ export class HostGate {
   #rampStartAt = 0;
   #rampSlotMs = 0;
   #rampNext = 0;
+  /** The host refuses connections (see `reportRefused`); how many probes it refused in a row. */
+  #refusing = false;
+  #refusedStreak = 0;
   readonly #held = new Set<string>();
   /** Admissions handed out whose attempt has not started, by operation: what each took (see `giveBack`). */
   readonly #unspent = new Map<string, 'token' | 'probe' | 'slot'>();
@@ -68,6 +79,11 @@ export class HostGate {
     return this.#tokens;
   }
 
+  /** The host refuses connections: every attempt to it waits for the probe. */
+  get refusing(): boolean {
+    return this.#refusing;
+  }
+
   get heldCount(): number {
     return this.#held.size;
   }
@@ -77,8 +93,17 @@ export class HostGate {
     this.#tokens = Math.min(this.settings.capacity, this.#tokens + this.settings.ratio);
   }
 
-  /** May operation `id` send a retry now? */
-  admitRetry(id: string, nowMs: number, random: () => number): Admission {
+  /**
+   * May operation `id` send a retry now? `budgeted: false` (a first attempt,
+   * or one after an unsent one) asks only whether the host is reachable: it
+   * waits for the probe while the host refuses, and costs no token.
+   */
+  admitRetry(id: string, nowMs: number, random: () => number, budgeted = true): Admission {
+    if (this.#refusing) return this.#probeOrHold(id, nowMs);
+    if (!budgeted) {
+      this.#held.delete(id);
+      return { kind: 'go', atMs: nowMs, probe: false };
+    }
     if (this.#mode === 'half-open' && nowMs >= this.#rampStartAt + this.settings.rampMs && this.#held.size === 0) {
       this.#close();
     }
@@ -98,6 +123,11 @@ export class HostGate {
       this.#unspent.set(id, 'slot');
       return { kind: 'go', atMs: Math.max(nowMs, Math.round(slot)), probe: false };
     }
+    return this.#probeOrHold(id, nowMs);
+  }
+
+  /** The probe for `id` if none is out and one is due; else hold until it is. */
+  #probeOrHold(id: string, nowMs: number): Admission {
     if (!this.#probeOut && nowMs >= this.#nextProbeAt) {
       this.#probeOut = true;
       this.#probeHolder = id;
@@ -147,6 +177,7 @@ export class HostGate {
    */
   reportSuccess(probe: boolean, nowMs: number, id?: string): void {
     if (this.#isCurrentProbe(probe, id)) this.#probeOut = false;
+    this.#reachable();
     if (this.#mode === 'open') {
       this.#mode = 'half-open';
       this.#rampStartAt = nowMs;
@@ -163,6 +194,8 @@ export class HostGate {
   reportFailure(probe: boolean, nowMs: number, hintMs: number | undefined, random: () => number, id?: string): void {
     // Asked before `#open`, which forgets the probe out.
     const current = this.#isCurrentProbe(probe, id);
+    // An answer, even a failing one, proves the host takes connections again.
+    this.#reachable();
     if (hintMs !== undefined) this.#hintUntil = Math.max(this.#hintUntil, nowMs + hintMs);
     if (this.#mode === 'half-open') this.#open(nowMs, random);
     if (current) {
@@ -170,6 +203,37 @@ export class HostGate {
       this.#nextProbeAt = this.#probeTime(nowMs + this.settings.probeIntervalMs, random);
       this.#notify();
     }
+  }
+
+  /**
+   * The host refused a connection (or its name did not resolve): nothing was
+   * sent, so no token is spent, but no attempt to it can succeed until it
+   * comes back. From the first refusal every attempt waits for one probe at
+   * a time; each refused probe puts the next one a little further off
+   * (`refusedProbeDelayMs`), and any answer releases everyone (`#reachable`).
+   */
+  reportRefused(probe: boolean, nowMs: number, random: () => number, id?: string): void {
+    if (!this.#refusing) {
+      this.#refusing = true;
+      this.#refusedStreak = 0;
+      this.#forgetProbe();
+      this.#nextProbeAt = nowMs + refusedProbeDelayMs(this.settings.probeIntervalMs, 0, random);
+      return;
+    }
+    if (!this.#isCurrentProbe(probe, id)) return;
+    this.#probeOut = false;
+    this.#refusedStreak += 1;
+    this.#nextProbeAt = nowMs + refusedProbeDelayMs(this.settings.probeIntervalMs, this.#refusedStreak, random);
+    this.#notify();
+  }
+
+  /** The host answered: no longer refusing; every operation held for the probe asks again at once. */
+  #reachable(): void {
+    if (!this.#refusing) return;
+    this.#refusing = false;
+    this.#refusedStreak = 0;
+    this.#nextProbeAt = 0;
+    this.#notify();
   }
 
   /**
@@ -202,11 +266,15 @@ export class HostGate {
   /** Trips the breaker: hold retries, probe from now on (never before the hint). */
   #open(nowMs: number, random: () => number): void {
     this.#mode = 'open';
+    this.#forgetProbe();
+    this.#nextProbeAt = this.#probeTime(nowMs, random);
+  }
+
+  /** The probe out is forgotten: its late report, or giving it back, must not release the next one. */
+  #forgetProbe(): void {
     this.#probeOut = false;
     this.#probeHolder = undefined;
-    // The probe out is forgotten: giving it back later must not release the next one.
     for (const [id, took] of this.#unspent) if (took === 'probe') this.#unspent.delete(id);
-    this.#nextProbeAt = this.#probeTime(nowMs, random);
   }
 
   /** The ramp is over: back to passing, with a full budget. */
@@ -224,6 +292,23 @@ export class HostGate {
   #notify(): void {
     for (const fn of [...this.#listeners]) fn();
   }
+}
+
+/** Each refused probe waits this much longer than the one before: 1 s, 1.03 s, 1.06 s, … (15 s in: ~1.4 s). */
+export const REFUSED_PROBE_GROWTH = 1.03;
+/** The wait between probes of a refusing host stops growing at this many probe intervals (10 s by default). */
+export const REFUSED_PROBE_MAX_INTERVALS = 10;
+
+/**
+ * The wait before the next probe of a host that refused `streak` probes in
+ * a row: short (the host may be back in a second: a restart, a deploy) and
+ * growing slowly, so a long outage costs few connections; jittered down by
+ * up to a fifth, so clients started together do not probe in step and the
+ * wait never exceeds the nominal one.
+ */
+export function refusedProbeDelayMs(intervalMs: number, streak: number, random: () => number): number {
+  const nominal = Math.min(intervalMs * REFUSED_PROBE_MAX_INTERVALS, intervalMs * REFUSED_PROBE_GROWTH ** streak);
+  return Math.round(nominal * (1 - 0.2 * random()));
 }
 
 /**

@@ -93,14 +93,16 @@ const wipedEvents: WipeReport[] = [];
 const outcomes = new Map<string, Promise<Outcome>>();
 let latest: QueueSnapshot | undefined;
 
-function summary(outcome: Outcome): OutcomeSummary {
+/** An outcome, or what `get` can say of a stored record (no result or error read out of it). */
+function summary(outcome: Outcome | Pick<Outcome, 'key' | 'state' | 'ok' | 'record'>): OutcomeSummary {
   return {
     key: outcome.key,
     state: outcome.state,
     ok: outcome.ok,
-    status: outcome.result?.status,
-    replayed: outcome.result?.replayed,
-    error: outcome.error === undefined ? undefined : `${outcome.error.name}: ${outcome.error.message}`,
+    status: 'result' in outcome ? outcome.result?.status : undefined,
+    replayed: 'result' in outcome ? outcome.result?.replayed : undefined,
+    error:
+      'error' in outcome && outcome.error !== undefined ? `${outcome.error.name}: ${outcome.error.message}` : undefined,
     attempts: (outcome.record?.attempts ?? []).map((a) => ({
       n: a.n,
       class: a.class,

@@ -21,6 +21,8 @@ describe('the method defaults as in fetch', () => {
 
   it('a body without a method is refused before anything is stored or sent', async () => {
     const h = await harness();
+    // A compile error in TypeScript (test/types/request.test-d.ts); JavaScript callers meet the run-time check.
+    // @ts-expect-error a body needs a method
     const error = await h.client.send({ url: '/payments', json: { amount: 1 } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect(error).toMatchObject({ field: 'method' });
@@ -98,6 +100,22 @@ describe("an abort by the caller's signal rejects with the platform's AbortError
     const outcome = await h.rt.run(settled);
     expect(outcome).toMatchObject({ ok: false, state: 'failed' });
     expect(outcome.error?.name).toBe('AbortError');
+  });
+
+  it('a signal from AbortSignal.timeout() rejects as fetch does: a DOMException named TimeoutError', async () => {
+    const h = await harness();
+    h.server.script({ kind: 'status', status: 503, retryAfter: 5 });
+    const controller = new AbortController();
+    // The reason AbortSignal.timeout() aborts with, given by hand: no waiting on the wall clock.
+    h.client.on('retry:scheduled', () => controller.abort(new DOMException('signal timed out', 'TimeoutError')));
+    const error = await h.rt
+      .run(h.client.send({ method: 'POST', url: '/payments', key: 'ab-5', json: {}, signal: controller.signal }))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DOMException);
+    expect((error as DOMException).name).toBe('TimeoutError');
+    expect(error).toMatchObject({ key: 'ab-5', state: 'failed', reason: 'aborted', mayHaveTakenEffect: false });
+    expect(isOncelyError(error)).toBe(true);
+    expect((error as Error).cause).toBeInstanceOf(OperationError);
   });
 
   it('another caller reading the aborted operation (its own signal live) gets the OperationError', async () => {

@@ -6,6 +6,7 @@
  * which a catch-all would take for "failed, try again with a new key".
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { isOncelyError, ResponseValidationError, type StandardSchemaV1 } from '../../src/index.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
@@ -112,5 +113,18 @@ describe('a schema that fails to run is a ResponseValidationError on a succeeded
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect((error as ResponseValidationError).issues).toEqual(['id: expected string']);
     expect((error as ResponseValidationError).cause).toBeUndefined();
+  });
+
+  it('the message names the field paths of the issues (a real zod schema)', async () => {
+    const schema = z.object({ id: z.string(), amount: z.number(), items: z.array(z.object({ qty: z.number() })) });
+    const { error } = await sendChecked('pay-6', { amount: 'x', items: [{ qty: 1 }, { qty: 'two' }] }, schema);
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    const invalid = error as ResponseValidationError;
+    expect(invalid.issues).toEqual([
+      expect.stringMatching(/^data\.amount: .*expected number, received string$/),
+      expect.stringMatching(/^data\.items\[1\]\.qty: .*expected number, received string$/),
+    ]);
+    expect(invalid.message).toContain('data.amount: ');
+    expect(invalid.message).toContain('data.items[1].qty: ');
   });
 });

@@ -61,8 +61,11 @@ const BUDGETS: readonly Budget[] = [
   // (issue 29: the claim pass, takeovers by key on the store's clock), ~0.6 KB; round two of the edge fixes
   // (conditional deletes, bounded record checks, query names normalised, keyless reads following redirects,
   // typed store failures before sending), ~0.6 KB: 39.2 KB and 46.8 KB measured.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39.7 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.3 * KB },
+  // Issue 32 (the host gate probing a refusing host, `notSent` counts, field paths in schema issues, a failed
+  // outcome's error always an oncely error, TimeoutError like fetch), ~0.25 KB: 39.9 KB and 47.5 KB measured;
+  // ceilings +0.3 KB each.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 40 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.6 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two.
@@ -70,7 +73,8 @@ const BUDGETS: readonly Budget[] = [
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    ceilingGzipBytes: 43.4 * KB,
+    // 43.6 KB with issue 32 (above): ceiling +0.3 KB.
+    ceilingGzipBytes: 43.7 * KB,
   },
 ];
 

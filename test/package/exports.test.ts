@@ -16,11 +16,11 @@ const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
 };
 
 describe('package exports', () => {
-  it('is an ESM package without side effects, for Node >= 20', () => {
+  it('is an ESM package without side effects, for the Node versions tested (20 and 22, with require(esm))', () => {
     expect(pkg.name).toBe('oncely');
     expect(pkg.type).toBe('module');
     expect(pkg.sideEffects).toBe(false);
-    expect(pkg.engines.node).toBe('>=20');
+    expect(pkg.engines.node).toBe('^20.19.0 || ^22.12.0');
     expect(Object.keys(pkg.exports).sort()).toEqual([
       '.',
       './browser',

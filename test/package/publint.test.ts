@@ -32,6 +32,8 @@ function run(file: string, args: string[]): Promise<{ code: number; output: stri
 
 let dir: string;
 let tarball: string;
+/** The paths `npm pack` put in the tarball. */
+let packedFiles: string[];
 
 beforeAll(async () => {
   if (!existsSync(join(root, 'dist/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
@@ -39,8 +41,12 @@ beforeAll(async () => {
   // --ignore-scripts: pack the build under test (`prepare` would rebuild dist/ while other tests read it).
   const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir]);
   expect(packed.code, packed.output).toBe(0);
-  const [info] = JSON.parse(packed.output.slice(packed.output.indexOf('['))) as Array<{ filename: string }>;
+  const [info] = JSON.parse(packed.output.slice(packed.output.indexOf('['))) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
   if (info === undefined) throw new Error(`npm pack printed no file:\n${packed.output}`);
+  packedFiles = info.files.map((f) => f.path);
   tarball = join(dir, info.filename);
 }, 90_000);
 
@@ -49,6 +55,12 @@ afterAll(async () => {
 });
 
 describe('packed package', () => {
+  it('ships no source maps: they would point to ../src, which is not shipped (issue 32, item 7)', () => {
+    expect(packedFiles.filter((path) => path.endsWith('.map'))).toEqual([]);
+    expect(packedFiles.some((path) => path.startsWith('src/'))).toBe(false);
+    expect(packedFiles).toContain('dist/index.js');
+  });
+
   it('publint finds nothing, not even a suggestion', async () => {
     const data = await readFile(tarball);
     const tarballData = data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer;

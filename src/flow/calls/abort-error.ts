@@ -1,7 +1,8 @@
 /**
  * An operation stopped by the caller's own signal rejects the way `fetch`
- * and ky do: with a `DOMException` named `AbortError`, so the check every
- * fetch user already writes (`error.name === 'AbortError'`) works. The
+ * and ky do: with a `DOMException` named `AbortError` (or `TimeoutError`
+ * when the signal's reason is one, as `AbortSignal.timeout()`'s is), so the
+ * check every fetch user already writes (`error.name === 'AbortError'`) works. The
  * oncely error it replaces is its `cause`, and its fields (`key`, `state`,
  * `mayHaveTakenEffect`, `remediation`, …) are copied onto it, because an
  * abort after an attempt left may still have taken effect: a caller must
@@ -11,34 +12,39 @@
  * Its `code` is oncely's (`'operation_failed'`), shadowing the legacy
  * numeric `DOMException.code` (20): `name` is what the platform checks.
  */
-import { isOncelyError, type OperationError } from '../../errors.js';
+import { isOncelyError, type OperationAbortError, type OperationError } from '../../errors.js';
 
 /** The registry symbol errors.ts brands every oncely error with (`Symbol.for` gives the same one in any bundle copy). */
 const BRAND = Symbol.for('oncely.error');
 
-/** What `send` rejects with when the caller's signal stopped the operation. */
-export type OperationAbortError = DOMException &
-  Omit<OperationError, 'name' | 'message' | 'stack' | 'cause'> & {
-    readonly name: 'AbortError';
-    readonly cause: OperationError;
-  };
+export type { OperationAbortError } from '../../errors.js';
 
 /** `error` as the caller's `AbortError` when `signal` aborted and `error` says the abort stopped the operation; else `error`. */
 export function asCallerAbort(error: unknown, signal: AbortSignal | undefined): unknown {
   if (signal?.aborted !== true || !isOncelyError(error)) return error;
   if (error.code !== 'operation_failed' || error.reason !== 'aborted') return error;
-  return abortErrorFrom(error as OperationError);
+  return abortErrorFrom(error as OperationError, nameOf(signal.reason));
 }
 
-function abortErrorFrom(error: OperationError): OperationAbortError {
-  const abort = new DOMException(error.message, 'AbortError');
+/**
+ * The name fetch rejects with for this reason: `AbortSignal.timeout()`
+ * aborts with a `TimeoutError` and fetch rejects with it as it is, so a
+ * caller's `error.name === 'TimeoutError'` check must see it here too. Any
+ * other reason (none, a string, a custom error) is an `AbortError`.
+ */
+function nameOf(reason: unknown): 'AbortError' | 'TimeoutError' {
+  return (reason as { name?: unknown } | null)?.name === 'TimeoutError' ? 'TimeoutError' : 'AbortError';
+}
+
+function abortErrorFrom(error: OperationError, name: 'AbortError' | 'TimeoutError'): OperationAbortError {
+  const abort = new DOMException(error.message, name);
   const fields = error as unknown as Record<string, unknown>;
   for (const name of Object.keys(fields)) {
     if (name !== 'name' && name !== 'message' && name !== 'stack') define(abort, name, fields[name]);
   }
   define(abort, 'cause', error);
   define(abort, BRAND, true);
-  return abort as OperationAbortError;
+  return abort as unknown as OperationAbortError;
 }
 
 function define(target: object, name: PropertyKey, value: unknown): void {

@@ -10,6 +10,7 @@
  * write-ahead is done, with an outcome promise that never rejects.
  * Each call also starts the client's periodic sweep when it is due.
  */
+import type { AnyOncelyError } from '../../errors.js';
 import { isTerminal } from '../../model.js';
 import type { OncelyRequest } from '../request/operation.js';
 import { asCallerAbort } from './abort-error.js';
@@ -66,7 +67,7 @@ export async function enqueue<T>(
         );
   const settled = outcome.then((o) => {
     release(core, record.key, held);
-    return o.error === undefined ? o : { ...o, error: asCallerAbort(o.error, request.signal) as Error };
+    return o.error === undefined ? o : { ...o, error: asCallerAbort(o.error, request.signal) as AnyOncelyError };
   });
   return { key: record.key, settled };
 }

@@ -56,6 +56,7 @@ export function failureError(record: OperationRecord, profile?: ProviderProfile)
       state: record.state,
       reason: failure?.reason,
       history: record.attempts,
+      omitted: record.attemptsOmitted,
       status: failure?.status,
       remediation: failure?.remediation ?? 'Inspect the operation with get(key).',
       mayHaveTakenEffect: mayHaveTakenEffect(record),
@@ -93,6 +94,7 @@ export function suspendedError(record: OperationRecord, aborted: boolean, inMemo
       key: record.key,
       state: record.state,
       history: record.attempts,
+      omitted: record.attemptsOmitted,
       ...(aborted ? { reason: 'aborted' as const } : {}),
       mayHaveTakenEffect: mayHaveTakenEffect(record),
       remediation: inMemory

@@ -4,10 +4,18 @@
  * an `Outcome` that carries either and never rejects. Kept apart from the
  * loop: the loop settles records, this reads them back out.
  */
-import { OncelyError, ResponseParseError, ResponseValidationError } from '../../errors.js';
+import {
+  type AnyOncelyError,
+  countAttempts,
+  isOncelyError,
+  OperationError,
+  ResponseParseError,
+  ResponseValidationError,
+} from '../../errors.js';
 import type { OperationRecord, OperationState } from '../../model.js';
 import type { ProviderProfile } from '../../policy/profiles.js';
 import type { OperationStore } from '../../store/store.js';
+import { mayHaveTakenEffect } from '../decide/decide.js';
 import type { OncelyRequest, StandardIssue, StandardSchemaV1 } from '../request/operation.js';
 import { bodyValue, unparsedJsonText } from '../transport/result.js';
 import { failureError } from './settle-errors.js';
@@ -23,17 +31,54 @@ export interface SendResult<T = unknown> {
   replayed: boolean;
   /** Answered from the local store, without network (the key had already succeeded). */
   fromStore: boolean;
-  /** Number of attempts the operation took. */
+  /**
+   * Attempts that may have reached the server: what its log shows, and what
+   * `maxAttempts` limits. A payment the server saw once says 1, however
+   * many tries were refused before it.
+   */
   attempts: number;
+  /** Tries that provably never left this machine (connection refused, offline), not counted in `attempts`. */
+  notSent: number;
 }
 
-/** What `enqueue(...).settled` and `retry` resolve with, and what `resume` reports per operation. Never a rejection. */
-export interface Outcome<T = unknown> {
+/**
+ * What `enqueue(...).settled` and `retry` resolve with, and what `resume`
+ * reports per operation. Never a rejection. Discriminated by `ok`:
+ * `if (o.ok) o.result.data` needs no `!`, and a failure always carries an
+ * oncely error (`o.error.code`, `o.error.mayHaveTakenEffect`).
+ */
+export type Outcome<T = unknown> = OutcomeSucceeded<T> | OutcomeFailed;
+
+/** A settled success: the operation is `succeeded` and its answer passed the schema. */
+export interface OutcomeSucceeded<T = unknown> {
+  ok: true;
+  key: string;
+  state: 'succeeded';
+  /** Attempts that may have reached the server (as on `SendResult`). */
+  attempts: number;
+  /** Tries that provably never left this machine. */
+  notSent: number;
+  result: SendResult<T>;
+  error?: undefined;
+  record: OperationRecord | undefined;
+}
+
+/**
+ * Anything else: the operation stopped (`blocked`, `failed`, `unknown`),
+ * succeeded but its answer failed the schema (`state` `succeeded`, `error`
+ * a `ResponseValidationError`), or is not done (`pending`, `in_flight`:
+ * another owner holds it, the client closed).
+ */
+export interface OutcomeFailed {
+  ok: false;
   key: string;
   state: OperationState;
-  ok: boolean;
-  result?: SendResult<T>;
-  error?: OncelyError | Error;
+  /** Attempts that may have reached the server (as on the error). */
+  attempts: number;
+  /** Tries that provably never left this machine. */
+  notSent: number;
+  result?: undefined;
+  error: AnyOncelyError;
   record: OperationRecord | undefined;
 }
 
@@ -58,7 +103,7 @@ export async function resultOf<T>(
     data: data as T,
     replayed: result.replayed,
     fromStore,
-    attempts: record.attempts.length,
+    ...countAttempts(record.attempts, record.attemptsOmitted),
   };
 }
 
@@ -85,9 +130,29 @@ async function validated(record: OperationRecord, data: unknown, schema: Standar
     return (checked as { value: unknown }).value;
   throw invalid(
     Array.isArray(issues)
-      ? issues.map((issue: StandardIssue | null) => String(issue?.message ?? issue))
+      ? issues.map((issue: StandardIssue | null) => issueText(issue))
       : ['the response schema returned no Standard Schema result'],
   );
+}
+
+/**
+ * One Standard Schema issue as `data.items[0].amount: message`: the path says
+ * which field of the answer is wrong, which the message alone never does
+ * (zod's reads "Invalid input: expected number, received string").
+ */
+export function issueText(issue: StandardIssue | null): string {
+  const message = String(issue?.message ?? issue);
+  const path = Array.isArray(issue?.path) ? issue.path : [];
+  // No path: the issue is about the whole body, or the vendor put the place in its message.
+  if (path.length === 0) return message;
+  let at = 'data';
+  for (const segment of path) {
+    const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
+    if (typeof key === 'number') at += `[${key}]`;
+    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) at += `.${key}`;
+    else at += `[${JSON.stringify(String(key))}]`;
+  }
+  return `${at}: ${message}`;
 }
 
 /** `resultOf`, or its error, as an `Outcome`. */
@@ -99,9 +164,10 @@ export async function outcomeOf<T>(
 ): Promise<Outcome<T>> {
   try {
     const result = await resultOf(record, request, fromStore, profile);
-    return { key: record.key, state: record.state, ok: true, result, record };
+    return { key: record.key, state: 'succeeded', ok: true, result, record, ...counts(record) };
   } catch (error) {
-    return { key: record.key, state: record.state, ok: false, error: error as Error, record };
+    const failed = asOncelyError(error, record);
+    return { key: record.key, state: record.state, ok: false, error: failed, record, ...counts(record) };
   }
 }
 
@@ -114,7 +180,37 @@ export function guarded<T>(store: OperationStore, key: string, work: Promise<Out
   return work.catch(async (error: unknown) => {
     const record = await store.get(key).catch(() => undefined);
     // Gone from the store: the state the loop last knew, which its error carries (flow/drive/run.ts, `removedError`).
-    const state = record?.state ?? (error instanceof OncelyError ? error.state : undefined) ?? 'pending';
-    return { key, state, ok: false, error: error as Error, record };
+    const state = record?.state ?? (isOncelyError(error) ? error.state : undefined) ?? 'pending';
+    return { key, state, ok: false, error: asOncelyError(error, record, key, state), record, ...counts(record) };
+  });
+}
+
+function counts(record: OperationRecord | undefined): { attempts: number; notSent: number } {
+  return countAttempts(record?.attempts ?? [], record?.attemptsOmitted);
+}
+
+/**
+ * `error` as an oncely error: one that is already passes through; anything
+ * else (a store that threw, a bug) is wrapped, so a failed outcome's `error`
+ * always has a `code`, a `remediation` and `mayHaveTakenEffect` judged from
+ * the record, and the original stays its `cause`.
+ */
+function asOncelyError(
+  error: unknown,
+  record: OperationRecord | undefined,
+  key = record?.key ?? '',
+  state: OperationState = record?.state ?? 'pending',
+): AnyOncelyError {
+  if (isOncelyError(error)) return error;
+  const message = (error as Error | null)?.message ?? String(error);
+  return new OperationError(`Operation ${key} could not be driven (${state}): ${message}`, {
+    key,
+    state,
+    history: record?.attempts ?? [],
+    omitted: record?.attemptsOmitted,
+    cause: error,
+    mayHaveTakenEffect: record === undefined ? true : mayHaveTakenEffect(record),
+    remediation:
+      'The operation stays stored as it is: look it up with get(key), and resume() it once the cause is fixed. Do not send it again under a new key.',
   });
 }

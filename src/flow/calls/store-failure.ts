@@ -8,7 +8,8 @@ import { isOncelyError, OncelyError } from '../../errors.js';
 
 /** The store failed before anything was sent; `cause` is the store's own error. */
 export class StoreUnavailableError extends OncelyError {
-  override name = 'StoreUnavailableError';
+  override name = 'StoreUnavailableError' as const;
+  declare readonly code: 'store_unavailable';
   constructor(key: string | undefined, cause: unknown) {
     super('store_unavailable', `Nothing was sent: the store failed (${String(cause)})`, { key, cause });
   }

@@ -59,10 +59,16 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   }
   // The window the attempt (or a callback before it) may use.
   const untilMs = lastLook ? record.createdAt + policy.keyRetentionMs : record.deadlineAt;
-  if (!s.needsAdmission || gate === undefined || lastLook) return { kind: 'go', lastLook, untilMs, probe: false };
-  const admitted = await admit(engine, gate, record, s.base, signal);
+  // A host that refuses connections holds every attempt for its probe, a first one too (policy/gate.ts).
+  if ((!s.needsAdmission && gate?.refusing !== true) || gate === undefined || lastLook) {
+    return { kind: 'go', lastLook, untilMs, probe: false };
+  }
+  const admitted = await admit(engine, gate, record, s.base, signal, s.needsAdmission);
   if (admitted === 'interrupted') return { kind: 'again', dueNow: false };
   if (admitted === 'past_deadline') {
+    if (gate.refusing) {
+      return { kind: 'stop', stop: stopWith(record, 'deadline', 'The host refused connections until the deadline') };
+    }
     const why = 'The retry budget for this host stayed exhausted until the deadline';
     return { kind: 'stop', stop: stopWith(record, 'budget', why) };
   }

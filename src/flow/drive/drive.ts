@@ -14,7 +14,7 @@
  * Every write is fenced by the lease epoch; losing the lease stops the loop
  * without writing, and another owner carries on with the same key.
  */
-import { LeaseLostError } from '../../errors.js';
+import { countAttempts, LeaseLostError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer } from '../../model.js';
 import { parseServerHintMs } from '../../policy/retry-after.js';
 import type { WriteOptions } from '../../store/store.js';
@@ -37,7 +37,7 @@ import { attemptTimeoutMs } from '../transport/timeouts.js';
 import { followsRedirects, performAttempt } from './attempt.js';
 import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
-import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
+import { gateFor, hostRefused, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import { leaseStillOurs } from './lease-check.js';
 import {
   asOperationFailure,
@@ -95,7 +95,7 @@ export async function drive(
     const settled = await write((r) => settleStopped(r, stop, runtime.now(), policy.retainMs, end, answer));
     if (end !== undefined) emitEnded(engine, base, settled, end);
     if (events.listens('settled')) {
-      events.emit('settled', { ...base, state: settled.state, reason: stop.reason, attempts: settled.attempts.length });
+      events.emit('settled', { ...base, state: settled.state, reason: stop.reason, ...attemptCounts(settled) });
     }
     return settled;
   };
@@ -207,9 +207,10 @@ export async function drive(
       const hintMs =
         output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
-      reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key);
-      // An unsent probe proved nothing either way: let the next one go.
-      if (probe && classification.class === 'not_sent') gate?.releaseProbe(key);
+      const refused = hostRefused(output.observation);
+      reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);
+      // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.
+      if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);
       probeOut = false;
 
       const ended = endAttempt(record, end);
@@ -243,7 +244,7 @@ export async function drive(
           const done = await write((r) => succeed(r, end, result, policy.retainMs), RELAXED);
           emitEnded(engine, base, done, end);
           if (events.listens('settled')) {
-            events.emit('settled', { ...base, state: 'succeeded', reason: undefined, attempts: done.attempts.length });
+            events.emit('settled', { ...base, state: 'succeeded', reason: undefined, ...attemptCounts(done) });
           }
           return done;
         }
@@ -268,6 +269,9 @@ export async function drive(
         }
         case 'retry':
           // Unsent attempts back off too (a refused connection must not become a hot loop); they cost no attempt or budget.
+          // Unless the host refuses connections: then its gate holds the retry for the probe, which
+          // notices the host's return within about a second, where a backoff would wait up to `maxDelayMs`.
+          if (refused && gate?.refusing === true) decision.delayMs = 0;
           record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, true), RELAXED);
           needsAdmission = decision.budgeted;
           emitEnded(engine, base, record, end);
@@ -292,6 +296,8 @@ export async function drive(
     if (seen !== undefined) seen.record = record;
   }
 }
+
+const attemptCounts = (r: OperationRecord) => countAttempts(r.attempts, r.attemptsOmitted);
 
 /** What the `headers` and `onUnauthorized` callbacks are told about an attempt. */
 function attemptContext(record: OperationRecord, started: boolean): AttemptContext {

@@ -8,7 +8,7 @@ import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { Admission, HostGate } from '../../policy/gate.js';
 import type { Runtime } from '../../runtime.js';
-import type { Classification } from '../decide/classify.js';
+import type { Classification, Observation } from '../decide/classify.js';
 import type { Engine } from '../engine/engine.js';
 import type { Base } from './outcome.js';
 import { pause } from './waits.js';
@@ -25,11 +25,13 @@ export async function admit(
   record: OperationRecord,
   base: Base,
   signal: AbortSignal | undefined,
+  /** A budgeted retry (after a failure the host answered); else only the host's reachability is asked. */
+  budgeted = true,
 ): Promise<Extract<Admission, { kind: 'go' }> | 'past_deadline' | 'interrupted'> {
   const { runtime } = engine;
   for (;;) {
     const now = runtime.now();
-    const admission = gate.admitRetry(record.key, now, runtime.random);
+    const admission = gate.admitRetry(record.key, now, runtime.random, budgeted);
     if (admission.kind === 'go') {
       if (admission.atMs >= record.deadlineAt) {
         // A wait that ended late (a throttled tab, a machine waking) may be handed the probe: unused, it would hold the host shut.
@@ -97,9 +99,13 @@ export function reportToGate(
   runtime: Runtime,
   /** The operation reporting: a probe's report counts only if it holds the probe out now. */
   id?: string,
+  /** The attempt was not sent because the host refused it (`hostRefused`). */
+  refused = false,
 ): void {
   if (gate === undefined) return;
-  if (c.class === 'retryable' || c.class === 'ambiguous') {
+  if (refused) {
+    gate.reportRefused(probe, nowMs, runtime.random, id);
+  } else if (c.class === 'retryable' || c.class === 'ambiguous') {
     gate.reportFailure(probe, nowMs, hintMs, runtime.random, id);
   } else if (c.class !== 'not_sent') {
     // Any real answer that is not a failure proves the host is serving.
@@ -111,4 +117,20 @@ export function reportToGate(
 export function lastAttemptWasBudgeted(record: OperationRecord): boolean {
   const last = record.attempts[record.attempts.length - 1];
   return last?.class === 'retryable' || last?.class === 'ambiguous';
+}
+
+/**
+ * The transport's codes that say the host itself is unreachable (refused
+ * the connection, or its name did not resolve): not this machine being
+ * offline, nor a request that could not be built, which no probe of the
+ * host would cure.
+ */
+const HOST_REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+export function hostRefused(observation: Observation): boolean {
+  return (
+    observation.kind === 'transport_error' &&
+    observation.sent === 'not' &&
+    HOST_REFUSED_CODES.has(observation.code ?? '')
+  );
 }

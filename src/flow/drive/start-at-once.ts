@@ -40,6 +40,8 @@ export function startAtOnce(
 ): StartedAttempt | undefined {
   if (!mayStartNow(engine, signal) || !mayAttemptNow(engine, record)) return undefined;
   if (record.state !== 'pending' || nowMs >= record.deadlineAt || record.nextAttemptAt > nowMs) return undefined;
-  if (lastAttemptWasBudgeted(record) && gateFor(engine, policy, record.request.url) !== undefined) return undefined;
+  const gate = gateFor(engine, policy, record.request.url);
+  // A budgeted retry, or any attempt to a host that refuses connections, asks the gate first.
+  if (gate !== undefined && (gate.refusing || lastAttemptWasBudgeted(record))) return undefined;
   return { timeoutMs: attemptTimeoutMs(policy, record.deadlineAt, nowMs), atMono: engine.runtime.monotonicNow() };
 }

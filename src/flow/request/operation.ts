@@ -17,34 +17,13 @@ import { bytesToBase64 } from './bytes.js';
 import { assertValidKey, fingerprintOf } from './key.js';
 import { checkMethod, checkResponseSchema, checkSignal, checkUrl, headerProblem, plainMeta } from './validate.js';
 
-/**
- * A write to send once.
- *
- * @example
- * await client.send({ method: 'POST', url: '/payments', json: { amount: 4800, currency: 'EUR' } });
- */
-export interface OncelyRequest<T = unknown> {
-  /**
-   * As with `fetch`: `GET` when not given. A request with a body must name
-   * its method (a write says `method: 'POST'`); oncely does not guess.
-   * @default 'GET'
-   */
-  method?: string;
+/** What every request may carry, whatever its body. */
+export interface OncelyRequestFields<T = unknown> {
   /**
    * Absolute, or joined to the client's `baseUrl` (as ky's `prefixUrl`:
    * `'/payments'` under `'https://api.example.com/v1/'` is `…/v1/payments`).
    */
   url: string | URL;
-  /** A JSON body: serialised once, stored, and resent byte for byte. */
-  json?: unknown;
-  /**
-   * A raw body (text or bytes), stored and resent byte for byte. Streams,
-   * `FormData`, `Blob` and `URLSearchParams` are refused: a stream can be read
-   * only once and the others are not bytes yet, so none could be stored for
-   * a resend after a crash. Serialise them first (e.g. `params.toString()`
-   * with a `Content-Type` header).
-   */
-  body?: string | Uint8Array | ArrayBuffer;
   /**
    * Headers stored with the operation and sent on every attempt: only
    * `Content-Type`, `Accept`, `Content-Language` and the names the endpoint's
@@ -91,6 +70,49 @@ export interface OncelyRequest<T = unknown> {
    */
   meta?: Record<string, unknown>;
 }
+
+/**
+ * A write to send once. A request with a body (`json` or `body`) must name
+ * its `method`: a compile error here, and for JavaScript callers an
+ * `InvalidRequestError` at run time (oncely does not guess a write's
+ * method). `json` and `body` exclude each other.
+ *
+ * @example
+ * await client.send({ method: 'POST', url: '/payments', json: { amount: 4800, currency: 'EUR' } });
+ */
+export type OncelyRequest<T = unknown> = OncelyRequestFields<T> &
+  (
+    | {
+        /**
+         * As with `fetch`: `GET` when not given. A request with a body must
+         * name its method (a write says `method: 'POST'`).
+         * @default 'GET'
+         */
+        method?: string;
+        json?: undefined;
+        body?: undefined;
+      }
+    | {
+        /** Required with a body: oncely does not guess a write's method. @example 'POST' */
+        method: string;
+        /** A JSON body: serialised once, stored, and resent byte for byte. */
+        json: unknown;
+        body?: undefined;
+      }
+    | {
+        /** Required with a body: oncely does not guess a write's method. @example 'PUT' */
+        method: string;
+        json?: undefined;
+        /**
+         * A raw body (text or bytes), stored and resent byte for byte. Streams,
+         * `FormData`, `Blob` and `URLSearchParams` are refused: a stream can be read
+         * only once and the others are not bytes yet, so none could be stored for
+         * a resend after a crash. Serialise them first (e.g. `params.toString()`
+         * with a `Content-Type` header).
+         */
+        body: string | Uint8Array | ArrayBuffer;
+      }
+  );
 
 /** The Standard Schema interface (standardschema.dev), implemented by zod, valibot, arktype. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {

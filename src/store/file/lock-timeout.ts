@@ -6,7 +6,8 @@ import { OncelyError } from '../../errors.js';
  * the same record and gave up. Nothing was written; the call can be repeated.
  */
 export class LockTimeoutError extends OncelyError {
-  override name = 'LockTimeoutError';
+  override name = 'LockTimeoutError' as const;
+  declare readonly code: 'lock_timeout';
   /** The claim file waited for. */
   readonly path: string;
   constructor(path: string, timeoutMs: number, holder: string) {

@@ -36,7 +36,8 @@ export const OWNER_CLAIM = 'owner.pending';
  * `exclusive: true` in that process only, or stop it first.
  */
 export class OwnedStoreError extends OncelyError {
-  override name = 'OwnedStoreError';
+  override name = 'OwnedStoreError' as const;
+  declare readonly code: 'store_owned';
   /** The store directory. */
   readonly dir: string;
   /**

@@ -16,7 +16,8 @@
  *
  * With a `pool` given, every statement goes through it, durably.
  */
-import pg, { type Pool } from 'pg';
+import type { Pool } from 'pg';
+import { loadPg } from './load-pg.js';
 import type { PostgresStoreOptions } from './options.js';
 
 export interface Pools {
@@ -29,7 +30,7 @@ export function openPools(options: PostgresStoreOptions, connectionTimeoutMs: nu
   const given = options.pool;
   if (given !== undefined) return { durable: given, relaxed: given, end: async () => undefined };
   const open = (relaxed: boolean): Pool => {
-    const pool = new pg.Pool({
+    const pool = new (loadPg().Pool)({
       connectionString: options.connectionString,
       max: options.poolSize ?? 10,
       connectionTimeoutMillis: connectionTimeoutMs,

@@ -13,7 +13,8 @@
  * connection for as long as anyone subscribes, and taken from the pool it
  * would starve the queries of a small pool (with `poolSize: 1`, forever).
  */
-import pg, { type Client, type Pool } from 'pg';
+import type { Client, Pool } from 'pg';
+import { loadPg } from './load-pg.js';
 
 /** Delay before listening again after the connection failed. */
 const RECONNECT_MS = 1_000;
@@ -29,7 +30,7 @@ export type Connect = () => Promise<Client>;
 /** Connections configured like `pool`'s, never taken from it, failing after `timeoutMs` rather than hanging. */
 export function ownConnection(pool: Pool, timeoutMs: number): Connect {
   return async () => {
-    const client = new pg.Client({ ...pool.options, connectionTimeoutMillis: timeoutMs });
+    const client = new (loadPg().Client)({ ...pool.options, connectionTimeoutMillis: timeoutMs });
     await client.connect().catch(async (error: unknown) => {
       await client.end().catch(() => undefined);
       throw error;
