@@ -42,10 +42,24 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     await context.setOffline(true);
     await page.click('#pay');
     await page.waitForSelector(`#ops [data-op-key="${key}"][data-state="pending"]`, { timeout: 10_000 });
+    // The page asks for a Background Sync asynchronously (once its worker is ready): closed before the
+    // browser holds the tag, nothing would wake the worker.
+    await page.waitForFunction(
+      async () => {
+        const registration = (await navigator.serviceWorker.ready) as ServiceWorkerRegistration & {
+          sync?: { getTags(): Promise<string[]> };
+        };
+        return ((await registration.sync?.getTags()) ?? []).some((tag) => tag.startsWith('oncely:'));
+      },
+      undefined,
+      { polling: 25, timeout: 10_000 },
+    );
     await page.close();
     expect(demo.referenceServer.ledger.requestsFor(key)).toEqual([]);
 
-    // Back online with no page open: Chromium fires the worker's sync, which sends the payment.
+    // Back online with no page of the app open (an about:blank one keeps the browser's context in use, as a user's
+    // other tabs would): Chromium fires the worker's sync, which sends the payment.
+    const blank = await context.newPage();
     await context.setOffline(false);
     const deadline = Date.now() + 15_000;
     while (demo.referenceServer.ledger.effectCount(key) === 0 && Date.now() < deadline) {
@@ -60,6 +74,7 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     await chip.first().waitFor({ timeout: 10_000 });
     expect(await chip.first().textContent()).toContain('sent by the service worker');
     expect(demo.referenceServer.ledger.effectCount(key)).toBe(1);
+    await blank.close();
     await context.close();
   }, 60_000);
 });

@@ -20,7 +20,7 @@ describe('package exports', () => {
     expect(pkg.name).toBe('oncely');
     expect(pkg.type).toBe('module');
     expect(pkg.sideEffects).toBe(false);
-    expect(pkg.engines.node).toBe('^20.19.0 || ^22.12.0');
+    expect(pkg.engines.node).toBe('^20.19.0 || >=22.12.0');
     expect(Object.keys(pkg.exports).sort()).toEqual([
       '.',
       './browser',
