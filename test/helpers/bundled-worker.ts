@@ -6,7 +6,6 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -27,7 +26,11 @@ export function bundledScript(entry: URL): BundledScript {
   let built: { dir: string; file: Promise<string> } | undefined;
   const file = (): Promise<string> => {
     if (built === undefined) {
-      const dir = fs.mkdtempSync(join(tmpdir(), 'oncely-bundle-'));
+      // Inside the repository, not the OS temp dir: what the bundle loads at run time (`pg`, loaded lazily by
+      // oncely/postgres) resolves from the bundle's own directory, so it must see node_modules.
+      const cache = join(REPO_ROOT, 'node_modules', '.cache');
+      fs.mkdirSync(cache, { recursive: true });
+      const dir = fs.mkdtempSync(join(cache, 'oncely-bundle-'));
       const outfile = join(dir, 'worker.mjs');
       const done = build({
         entryPoints: [fileURLToPath(entry)],
@@ -39,7 +42,9 @@ export function bundledScript(entry: URL): BundledScript {
         logLevel: 'error',
         // pg is CommonJS: its require() of Node built-ins needs a real require in the ESM bundle.
         external: ['pg-native'],
-        banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+        banner: {
+          js: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);",
+        },
       }).then(() => outfile);
       built = { dir, file: done };
     }
