@@ -10,14 +10,14 @@
  *
  * How a child dies is drawn per cycle (`deathOf`), and no draw depends on
  * how busy the machine is:
- * - half die by their own hand at a step of their first durable write
+ * - three quarters die by their own hand at a step of their first durable write
  *   (opening the store's claims, recovering a predecessor's journal, or
  *   writing ahead their first operation): killed before any write of
  *   theirs completed, on a busy machine as on an idle one;
- * - a quarter are killed at a random moment of their first `maxLifeMs`,
+ * - an eighth are killed at a random moment of their first `maxLifeMs`,
  *   counted from their `ready` line (loaded, about to touch the store), not
  *   from their spawn: loading Node alone takes 0.2–0.7 s on a small CI box;
- * - a quarter are killed at a random moment of the `maxLifeMs` after their
+ * - an eighth are killed at a random moment of the `maxLifeMs` after their
  *   first acknowledged enqueue (mid-send, mid-drain): so some operations are
  *   always acknowledged before a kill, however slowly the children run. Timed
  *   from spawn or from `ready` alone, a box with load average 10 killed
@@ -83,7 +83,7 @@ const EXCLUSIVE_STEPS: readonly WriteStep[] = ['claim-opened', 'claim-written'];
 /** The death of cycle `cycle`: the kinds in a fixed rotation, their moments drawn from the lane's seed. */
 export function deathOf(cycle: number, random: () => number, maxLifeMs: number, exclusive: boolean): Death {
   const afterMs = Math.floor(random() * maxLifeMs);
-  switch (cycle % 4) {
+  switch (cycle % 8) {
     case 0:
       return { kind: 'loaded', afterMs };
     case 1:
