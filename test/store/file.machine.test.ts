@@ -1,50 +1,87 @@
-/**
- * The file store's one seam to the machine (src/store/file/machine.ts): the
- * system's readings, and what an injected machine changes. The only test
- * allowed to read the machine itself (test/architecture/machine.test.ts):
- * it checks the readings against the sources they come from, never against
- * a value this machine happens to have.
- */
-import * as fs from 'node:fs';
-import { hostname, uptime } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OperationRecord } from '../../src/model.js';
 import { fileStore, InvalidOptionsError } from '../../src/node.js';
-import { hostIdOf, type Machine, machineOf, systemMachine } from '../../src/store/file/machine.js';
+import {
+  BOOT_ID_PATH,
+  bootIdOf,
+  hostIdOf,
+  MACHINE_ID_PATH,
+  type Machine,
+  type MachineSources,
+  machineFromSources,
+  machineOf,
+} from '../../src/store/file/machine.js';
 import { sampleRecord } from '../../src/store.js';
 import { createFakeRuntime } from '../../src/testing.js';
-import { deadPid, removeTempDirs, tempDir, writeClaim } from '../helpers/file-store.js';
+import { removeTempDirs, tempDir, writeClaim } from '../helpers/file-store.js';
 
 afterEach(removeTempDirs);
 
-const orEmpty = (read: () => string): string => {
-  try {
-    return read().trim();
-  } catch {
-    return '';
-  }
-};
+/** Sources of a made-up machine: no test reads the one it runs on. */
+function sources(overrides: Partial<MachineSources> = {}): MachineSources {
+  const files: Record<string, string> = {
+    [MACHINE_ID_PATH]: 'm1\n',
+    [BOOT_ID_PATH]: '0123abcd-4567-89ef-0123-456789abcdef\n',
+  };
+  return {
+    hostname: () => 'box',
+    uptimeS: () => 3_600,
+    readText: (path) => {
+      const text = files[path];
+      if (text === undefined) throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
+      return text;
+    },
+    readLink: () => 'pid:[4026531836]',
+    signal0: (pid) => {
+      if (pid !== 77) throw Object.assign(new Error('ESRCH'), { code: 'ESRCH' });
+    },
+    pid: 42,
+    now: () => 10_000_000,
+    ...overrides,
+  };
+}
 
-describe('systemMachine', () => {
-  it("is this process's host id from its host name, pid namespace and machine id", () => {
-    const namespace = orEmpty(() => fs.readlinkSync('/proc/self/ns/pid'));
-    const machine = orEmpty(() => fs.readFileSync('/etc/machine-id', 'utf8'));
-    expect(systemMachine.hostId()).toBe(hostIdOf(hostname(), namespace, machine));
-    expect(systemMachine.isCheckableHost(systemMachine.hostId())).toBe(true);
+describe('machineFromSources (what the system machine reads)', () => {
+  it('is the host id of its host name, pid namespace and machine id', () => {
+    const machine = machineFromSources(sources());
+    expect(machine.hostId()).toBe(hostIdOf('box', 'pid:[4026531836]', 'm1'));
+    expect(machine.isCheckableHost(machine.hostId())).toBe(true);
+    // The initial namespace: an earlier version's id (the host name's alone) is this host's too.
+    expect(machine.isCheckableHost(hostIdOf('box', ''))).toBe(true);
+    const container = machineFromSources(sources({ readLink: () => 'pid:[4026532201]' }));
+    expect(container.isCheckableHost(hostIdOf('box', ''))).toBe(false);
   });
 
-  it("dates the boot from the system's uptime, and names it by the kernel's boot id where there is one", () => {
-    const expected = Date.now() - uptime() * 1_000;
-    expect(Math.abs(systemMachine.bootedAtMs() - expected)).toBeLessThan(5_000);
-    const raw = orEmpty(() => fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8')).replace(/-/g, '');
-    expect(systemMachine.bootId()).toBe(raw === '' ? undefined : raw.slice(0, 12));
+  it('dates the boot from the seconds since boot, a second early,, and names it by the boot id where there is one', () => {
+    expect(machineFromSources(sources()).bootedAtMs()).toBe(10_000_000 - 3_600_000 - 1_000);
+    expect(machineFromSources(sources()).bootId()).toBe('0123abcd4567');
+    const none = machineFromSources(
+      sources({
+        readText: () => {
+          throw new Error('ENOENT');
+        },
+      }),
+    );
+    expect(none.bootId()).toBeUndefined();
+    expect(none.hostId()).toBe(hostIdOf('box', 'pid:[4026531836]', ''));
+    expect(bootIdOf('not a boot id')).toBeNull();
   });
 
-  it('tells a live pid from one that exited', () => {
-    expect(systemMachine.pidAlive(process.pid)).toBe(true);
-    expect(systemMachine.pidAlive(deadPid())).toBe(false);
-    expect(systemMachine.pidAlive(0)).toBe(false);
-    expect(systemMachine.pidAlive(-1)).toBe(false);
+  it('tells a live pid (or one of another user: EPERM) from one that is gone', () => {
+    const machine = machineFromSources(sources());
+    expect(machine.pidAlive(42)).toBe(true);
+    expect(machine.pidAlive(77)).toBe(true);
+    expect(machine.pidAlive(78)).toBe(false);
+    expect(machine.pidAlive(0)).toBe(false);
+    expect(machine.pidAlive(-1)).toBe(false);
+    const eperm = machineFromSources(
+      sources({
+        signal0: () => {
+          throw Object.assign(new Error('EPERM'), { code: 'EPERM' });
+        },
+      }),
+    );
+    expect(eperm.pidAlive(78)).toBe(true);
   });
 });
 
@@ -52,7 +89,7 @@ describe('an injected machine', () => {
   it("checks hosts against its own host id, and keeps the system's other parts", () => {
     const machine = machineOf({ hostId: () => 'e57e57e5' });
     expect(machine.isCheckableHost('e57e57e5')).toBe(true);
-    expect(machine.isCheckableHost(systemMachine.hostId())).toBe(false);
+    expect(machine.isCheckableHost(hostIdOf('box', 'pid:[1]'))).toBe(false);
     expect(machine.pidAlive(process.pid)).toBe(true);
   });
 

@@ -42,49 +42,94 @@ export interface Machine {
   fileClockNow(): number;
 }
 
-let hostIdMemo: string | undefined;
-/** The id an earlier version gave this host, when it is one this process can check; `null` when not. */
-let legacyIdMemo: string | null | undefined;
-let bootedAtMemo: number | undefined;
-let bootIdMemo: string | null | undefined;
+/** Where the system keeps its machine id and boot id. */
+export const MACHINE_ID_PATH = '/etc/machine-id';
+export const BOOT_ID_PATH = '/proc/sys/kernel/random/boot_id';
 
-/**
- * The machine this process runs on. Each part is computed on first use:
- * importing the module does no work.
- */
-export const systemMachine: Machine = {
-  hostId() {
-    hostIdMemo ??= hostIdOf(hostname(), pidNamespace(), machineId());
-    return hostIdMemo;
+/** What the system machine is read from: the OS and its files. A test gives fake ones. */
+export interface MachineSources {
+  hostname(): string;
+  /** Seconds since boot. */
+  uptimeS(): number;
+  /** A file's text; throws where there is none. */
+  readText(path: string): string;
+  /** A link's target; throws where there is none. */
+  readLink(path: string): string;
+  /** `process.kill(pid, 0)`. */
+  signal0(pid: number): void;
+  /** This process's pid. */
+  pid: number;
+  now(): number;
+}
+
+const SYSTEM_SOURCES: MachineSources = {
+  hostname,
+  uptimeS: uptime,
+  readText: (path) => readFileSync(path, 'utf8'),
+  readLink: (path) => readlinkSync(path),
+  signal0: (pid) => {
+    process.kill(pid, 0);
   },
-  isCheckableHost(host) {
-    // Also true for the id earlier versions wrote (the host name's alone) when this process runs in the
-    // initial pid namespace, as those versions' writers on this host did unless they were in containers:
-    // so the journals an upgrade finds are still settled. Computed once: recovery asks for every segment.
-    legacyIdMemo ??= pidNamespace() === INITIAL_PID_NAMESPACE ? hostIdOf(hostname(), '') : null;
-    return checkableFrom(host, this.hostId(), legacyIdMemo ?? '', legacyIdMemo !== null);
-  },
-  bootedAtMs() {
-    bootedAtMemo ??= systemRuntime.now() - uptime() * 1_000 - 1_000;
-    return bootedAtMemo;
-  },
-  bootId() {
-    bootIdMemo ??= readBootId();
-    return bootIdMemo ?? undefined;
-  },
-  pidAlive(pid) {
-    if (!Number.isInteger(pid) || pid <= 0) return false;
-    if (pid === process.pid) return true;
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (error) {
-      // EPERM: it exists, under another user.
-      return (error as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  },
-  fileClockNow: () => systemRuntime.now(),
+  pid: process.pid,
+  now: () => systemRuntime.now(),
 };
+
+/** A machine read from `sources`, each part computed on first use: importing the module does no work. */
+export function machineFromSources(sources: MachineSources): Machine {
+  let hostIdMemo: string | undefined;
+  /** The id an earlier version gave this host, when it is one this process can check; `null` when not. */
+  let legacyIdMemo: string | null | undefined;
+  let bootedAtMemo: number | undefined;
+  let bootIdMemo: string | null | undefined;
+  const orEmpty = (read: () => string): string => {
+    try {
+      return read().trim();
+    } catch {
+      return '';
+    }
+  };
+  const pidNamespace = (): string => orEmpty(() => sources.readLink('/proc/self/ns/pid'));
+  return {
+    hostId() {
+      hostIdMemo ??= hostIdOf(
+        sources.hostname(),
+        pidNamespace(),
+        orEmpty(() => sources.readText(MACHINE_ID_PATH)),
+      );
+      return hostIdMemo;
+    },
+    isCheckableHost(host) {
+      // Also true for the id earlier versions wrote (the host name's alone) when this process runs in the
+      // initial pid namespace, as those versions' writers on this host did unless they were in containers:
+      // so the journals an upgrade finds are still settled. Computed once: recovery asks for every segment.
+      legacyIdMemo ??= pidNamespace() === INITIAL_PID_NAMESPACE ? hostIdOf(sources.hostname(), '') : null;
+      return checkableFrom(host, this.hostId(), legacyIdMemo ?? '', legacyIdMemo !== null);
+    },
+    bootedAtMs() {
+      bootedAtMemo ??= sources.now() - sources.uptimeS() * 1_000 - 1_000;
+      return bootedAtMemo;
+    },
+    bootId() {
+      bootIdMemo ??= bootIdOf(orEmpty(() => sources.readText(BOOT_ID_PATH)));
+      return bootIdMemo ?? undefined;
+    },
+    pidAlive(pid) {
+      if (!Number.isInteger(pid) || pid <= 0) return false;
+      if (pid === sources.pid) return true;
+      try {
+        sources.signal0(pid);
+        return true;
+      } catch (error) {
+        // EPERM: it exists, under another user.
+        return (error as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    },
+    fileClockNow: () => sources.now(),
+  };
+}
+
+/** The machine this process runs on. */
+export const systemMachine: Machine = machineFromSources(SYSTEM_SOURCES);
 
 /** `machine` with the system's parts where it has none (`undefined` → the system's). */
 export function machineOf(machine: Partial<Machine> | undefined): Machine {
@@ -119,35 +164,13 @@ export function hostIdOf(host: string, pidNamespace: string, machine = ''): stri
   return hash.digest('hex').slice(0, 8);
 }
 
-/** `/etc/machine-id` (systemd's, also in most containers' images), or ''. */
-function machineId(): string {
-  try {
-    return readFileSync('/etc/machine-id', 'utf8').trim();
-  } catch {
-    return '';
-  }
-}
-
-/** Linux's pid namespace of this process (`pid:[4026531836]`), or '' where there is none to read. */
-function pidNamespace(): string {
-  try {
-    return readlinkSync('/proc/self/ns/pid');
-  } catch {
-    return '';
-  }
-}
-
 /**
- * Linux's `boot_id`, shortened, or null. Journal segments carry it: a
+ * Linux's `boot_id` text, shortened, or null. Journal segments carry it: a
  * segment of another boot is one a power cut may have left, whatever the
  * clocks say (a machine that restarts within a second, or boots with its
  * clock behind until NTP sets it, makes file times useless for that).
  */
-function readBootId(): string | null {
-  try {
-    const id = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim().replace(/-/g, '');
-    return /^[0-9a-f]{32}$/.test(id) ? id.slice(0, 12) : null;
-  } catch {
-    return null;
-  }
+export function bootIdOf(text: string): string | null {
+  const id = text.trim().replace(/-/g, '');
+  return /^[0-9a-f]{32}$/.test(id) ? id.slice(0, 12) : null;
 }
