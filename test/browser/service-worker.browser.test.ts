@@ -13,15 +13,10 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ReferenceRequest,
-  type ReferenceResponse,
-  type ReferenceServer,
-  type ReferenceServerOptions,
-  startReferenceServer,
-} from '../../src/testing.js';
-import { type BrowserHarness, chromiumForSuite, startHarness } from '../helpers/browser.js';
+import { describe, expect, it } from 'vitest';
+import type { ReferenceRequest, ReferenceResponse, ReferenceServer } from '../../src/testing.js';
+import { chromiumForSuite } from '../helpers/browser.js';
+import { useBrowserSuite } from '../helpers/browser-suite.js';
 import type { RecordSummary } from './service-worker.page.js';
 
 const SUITE = 'service worker drainer in Chromium';
@@ -44,30 +39,13 @@ interface Chromium {
 }
 
 describe.skipIf(executablePath === undefined)(SUITE, () => {
-  let harness: BrowserHarness | undefined;
-  const contexts: BrowserContext[] = [];
-  const servers: ReferenceServer[] = [];
-  let databases = 0;
-
-  const started = (): BrowserHarness => {
-    if (harness === undefined) throw new Error('harness did not start');
-    return harness;
-  };
-
-  async function context(): Promise<BrowserContext> {
-    const c = await started().newContext();
-    contexts.push(c);
-    return c;
-  }
-
-  async function server(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
-    const s = await startReferenceServer(options);
-    servers.push(s);
-    return s;
-  }
+  const { started, context, server, database } = useBrowserSuite(executablePath, {
+    entry: fileURLToPath(new URL('./service-worker.page.ts', import.meta.url)),
+    workers: { '/sw.js': fileURLToPath(new URL('./service-worker.sw.ts', import.meta.url)) },
+  });
 
   function appPath(api: ReferenceServer, more: Record<string, string> = {}): { path: string; db: string } {
-    const db = `sw-${Date.now()}-${++databases}`;
+    const db = database('sw');
     return { path: `/?${new URLSearchParams({ api: api.url, db, ...more }).toString()}`, db };
   }
 
@@ -141,24 +119,6 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
 
   const effectsDone = (api: ReferenceServer, keys: string[]) => () =>
     keys.every((k) => api.ledger.effectCount(k) === 1);
-
-  beforeAll(async () => {
-    if (executablePath === undefined) return;
-    harness = await startHarness({
-      executablePath,
-      entry: fileURLToPath(new URL('./service-worker.page.ts', import.meta.url)),
-      workers: { '/sw.js': fileURLToPath(new URL('./service-worker.sw.ts', import.meta.url)) },
-    });
-  }, 30_000);
-
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close().catch(() => undefined)));
-    await Promise.all(servers.splice(0).map((s) => s.close()));
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-  });
 
   it('1. queued offline, every page closed, back online: the worker sends each once within 2 s, a later page lists them succeeded', async () => {
     const api = await server({ handle: slow(10) });
