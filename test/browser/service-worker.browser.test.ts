@@ -224,7 +224,15 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     );
     const chromium = await chromiumOf(ctx, started().url);
     await ctx.setOffline(false);
-    await api.waitForRequests(1);
+    // On a loaded machine the 300 ms budget can run out before the worker's first send (its sync then fails, and
+    // Chromium would retry it minutes later): fire syncs, as Chromium's own retries would, until it has sent one.
+    const end = Date.now() + 30_000;
+    while (api.ledger.requests.length === 0) {
+      if (Date.now() > end) throw new Error('the worker sent nothing in 30 s of syncs');
+      await new Promise((r) => setTimeout(r, 250));
+      // A sync that ends with work left fails its event; that is not this test's concern.
+      if (api.ledger.requests.length === 0) await chromium.sync(`oncely:${db}`).catch(() => undefined);
+    }
     // The worker is draining: a page opens (it waits for the lock) and keeps asking the worker to drain,
     // while more syncs fire, the pattern that charged Workbox users twice.
     const page = await appPage(ctx, path);
@@ -279,8 +287,10 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     const later = await appPage(ctx, path);
     const [record] = await records(later, [key ?? '']);
     expect(record?.state).toBe('succeeded');
-    expect(record?.attempts.map((a) => a.class)).toEqual(['ambiguous', 'completed']);
-    const [stopped, next] = record?.attempts.map((a) => a.owner) ?? [];
+    // Those that may have reached the server (a try made while Chromium lifted its offline emulation is `not_sent`).
+    const sent = record?.attempts.filter((a) => a.class !== 'not_sent') ?? [];
+    expect(sent.map((a) => a.class)).toEqual(['ambiguous', 'completed']);
+    const [stopped, next] = sent.map((a) => a.owner);
     expect(stopped).toMatch(WORKER_OWNER);
     expect(next).toMatch(WORKER_OWNER);
     expect(next).not.toBe(stopped);
