@@ -61,7 +61,10 @@ describe('docs/architecture.md', () => {
     });
     expect(compare(['client.ts', 'gone.ts'], ['client.ts'])).toEqual({ unlisted: [], missing: ['gone.ts'] });
     expect(
-      listedModules('## Modules\n\n```\nsrc/\n├── client.ts     composition\n│   └── flow/  the loop\n```\n', 'Modules'),
+      listedModules(
+        '## Modules\n\n```\nsrc/\n├── client.ts     composition\n│   └── flow/  the loop\n```\n',
+        'Modules',
+      ),
     ).toEqual(['client.ts', 'flow/']);
   });
 });

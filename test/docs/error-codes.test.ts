@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_REMEDIATION } from '../../src/errors.js';
 
 /** The codes in the `code` row of a markdown table whose rows read `| field | on | meaning |`. */
-export function listedCodes(markdown: string): string[] | undefined {
+function listedCodes(markdown: string): string[] | undefined {
   const row = markdown.split('\n').find((line) => line.startsWith('| `code` | all |'));
   if (row === undefined) return undefined;
   return [...(row.split('|')[3] ?? '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1] ?? '');
@@ -27,7 +27,10 @@ describe.each(['README.md', 'docs/errors.md'])('%s: error codes', (file) => {
 
 describe('listedCodes', () => {
   it('reads the codes of the row, and misses a table without one', () => {
-    expect(listedCodes('| field | on | meaning |\n|---|---|---|\n| `code` | all | `a_b`, `c` |\n')).toEqual(['a_b', 'c']);
+    expect(listedCodes('| field | on | meaning |\n|---|---|---|\n| `code` | all | `a_b`, `c` |\n')).toEqual([
+      'a_b',
+      'c',
+    ]);
     expect(listedCodes('| `state` | all | `x` |')).toBeUndefined();
   });
 });
