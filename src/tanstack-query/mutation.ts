@@ -9,7 +9,7 @@
  * sends it when it can; a mutation TanStack pauses is not stored anywhere
  * that survives a reload until it is persisted, and is resent as new).
  */
-import type { MutationFunctionContext, MutationScope } from '@tanstack/query-core';
+import type { MutationScope } from '@tanstack/query-core';
 import type { SendResult } from '../client-api.js';
 import { type AnyOncelyError, InvalidOptionsError, type OperationAbortError } from '../errors.js';
 import type { OncelyRequest, StandardSchemaV1 } from '../flow/request/operation.js';
@@ -97,7 +97,7 @@ export type OncelyMutationError = AnyOncelyError | OperationAbortError;
  */
 export interface OncelyMutationOptions<TVariables, TData> {
   mutationKey: MutationKey;
-  mutationFn: (variables: TVariables, context?: MutationFunctionContext) => Promise<SendResult<TData>>;
+  mutationFn: (variables: TVariables) => Promise<SendResult<TData>>;
   networkMode: 'always';
   retry: 0;
   scope?: MutationScope;

@@ -102,7 +102,11 @@ export function outboxQueryOptions(client: unknown, filter: OutboxFilter = {}): 
   const queryKey: QueryKey = filter.queryKey ?? ['oncely', 'outbox', { states: [...states] }];
   return {
     queryKey,
-    queryFn: ({ client: queryClient }) => liveFor(oncely, queryClient, queryKey, states).current(),
+    queryFn: ({ client: queryClient }) => {
+      // The QueryClient is handed to query functions since @tanstack/query-core 5.80 (the peer range).
+      if (queryClient === undefined) throw new Error('oncely/tanstack-query needs @tanstack/query-core 5.80 or later');
+      return liveFor(oncely, queryClient, queryKey, states).current();
+    },
     staleTime: Number.POSITIVE_INFINITY,
     networkMode: 'always',
   };
