@@ -138,18 +138,24 @@ const pay = mutationOptions(client, {
   meta: (o: Order) => ({ orderId: o.id }),
 });
 
-function useNetwork(): boolean {
-  return useSyncExternalStore((fn) => {
-    networkListeners.add(fn);
-    return () => networkListeners.delete(fn);
-  }, isOnline);
+/** The browser's network and the switch, as React state (the switch can flip while the browser is offline). */
+function useNetwork(): { online: boolean; switchedOff: boolean } {
+  const state = useSyncExternalStore(
+    (fn) => {
+      networkListeners.add(fn);
+      return () => networkListeners.delete(fn);
+    },
+    () => `${navigator.onLine}:${session.offline}`,
+  );
+  const [browser, switched] = state.split(':');
+  return { online: browser === 'true' && switched === 'false', switchedOff: switched === 'true' };
 }
 
 const euros = (cents: number): string => `${(cents / 100).toFixed(2)} €`;
 
 function App(): ReactNode {
   const qc = useQueryClient();
-  const online = useNetwork();
+  const { online, switchedOff } = useNetwork();
   const key = paymentKey(order);
   const mutation = useMutation({
     ...pay,
@@ -197,7 +203,7 @@ function App(): ReactNode {
         h('input', {
           id: 'offline',
           type: 'checkbox',
-          checked: session.offline,
+          checked: switchedOff,
           onChange: (event: { target: { checked: boolean } }) => setOffline(event.target.checked),
         }),
         ' Offline',
