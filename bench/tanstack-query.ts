@@ -41,7 +41,10 @@ const viaFetch = new MutationObserver(queryClient, {
   },
   retry: 0,
 });
-const viaAdapter = new MutationObserver(queryClient, mutationOptions(client, { method: 'POST', url: '/payments' }));
+const viaAdapter = new MutationObserver(
+  queryClient,
+  mutationOptions<typeof payload>(client, { method: 'POST', url: '/payments' }),
+);
 
 const contenders: Record<string, () => Promise<unknown>> = {
   'TanStack + fetch (no key, no store)': () => viaFetch.mutate(payload),

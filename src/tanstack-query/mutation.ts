@@ -132,6 +132,12 @@ export function mutationOptions<TVariables = void, TData = unknown>(
       throw new InvalidOptionsError(name, 'must be a function of the variables');
     }
   }
+  if (spec.headers !== undefined && (typeof spec.headers !== 'object' || spec.headers === null)) {
+    throw new InvalidOptionsError('headers', 'must be an object of header name → value');
+  }
+  if (spec.responseSchema !== undefined && typeof spec.responseSchema?.['~standard']?.validate !== 'function') {
+    throw new InvalidOptionsError('responseSchema', 'must be a Standard Schema (e.g. a zod schema)');
+  }
   const mode = spec.mode ?? 'send';
   if (!MODES.includes(mode)) throw new InvalidOptionsError('mode', `must be ${MODES.join(' or ')}`);
   if (spec.scope !== undefined && (typeof spec.scope !== 'string' || spec.scope === '')) {

@@ -5,10 +5,10 @@
  * effect), TanStack neither retries nor pauses it, a scope orders both, and
  * bad options fail at construction naming the field.
  */
-import { MutationObserver, onlineManager, QueryClient } from '@tanstack/query-core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { MutationObserver, type MutationObserverOptions, onlineManager, QueryClient } from '@tanstack/query-core';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { isOncelyError, type SendResult } from '../../src/index.js';
-import { mutationOptions } from '../../src/tanstack-query.js';
+import { mutationOptions, type OncelyMutationError } from '../../src/tanstack-query.js';
 import { type Setup, setup } from './setup.js';
 
 interface Order {
@@ -198,11 +198,22 @@ describe('mutationOptions', () => {
     [{ method: 'POST', url: '/payments', scope: '' }, 'scope'],
     [{ method: 'POST', url: '/payments', key: 'k1' }, 'key'],
     [{ method: 'POST', url: '/payments', json: { amount: 1 } }, 'json'],
+    [{ method: 'POST', url: '/payments', headers: 'x' }, 'headers'],
+    [{ method: 'POST', url: '/payments', responseSchema: {} }, 'responseSchema'],
   ])('refuses %j at construction, naming `%s`', async (spec, field) => {
     const { client } = await start();
     expect(() => mutationOptions(client, spec as never)).toThrow(
       expect.objectContaining({ code: 'invalid_options', field }),
     );
+  });
+
+  it('fits the option types of query-core for its variables, data and errors', async () => {
+    const { client } = await start();
+    const options = mutationOptions<Order, { amount: number }>(client, payOrder);
+    expectTypeOf(options).toExtend<
+      MutationObserverOptions<SendResult<{ amount: number }>, OncelyMutationError, Order>
+    >();
+    expectTypeOf(options.mutationFn).parameter(0).toEqualTypeOf<Order>();
   });
 
   it('refuses something that is not an oncely client, naming the missing call', () => {
