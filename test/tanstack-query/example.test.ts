@@ -24,7 +24,8 @@ describe('examples/tanstack-query', () => {
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString();
     });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': the output is all read only once the child's pipes have closed.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
     try {
       const url = await new Promise<string>((resolve, reject) => {
         child.stdout.on('data', (chunk: Buffer) => {
