@@ -57,6 +57,7 @@ export interface OutboxQueryOptions {
   queryKey: QueryKey;
   queryFn: (context: QueryFunctionContext) => Promise<Outbox>;
   staleTime: number;
+  refetchOnMount: 'always';
   networkMode: 'always';
 }
 
@@ -108,6 +109,9 @@ export function outboxQueryOptions(client: unknown, filter: OutboxFilter = {}): 
       return liveFor(oncely, queryClient, queryKey, states).current();
     },
     staleTime: Number.POSITIVE_INFINITY,
+    // Data restored by a persister is never stale either, yet no subscription fills it: every mount
+    // asks the query function, which answers from the live view (starting it if it is not running).
+    refetchOnMount: 'always',
     networkMode: 'always',
   };
 }

@@ -48,6 +48,7 @@ describe('outboxQueryOptions', () => {
       queryKey: ['oncely', 'outbox', { states: [...OUTBOX_STATES] }],
       networkMode: 'always',
       staleTime: Number.POSITIVE_INFINITY,
+      refetchOnMount: 'always',
     });
     expect(outboxQueryOptions(open.client, { states: ['unknown'] }).queryKey).toEqual([
       'oncely',
@@ -110,6 +111,26 @@ describe('outboxQueryOptions', () => {
     expect(observer.getCurrentResult().data?.operations[0]).toMatchObject({ key: 'done-1', state: 'succeeded' });
     const again = await observer.refetch();
     expect(again.data?.counts.succeeded).toBe(1);
+    unsubscribe();
+  });
+
+  it('data restored from a persisted cache is replaced by the live view on mount', async () => {
+    const s = await setup({ online: false });
+    open = s;
+    queryClient = new QueryClient();
+    const options = outboxQueryOptions(s.client);
+    await s.client.enqueue({ method: 'POST', url: '/payments', key: 'now-1', json: {} });
+    // As a persister would hydrate it: an outbox from an earlier session, fresh forever by its staleTime.
+    queryClient.setQueryData<Outbox>(options.queryKey, {
+      operations: [],
+      counts: { pending: 0, in_flight: 0, succeeded: 0, blocked: 0, failed: 0, unknown: 0 },
+      active: 0,
+      online: undefined,
+    });
+    const observer = new QueryObserver<Outbox>(queryClient, options);
+    const unsubscribe = observer.subscribe(() => undefined);
+    await turnsUntil(() => observer.getCurrentResult().data?.operations.length === 1);
+    expect(observer.getCurrentResult().data?.operations[0]?.key).toBe('now-1');
     unsubscribe();
   });
 
