@@ -148,7 +148,8 @@ export function mutationOptions<TVariables = void, TData = unknown>(
   }
   const mutationKey = checkMutationKey(spec.mutationKey ?? ['oncely', method, spec.url]);
 
-  const mutationFn = (variables: TVariables): Promise<SendResult<TData>> => {
+  // Async, so that a throwing `url`, `json`, `key` or `meta` function rejects (nothing is stored then).
+  const mutationFn = async (variables: TVariables): Promise<SendResult<TData>> => {
     const request = requestFor(spec, method, mutationKey, variables);
     return mode === 'send' ? oncely.send(request) : enqueued(oncely, request, spec, variables);
   };

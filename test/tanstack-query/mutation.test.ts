@@ -216,6 +216,22 @@ describe('mutationOptions', () => {
     expectTypeOf(options.mutationFn).parameter(0).toEqualTypeOf<Order>();
   });
 
+  it('a variables function that throws rejects the mutation, and nothing is stored or sent', async () => {
+    const { client, server, rt } = await start();
+    const options = mutationOptions(client, {
+      ...payOrder,
+      json: () => {
+        throw new Error('no amount');
+      },
+    });
+    const observer = observe(options);
+    const error = await rt.run(observer.mutate({ id: 'x1', amount: 1 })).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('no amount');
+    expect(observer.getCurrentResult().status).toBe('error');
+    expect(await client.list()).toEqual([]);
+    expect(server.ledger.requests).toHaveLength(0);
+  });
+
   it('refuses something that is not an oncely client, naming the missing call', () => {
     expect(() => mutationOptions({ send: () => undefined }, payOrder)).toThrow(
       expect.objectContaining({ code: 'invalid_options', field: 'client.enqueue' }),
