@@ -42,7 +42,7 @@ export interface ClientOptions {
   /**
    * The fetch ky uses. With Node's own (the default there), a redirect's
    * status and Location are hidden, as in a browser, which spares every
-   * request a copy (see the README's "Only the first hop"); a wrapper of
+   * request a copy (see docs/guarantees.md, "Only the first hop"); a wrapper of
    * your own shows them.
    * @default globalThis.fetch
    * @example { fetch: (input, init) => fetch(input, init) }

@@ -160,7 +160,7 @@ export interface ResolvedPolicy extends RequestPolicy {
   sendKey: boolean | undefined;
 }
 
-/** @internal The README's options table documents these; `client.policyFor()` shows them resolved. */
+/** @internal docs/options.md documents these; `client.policyFor()` shows them resolved. */
 export const DEFAULT_POLICY = {
   maxAttempts: 5,
   attemptTimeoutMs: 10_000,

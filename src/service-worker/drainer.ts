@@ -24,6 +24,12 @@ import { drainerSettings, type ServiceWorkerDrainerOptions } from './options.js'
 import { isDrainMessage, type ServiceWorkerScopeLike, type SyncEventLike } from './scope.js';
 import { type DrainReport, drainHeld, type SessionContext, type WakeReason } from './session.js';
 
+/** How often a `sync` wake-up looks at `navigator.onLine` again while it still says offline. */
+const ONLINE_POLL_MS = 100;
+
+/** The browser's own wake-ups, which it fires only when it sees the network. */
+const isSyncReason = (reason: WakeReason): boolean => reason === 'sync' || reason === 'periodicsync';
+
 export interface ServiceWorkerDrainer {
   /** One wake-up now, as the event handlers do (joins one under way). Resolves with what it did. */
   drain(reason?: WakeReason): Promise<DrainReport>;
@@ -75,6 +81,16 @@ export function createServiceWorkerDrainer(options: ServiceWorkerDrainerOptions)
 
   let running: Promise<DrainReport> | undefined;
 
+  /** Whether `navigator.onLine` stops saying offline within `budgetMs`, looked at every `ONLINE_POLL_MS`. */
+  async function onlineWithin(budgetMs: number): Promise<boolean> {
+    const endAt = runtime.now() + budgetMs;
+    while (scope.navigator?.onLine === false) {
+      if (runtime.now() >= endAt) return false;
+      await runtime.sleep(ONLINE_POLL_MS);
+    }
+    return true;
+  }
+
   async function wakeUp(reason: WakeReason): Promise<DrainReport> {
     const startedAt = runtime.now();
     const idle = (outcome: 'busy' | 'offline'): DrainReport => ({
@@ -90,7 +106,12 @@ export function createServiceWorkerDrainer(options: ServiceWorkerDrainerOptions)
       startedAt,
       endedAt: runtime.now(),
     });
-    if (scope.navigator?.onLine === false) return idle('offline');
+    if (scope.navigator?.onLine === false) {
+      // Chromium fires `sync` when it sees the network back, and the worker's `navigator.onLine` can still say
+      // offline for a moment: ending the event now would count the sync as done and leave the queue until a
+      // page opens. A sync waits for it instead, within its budget (a worker hears no `online` event).
+      if (!isSyncReason(reason) || !(await onlineWithin(settings.budgetMs))) return idle('offline');
+    }
     const held = await withDrainLock(scope.navigator?.locks, drainerLockName(database), (mode) =>
       drainHeld(context, reason, mode),
     );
@@ -123,7 +144,11 @@ export function createServiceWorkerDrainer(options: ServiceWorkerDrainerOptions)
   async function forSync(event: SyncEventLike, reason: WakeReason): Promise<void> {
     const report = await drain(reason);
     const retryable = report.left - report.unauthorized;
-    if (reason === 'sync' && report.outcome === 'drained' && retryable > 0 && event.lastChance !== true) {
+    if (reason !== 'sync' || event.lastChance === true) return;
+    if (report.outcome === 'offline') {
+      throw new Error(`oncely: still offline after ${settings.budgetMs} ms; asking for another sync of ${database}`);
+    }
+    if (report.outcome === 'drained' && retryable > 0) {
       throw new Error(`oncely: ${retryable} operation(s) of ${database} still queued; asking for another sync`);
     }
   }

@@ -90,7 +90,7 @@ export interface WriteOptions {
    * `durability: 'relaxed'` transactions.
    *
    * The engine relaxes only writes whose loss a resend under the same key
-   * repairs (the server replays its answer); see the README's durability
+   * repairs (the server replays its answer); see docs/stores.md, the durability
    * section.
    * @default 'durable'
    * @example await store.update(key, settle, { durability: 'relaxed' })

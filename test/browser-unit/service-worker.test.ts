@@ -9,7 +9,12 @@ import { describe, expect, it } from 'vitest';
 import type { DrainReport, ServiceWorkerScopeLike } from '../../src/service-worker.js';
 import { createServiceWorkerDrainer, InvalidOptionsError } from '../../src/service-worker.js';
 
-type Listener = (event: { tag?: string; data?: unknown; waitUntil(p: Promise<unknown>): void }) => void;
+type Listener = (event: {
+  tag?: string;
+  data?: unknown;
+  lastChance?: boolean;
+  waitUntil(p: Promise<unknown>): void;
+}) => void;
 
 function fakeScope(options: { onLine?: boolean; lockHeld?: boolean } = {}) {
   const listeners = new Map<string, Listener[]>();
@@ -34,7 +39,7 @@ function fakeScope(options: { onLine?: boolean; lockHeld?: boolean } = {}) {
     },
     BroadcastChannel: Channel,
   } as unknown as ServiceWorkerScopeLike;
-  const fire = (type: string, event: { tag?: string; data?: unknown }): Promise<unknown>[] => {
+  const fire = (type: string, event: { tag?: string; data?: unknown; lastChance?: boolean }): Promise<unknown>[] => {
     const kept: Promise<unknown>[] = [];
     for (const listener of listeners.get(type) ?? []) listener({ ...event, waitUntil: (p) => kept.push(p) });
     return kept;
@@ -89,10 +94,76 @@ describe('createServiceWorkerDrainer', () => {
     await expect(asked).resolves.toMatchObject({ reason: 'message', outcome: 'busy' });
   });
 
-  it('does nothing while the browser says offline (the sync fires again once online)', async () => {
-    const { scope, posted } = fakeScope({ onLine: false });
+  it('a call or a message does nothing while the browser says offline', async () => {
+    const { scope, posted, fire } = fakeScope({ onLine: false });
     const drainer = createServiceWorkerDrainer({ scope, database: 'shop' });
     await expect(drainer.drain()).resolves.toMatchObject({ reason: 'call', outcome: 'offline', left: 0 });
+    const [asked] = fire('message', { data: { type: 'oncely:drain', database: 'shop' } });
+    await expect(asked).resolves.toMatchObject({ reason: 'message', outcome: 'offline' });
     expect(posted).toEqual([]);
   });
+
+  it('a sync fired while the worker still says offline waits for it to say online, then drains', async () => {
+    const { scope, posted, fire } = fakeScope({ onLine: false, lockHeld: true });
+    const clock = fakeClock();
+    // The worker's navigator catches up with the browser's sync 300 ms later.
+    clock.at(300, () => {
+      (scope.navigator as { onLine: boolean }).onLine = true;
+    });
+    const reports: DrainReport[] = [];
+    const drainer = createServiceWorkerDrainer({
+      scope,
+      database: 'shop',
+      runtime: clock.runtime,
+      onDrain: (r) => reports.push(r),
+    });
+    const [kept] = fire('sync', { tag: 'oncely:shop' });
+    await expect(kept).resolves.toBeUndefined();
+    expect(reports.map((r) => [r.reason, r.outcome])).toEqual([['sync', 'busy']]);
+    expect(posted).toEqual([{ type: 'kick', from: drainer.owner }]);
+    expect(clock.nowMs()).toBeGreaterThanOrEqual(300);
+    expect(clock.nowMs()).toBeLessThan(1_000);
+  });
+
+  it('a sync that stays offline for its whole budget fails its event, so the browser fires it again', async () => {
+    const { scope, posted, fire } = fakeScope({ onLine: false, lockHeld: true });
+    const clock = fakeClock();
+    const reports: DrainReport[] = [];
+    createServiceWorkerDrainer({
+      scope,
+      database: 'shop',
+      budgetMs: 5_000,
+      runtime: clock.runtime,
+      onDrain: (r) => reports.push(r),
+    });
+    const [kept] = fire('sync', { tag: 'oncely:shop' });
+    await expect(kept).rejects.toThrow(/still offline after 5000 ms; asking for another sync/);
+    expect(reports.map((r) => [r.reason, r.outcome])).toEqual([['sync', 'offline']]);
+    expect(clock.nowMs()).toBeGreaterThanOrEqual(5_000);
+    expect(posted).toEqual([]);
+    // The browser's last chance is not failed: nothing would come after it.
+    const [last] = fire('sync', { tag: 'oncely:shop', lastChance: true });
+    await expect(last).resolves.toBeUndefined();
+  });
 });
+
+/** A clock that moves only when the code under test sleeps, with actions at chosen times. */
+function fakeClock() {
+  let nowMs = 0;
+  const actions: Array<{ atMs: number; run: () => void }> = [];
+  const runtime = {
+    now: () => nowMs,
+    sleep: async (ms: number) => {
+      nowMs += ms;
+      for (const action of actions.filter((a) => a.atMs <= nowMs)) {
+        actions.splice(actions.indexOf(action), 1);
+        action.run();
+      }
+    },
+  };
+  return {
+    runtime,
+    nowMs: () => nowMs,
+    at: (atMs: number, run: () => void) => actions.push({ atMs, run }),
+  };
+}

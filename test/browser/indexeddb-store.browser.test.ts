@@ -3,10 +3,11 @@
  * store contract, strict durability, and atomic updates across two tabs.
  */
 import { fileURLToPath } from 'node:url';
-import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { sampleRecord, storeContract } from '../../src/store/contract.js';
-import { type BrowserHarness, chromiumForSuite, startHarness } from '../helpers/browser.js';
+import { chromiumForSuite } from '../helpers/browser.js';
+import { useBrowserSuite } from '../helpers/browser-suite.js';
 import type { ContractReport, CounterReport, IncrementOptions, IncrementWindow } from './indexeddb-store.page.js';
 
 const SUITE = 'indexedDbStore in Chromium';
@@ -22,31 +23,8 @@ const expectedCases = storeContract({
 }).map((c) => c.name);
 
 describe.skipIf(executablePath === undefined)(SUITE, () => {
-  let harness: BrowserHarness | undefined;
-  const contexts: BrowserContext[] = [];
-
-  function started(): BrowserHarness {
-    if (harness === undefined) throw new Error('harness did not start');
-    return harness;
-  }
-
-  async function context(): Promise<BrowserContext> {
-    const c = await started().newContext();
-    contexts.push(c);
-    return c;
-  }
-
-  beforeAll(async () => {
-    if (executablePath === undefined) return;
-    harness = await startHarness({
-      executablePath,
-      entry: fileURLToPath(new URL('./indexeddb-store.page.ts', import.meta.url)),
-    });
-  }, 30_000);
-
-  afterAll(async () => {
-    await Promise.all(contexts.map((c) => c.close().catch(() => undefined)));
-    await harness?.close();
+  const { started, context } = useBrowserSuite(executablePath, {
+    entry: fileURLToPath(new URL('./indexeddb-store.page.ts', import.meta.url)),
   });
 
   function runContract(page: Page): Promise<ContractReport> {

@@ -6,41 +6,24 @@
  * request is cross-origin with a CORS preflight, as in production.
  */
 import { fileURLToPath } from 'node:url';
-import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ReferenceServer, type ReferenceServerOptions, startReferenceServer } from '../../src/testing.js';
-import { type BrowserHarness, chromiumForSuite, startHarness } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { ReferenceServer } from '../../src/testing.js';
+import { chromiumForSuite } from '../helpers/browser.js';
+import { useBrowserSuite } from '../helpers/browser-suite.js';
 import type { OutcomeSummary, PageRequest, PageStatus } from './offline-queue.page.js';
 
 const SUITE = 'browser client (offline queue) in Chromium';
 const executablePath = chromiumForSuite(SUITE);
 
 describe.skipIf(executablePath === undefined)(SUITE, () => {
-  let harness: BrowserHarness | undefined;
-  const contexts: BrowserContext[] = [];
-  const servers: ReferenceServer[] = [];
-  let databases = 0;
-
-  function started(): BrowserHarness {
-    if (harness === undefined) throw new Error('harness did not start');
-    return harness;
-  }
-
-  async function context(): Promise<BrowserContext> {
-    const c = await started().newContext();
-    contexts.push(c);
-    return c;
-  }
-
-  async function server(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
-    const s = await startReferenceServer(options);
-    servers.push(s);
-    return s;
-  }
+  const { started, context, server, database } = useBrowserSuite(executablePath, {
+    entry: fileURLToPath(new URL('./offline-queue.page.ts', import.meta.url)),
+  });
 
   /** The app's URL: its API and a database of its own (each test is a separate app). */
   function appPath(api: ReferenceServer, more: Record<string, string> = {}): string {
-    const query = new URLSearchParams({ api: api.url, db: `app-${Date.now()}-${++databases}`, ...more });
+    const query = new URLSearchParams({ api: api.url, db: database('app'), ...more });
     return `/?${query.toString()}`;
   }
 
@@ -74,23 +57,6 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
       .errors(page)
       .filter((e) => !e.includes('Failed to load resource'));
   }
-
-  beforeAll(async () => {
-    if (executablePath === undefined) return;
-    harness = await startHarness({
-      executablePath,
-      entry: fileURLToPath(new URL('./offline-queue.page.ts', import.meta.url)),
-    });
-  }, 30_000);
-
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close().catch(() => undefined)));
-    await Promise.all(servers.splice(0).map((s) => s.close()));
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-  });
 
   it('1. reload mid-flight: the payment resumes after the reload with the same key; one effect', async () => {
     const api = await server();

@@ -13,15 +13,10 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type ReferenceRequest,
-  type ReferenceResponse,
-  type ReferenceServer,
-  type ReferenceServerOptions,
-  startReferenceServer,
-} from '../../src/testing.js';
-import { type BrowserHarness, chromiumForSuite, startHarness } from '../helpers/browser.js';
+import { describe, expect, it } from 'vitest';
+import type { ReferenceRequest, ReferenceResponse, ReferenceServer } from '../../src/testing.js';
+import { chromiumForSuite } from '../helpers/browser.js';
+import { useBrowserSuite } from '../helpers/browser-suite.js';
 import type { RecordSummary } from './service-worker.page.js';
 
 const SUITE = 'service worker drainer in Chromium';
@@ -44,30 +39,13 @@ interface Chromium {
 }
 
 describe.skipIf(executablePath === undefined)(SUITE, () => {
-  let harness: BrowserHarness | undefined;
-  const contexts: BrowserContext[] = [];
-  const servers: ReferenceServer[] = [];
-  let databases = 0;
-
-  const started = (): BrowserHarness => {
-    if (harness === undefined) throw new Error('harness did not start');
-    return harness;
-  };
-
-  async function context(): Promise<BrowserContext> {
-    const c = await started().newContext();
-    contexts.push(c);
-    return c;
-  }
-
-  async function server(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
-    const s = await startReferenceServer(options);
-    servers.push(s);
-    return s;
-  }
+  const { started, context, server, database } = useBrowserSuite(executablePath, {
+    entry: fileURLToPath(new URL('./service-worker.page.ts', import.meta.url)),
+    workers: { '/sw.js': fileURLToPath(new URL('./service-worker.sw.ts', import.meta.url)) },
+  });
 
   function appPath(api: ReferenceServer, more: Record<string, string> = {}): { path: string; db: string } {
-    const db = `sw-${Date.now()}-${++databases}`;
+    const db = database('sw');
     return { path: `/?${new URLSearchParams({ api: api.url, db, ...more }).toString()}`, db };
   }
 
@@ -142,24 +120,6 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
   const effectsDone = (api: ReferenceServer, keys: string[]) => () =>
     keys.every((k) => api.ledger.effectCount(k) === 1);
 
-  beforeAll(async () => {
-    if (executablePath === undefined) return;
-    harness = await startHarness({
-      executablePath,
-      entry: fileURLToPath(new URL('./service-worker.page.ts', import.meta.url)),
-      workers: { '/sw.js': fileURLToPath(new URL('./service-worker.sw.ts', import.meta.url)) },
-    });
-  }, 30_000);
-
-  afterEach(async () => {
-    await Promise.all(contexts.splice(0).map((c) => c.close().catch(() => undefined)));
-    await Promise.all(servers.splice(0).map((s) => s.close()));
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-  });
-
   it('1. queued offline, every page closed, back online: the worker sends each once within 2 s, a later page lists them succeeded', async () => {
     const api = await server({ handle: slow(10) });
     const ctx = await context();
@@ -182,7 +142,13 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     const later = await appPage(ctx, path);
     const stored = await records(later, keys);
     expect(stored.map((r) => r.state)).toEqual(keys.map(() => 'succeeded'));
-    expect(stored.every((r) => r.attempts.length === 1 && WORKER_OWNER.test(r.attempts[0]?.owner ?? ''))).toBe(true);
+    // One attempt each that may have reached the server, all by the worker. A try made while Chromium was still
+    // lifting its offline emulation for the worker is recorded too, as provably unsent (`not_sent`).
+    const senders = stored.map((r) => ({
+      sent: r.attempts.filter((a) => a.class !== 'not_sent').length,
+      byWorker: r.attempts.every((a) => WORKER_OWNER.test(a.owner)),
+    }));
+    expect(senders).toEqual(keys.map(() => ({ sent: 1, byWorker: true })));
     expect(api.ledger.totalEffects()).toBe(10);
   });
 
@@ -258,7 +224,15 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     );
     const chromium = await chromiumOf(ctx, started().url);
     await ctx.setOffline(false);
-    await api.waitForRequests(1);
+    // On a loaded machine the 300 ms budget can run out before the worker's first send (its sync then fails, and
+    // Chromium would retry it minutes later): fire syncs, as Chromium's own retries would, until it has sent one.
+    const end = Date.now() + 30_000;
+    while (api.ledger.requests.length === 0) {
+      if (Date.now() > end) throw new Error('the worker sent nothing in 30 s of syncs');
+      await new Promise((r) => setTimeout(r, 250));
+      // A sync that ends with work left fails its event; that is not this test's concern.
+      if (api.ledger.requests.length === 0) await chromium.sync(`oncely:${db}`).catch(() => undefined);
+    }
     // The worker is draining: a page opens (it waits for the lock) and keeps asking the worker to drain,
     // while more syncs fire, the pattern that charged Workbox users twice.
     const page = await appPage(ctx, path);
@@ -313,8 +287,10 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     const later = await appPage(ctx, path);
     const [record] = await records(later, [key ?? '']);
     expect(record?.state).toBe('succeeded');
-    expect(record?.attempts.map((a) => a.class)).toEqual(['ambiguous', 'completed']);
-    const [stopped, next] = record?.attempts.map((a) => a.owner) ?? [];
+    // Those that may have reached the server (a try made while Chromium lifted its offline emulation is `not_sent`).
+    const sent = record?.attempts.filter((a) => a.class !== 'not_sent') ?? [];
+    expect(sent.map((a) => a.class)).toEqual(['ambiguous', 'completed']);
+    const [stopped, next] = sent.map((a) => a.owner);
     expect(stopped).toMatch(WORKER_OWNER);
     expect(next).toMatch(WORKER_OWNER);
     expect(next).not.toBe(stopped);

@@ -1,5 +1,5 @@
 /**
- * README's "Architecture" section lists every module of `src/`, one line each
+ * docs/architecture.md ("Layers, and every module") lists every module of `src/`, one line each
  * (a line naming a directory, `store/file/`, covers the files in it), and
  * names nothing that does not exist: the map a reader gets is the code.
  */
@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SRC = join(ROOT, 'src');
+const MODULES_HEADING = 'Layers, and every module';
 
 function modules(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -18,9 +19,9 @@ function modules(dir: string): string[] {
   });
 }
 
-/** The module names listed in the README's Architecture tree (first word of each line, after the tree drawing). */
-function listedModules(readme: string): string[] {
-  const section = readme.split(/^## Architecture$/m)[1]?.split(/^## /m)[0];
+/** The module names listed in the tree under `heading` (first word of each line, after the tree drawing). */
+function listedModules(doc: string, heading = MODULES_HEADING): string[] {
+  const section = doc.split(new RegExp(`^## ${heading}$`, 'm'))[1]?.split(/^## /m)[0];
   if (section === undefined) return [];
   const tree = section.split('```')[1] ?? '';
   return tree
@@ -38,9 +39,13 @@ function compare(listed: string[], actual: string[]): { unlisted: string[]; miss
   };
 }
 
-describe('README architecture', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const listed = listedModules(readme);
+describe('docs/architecture.md', () => {
+  const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const listed = listedModules(doc);
+
+  it('is linked from the README', () => {
+    expect(readFileSync(join(ROOT, 'README.md'), 'utf8')).toContain('](docs/architecture.md)');
+  });
 
   it('lists every module of src/ and nothing that is not there', () => {
     expect(listed.length).toBeGreaterThan(30);
@@ -56,7 +61,10 @@ describe('README architecture', () => {
     });
     expect(compare(['client.ts', 'gone.ts'], ['client.ts'])).toEqual({ unlisted: [], missing: ['gone.ts'] });
     expect(
-      listedModules('## Architecture\n\n```\nsrc/\n├── client.ts     composition\n│   └── flow/  the loop\n```\n'),
+      listedModules(
+        '## Modules\n\n```\nsrc/\n├── client.ts     composition\n│   └── flow/  the loop\n```\n',
+        'Modules',
+      ),
     ).toEqual(['client.ts', 'flow/']);
   });
 });

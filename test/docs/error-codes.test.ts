@@ -1,19 +1,36 @@
 /**
- * The README's list of error codes is the code's: every code an OncelyError
- * can carry (each has a default remediation, keyed by code) is listed, and
- * nothing else. A code added without its line fails here.
+ * The lists of error codes, in the README's Errors table and in
+ * docs/errors.md, are the code's: every code an OncelyError can carry (each
+ * has a default remediation, keyed by code) is listed, and nothing else. A
+ * code added without its line fails here.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REMEDIATION } from '../../src/errors.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+/** The codes in the `code` row of a markdown table whose rows read `| field | on | meaning |`. */
+function listedCodes(markdown: string): string[] | undefined {
+  const row = markdown.split('\n').find((line) => line.startsWith('| `code` | all |'));
+  if (row === undefined) return undefined;
+  return [...(row.split('|')[3] ?? '').matchAll(/`([a-z_]+)`/g)].map((m) => m[1] ?? '');
+}
 
-describe('README: error codes', () => {
+describe.each(['README.md', 'docs/errors.md'])('%s: error codes', (file) => {
+  const text = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+
   it('lists exactly the codes an OncelyError can carry', () => {
-    const row = README.split('\n').find((line) => line.startsWith('| `code` | all |'));
-    expect(row, 'the `code` row of the Errors table').toBeDefined();
-    const listed = [...(row ?? '').split('|')[3]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
-    expect([...listed].sort()).toEqual(Object.keys(DEFAULT_REMEDIATION).sort());
+    const listed = listedCodes(text);
+    expect(listed, 'the `code` row of the Errors table').toBeDefined();
+    expect([...(listed ?? [])].sort()).toEqual(Object.keys(DEFAULT_REMEDIATION).sort());
+  });
+});
+
+describe('listedCodes', () => {
+  it('reads the codes of the row, and misses a table without one', () => {
+    expect(listedCodes('| field | on | meaning |\n|---|---|---|\n| `code` | all | `a_b`, `c` |\n')).toEqual([
+      'a_b',
+      'c',
+    ]);
+    expect(listedCodes('| `state` | all | `x` |')).toBeUndefined();
   });
 });

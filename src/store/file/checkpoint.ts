@@ -97,7 +97,7 @@ export async function checkpoint(path: string, records: DirSync, options: Checkp
     if (recent.size > RECENT_NAMES) recent.delete(recent.values().next().value as string);
     if (resyncAll && resync !== undefined) return resync(name).catch(failedSync);
     // Through a descriptor opened now: Linux reports a write-back error to the first fsync after it,
-    // so if another process's fsync saw it first, this one succeeds (see README, file store durability).
+    // so if another process's fsync saw it first, this one succeeds (see docs/stores.md, file store durability).
     try {
       await syncFileAt(join(records.path, name));
     } catch (error) {
@@ -153,7 +153,7 @@ async function syncFileAt(path: string): Promise<void> {
  * Renames the segment at `path` to its `RESYNC_SUFFIX` name (made durable),
  * unless it has it already; resolves with the name it has then. Best
  * effort: when the rename fails, undefined, and the segment stays under its
- * name (then a later checkpoint trusts its fsyncs: a limit the README states).
+ * name (then a later checkpoint trusts its fsyncs: a limit docs/stores.md states).
  */
 async function markForResync(path: string): Promise<string | undefined> {
   if (needsResync(path)) return path;

@@ -7,7 +7,7 @@
  * relaxed ones) into its segment, synchronously, without an fsync: the page
  * cache keeps them for whoever settles the segment next (recovery.ts), as it
  * keeps a shared store's renamed files. Only a crash or a power cut loses
- * them then, as the README's table says.
+ * them then, as the table of docs/stores.md says.
  */
 
 /** A journal as the write at exit sees it. */

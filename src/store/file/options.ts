@@ -57,7 +57,7 @@ export interface FileStoreOptions {
    * `OwnedStoreError` (`code` `'store_owned'`). A crashed owner is taken
    * over at once (one in another container once its claim stopped changing
    * for `staleLockMs`), after its journal is replayed. A relaxed write may be
-   * lost by a process crash too, not only a power cut (README, "Durability,
+   * lost by a process crash too, not only a power cut (docs/stores.md, "Durability,
    * step by step"). All processes using the directory must run an oncely
    * version that knows this option.
    * @default false (shared: processes write the same directory, one claim file per write)
