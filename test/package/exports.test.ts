@@ -30,20 +30,28 @@ describe('package exports', () => {
       './server',
       './service-worker',
       './store',
+      './tanstack-query',
       './testing',
     ]);
   });
 
-  it.each(['.', './browser', './node', './postgres', './server', './service-worker', './store', './testing'])(
-    '%s points at built JS and types that exist',
-    (subpath) => {
-      const target = pkg.exports[subpath];
-      expect(typeof target).toBe('object');
-      if (typeof target !== 'object') return;
-      expect(existsSync(`${root}${target.default}`)).toBe(true);
-      expect(existsSync(`${root}${target.types}`)).toBe(true);
-    },
-  );
+  it.each([
+    '.',
+    './browser',
+    './node',
+    './postgres',
+    './server',
+    './service-worker',
+    './store',
+    './tanstack-query',
+    './testing',
+  ])('%s points at built JS and types that exist', (subpath) => {
+    const target = pkg.exports[subpath];
+    expect(typeof target).toBe('object');
+    if (typeof target !== 'object') return;
+    expect(existsSync(`${root}${target.default}`)).toBe(true);
+    expect(existsSync(`${root}${target.types}`)).toBe(true);
+  });
 
   // The runtime names of each entry, exactly: a name added or removed is an
   // API change and must show up here (types are not runtime names).
@@ -105,6 +113,7 @@ describe('package exports', () => {
       'memoryIdempotencyStore',
     ],
     'oncely/service-worker': [...CORE, 'createServiceWorkerDrainer'],
+    'oncely/tanstack-query': ['OUTBOX_STATES', 'createMutationHandlers', 'mutationOptions', 'outboxQueryOptions'],
   };
 
   it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {
