@@ -173,11 +173,14 @@ async function turns(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Resolves once `check()` holds, looking again after each turn of the event loop (no clock). */
-async function untilTrue(check: () => boolean, turns = 1_000): Promise<void> {
+/**
+ * Resolves once `check()` holds, looking again every few milliseconds (timer turns, not immediate ones: the file
+ * store's I/O finishes on libuv's thread pool, which a loaded machine keeps busy for longer than immediate turns).
+ */
+async function untilTrue(check: () => boolean, turns = 2_000): Promise<void> {
   for (let i = 0; i < turns; i++) {
     if (check()) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error('the condition never held');
 }

@@ -32,10 +32,12 @@ function counted(options: ReturnType<typeof outboxQueryOptions>) {
   };
 }
 
+// Short timer turns rather than setImmediate ones: the file store's reads finish on libuv's thread pool, which a
+// loaded machine can keep busy for longer than thousands of immediate turns take.
 async function turnsUntil(check: () => boolean, turns = 2_000): Promise<void> {
   for (let i = 0; i < turns; i++) {
     if (check()) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error('the condition never held');
 }
