@@ -14,6 +14,8 @@ export type {
   AttemptSummary,
   OmittedAttempts,
   OperationRecord,
+  Reconciliation,
+  ReconcileVerdict,
   StoredAnswer,
   StoredBody,
   StoredFailure,
