@@ -23,6 +23,7 @@ export type {
   OutcomeSucceeded,
   ResumeOptions,
   SendResult,
+  SettleOutcome,
 } from './client-api.js';
 export type { AnyOncelyError, OncelyErrorCode, OncelyErrorsByCode, OncelyErrorUnion } from './errors.js';
 export {
@@ -54,12 +55,21 @@ export type {
   AttemptSummary,
   OperationRecord,
   OperationState,
+  Reconciliation,
+  ReconcileVerdict,
   StopReason,
   StoredBody,
   StoredResult,
 } from './model.js';
 export type { BudgetOptions, PolicyOptions, ResolvedPolicy } from './options.js';
 export type { JitterKind } from './policy/backoff.js';
+export type {
+  ProviderAnswer,
+  ReconcileAnswer,
+  ReconcileContext,
+  ReconciledResult,
+  ReconcileHook,
+} from './policy/reconcile.js';
 export type { BodyRule, HeaderRule, ProviderProfile } from './policy/profiles.js';
 export { defineProfile, ietfProfile, stripeProfile } from './policy/profiles.js';
 export type { ProviderErrorFields } from './policy/provider-errors.js';
