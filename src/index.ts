@@ -55,14 +55,17 @@ export type {
   AttemptSummary,
   OperationRecord,
   OperationState,
-  Reconciliation,
   ReconcileVerdict,
+  Reconciliation,
   StopReason,
   StoredBody,
   StoredResult,
 } from './model.js';
 export type { BudgetOptions, PolicyOptions, ResolvedPolicy } from './options.js';
 export type { JitterKind } from './policy/backoff.js';
+export type { BodyRule, HeaderRule, ProviderProfile } from './policy/profiles.js';
+export { defineProfile, ietfProfile, stripeProfile } from './policy/profiles.js';
+export type { ProviderErrorFields } from './policy/provider-errors.js';
 export type {
   ProviderAnswer,
   ReconcileAnswer,
@@ -70,9 +73,6 @@ export type {
   ReconciledResult,
   ReconcileHook,
 } from './policy/reconcile.js';
-export type { BodyRule, HeaderRule, ProviderProfile } from './policy/profiles.js';
-export { defineProfile, ietfProfile, stripeProfile } from './policy/profiles.js';
-export type { ProviderErrorFields } from './policy/provider-errors.js';
 export type { Runtime } from './runtime.js';
 export type { MemoryStore, MemoryStoreOptions } from './store/memory.js';
 export { memoryStore } from './store/memory.js';

@@ -11,12 +11,7 @@ import { type EndpointPattern, parseEndpointPattern, selectEndpoint } from './po
 import type { GateSettings } from './policy/gate.js';
 import { validatePolicy } from './policy/policy-schema.js';
 import { builtInProfiles, type ProviderProfile } from './policy/profiles.js';
-import {
-  DEFAULT_RECHECK,
-  type ProviderAnswer,
-  type RecheckSettings,
-  type ReconcileHook,
-} from './policy/reconcile.js';
+import { DEFAULT_RECHECK, type ProviderAnswer, type RecheckSettings, type ReconcileHook } from './policy/reconcile.js';
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
   type RequestPolicy,

@@ -94,7 +94,9 @@ export function readAnswer(answer: unknown): ReconcileAnswer | { invalid: string
     }
     const status = (result as ReconciledResult | undefined)?.status;
     if (status !== undefined && !(Number.isInteger(status) && status >= 200 && status < 300)) {
-      return { invalid: `reconcile answered { applied: true } with result.status ${String(status)} (a 2xx is required)` };
+      return {
+        invalid: `reconcile answered { applied: true } with result.status ${String(status)} (a 2xx is required)`,
+      };
     }
     return answer as ReconcileAnswer;
   }

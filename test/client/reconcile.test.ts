@@ -113,7 +113,14 @@ describe('the reconcile hook, called when an operation would end unknown', () =>
     expect(s.asked).toHaveLength(1);
     expect(s.asked[0]).toMatchObject({ key: 'key-order-1', reference: 'order-1', checks: 0, withinKeyRetention: true });
     expect(s.reconciled).toEqual([
-      { key: 'key-order-1', by: 'hook', verdict: 'applied', state: 'succeeded', error: undefined, nextCheckAt: undefined },
+      {
+        key: 'key-order-1',
+        by: 'hook',
+        verdict: 'applied',
+        state: 'succeeded',
+        error: undefined,
+        nextCheckAt: undefined,
+      },
     ]);
     // A repeat send is answered from the store, without network.
     const again = await s.rt.run(s.client.send(pay('order-1')));
@@ -138,7 +145,7 @@ describe('the reconcile hook, called when an operation would end unknown', () =>
     expect(await s.client.get('key-order-2')).toBeUndefined();
   });
 
-  it("unknown: stays unknown; resume() rechecks when due, at most maxChecks times, on the injected clock", async () => {
+  it('unknown: stays unknown; resume() rechecks when due, at most maxChecks times, on the injected clock', async () => {
     const s = await setup(() => ({ applied: 'unknown' }), { recheck: { maxChecks: 3, delayMs: 60_000 } });
     s.server.script({ kind: 'reset-before-commit' });
     const error = await s.rt.run(s.client.send(pay('order-3'))).catch((e: unknown) => e);
@@ -294,7 +301,11 @@ describe('client.settle (a webhook)', () => {
     s.server.script({ kind: 'reset-before-commit' });
     await s.rt.run(s.client.send(pay('order-12'))).catch(() => undefined);
     const outcome = await s.client.settle('key-order-12', { applied: false });
-    expect(outcome).toMatchObject({ ok: false, state: 'failed', error: { reason: 'not_applied', mayHaveTakenEffect: false } });
+    expect(outcome).toMatchObject({
+      ok: false,
+      state: 'failed',
+      error: { reason: 'not_applied', mayHaveTakenEffect: false },
+    });
   });
 
   it('is refused while the operation is in flight, and the operation ends on its own answer', async () => {

@@ -6,7 +6,7 @@
  */
 import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.js';
 import type { OperationRecord } from '../../model.js';
-import { readAnswer, type ReconciledResult } from '../../policy/reconcile.js';
+import { type ReconciledResult, readAnswer } from '../../policy/reconcile.js';
 import { liveRule, policyOfRecord } from '../decide/policy-snapshot.js';
 import { checkDue, reconciledResult, settleRefusal } from '../decide/reconcile.js';
 import { checkWithHook, writeVerdict } from '../drive/reconcile.js';

@@ -66,7 +66,10 @@ export function policyOfRecord(endpoints: EndpointTable, record: OperationRecord
  * functions of a policy (`reconcile`, `providerId`) are not stored with a
  * record, so they come from here.
  */
-export function liveRule(endpoints: EndpointTable, record: Pick<OperationRecord, 'policy'>): ResolvedPolicy | undefined {
+export function liveRule(
+  endpoints: EndpointTable,
+  record: Pick<OperationRecord, 'policy'>,
+): ResolvedPolicy | undefined {
   const policy = endpoints.byName(record.policy);
   return policy.name === record.policy ? policy : undefined;
 }

@@ -9,16 +9,16 @@
 import {
   CREDENTIAL_HEADERS,
   type OperationRecord,
-  type Reconciliation,
   type ReconcileVerdict,
+  type Reconciliation,
   type StoredResult,
 } from '../../model.js';
 import {
   nextCheckAt,
+  type RecheckSettings,
   type ReconcileAnswer,
   type ReconcileContext,
   type ReconciledResult,
-  type RecheckSettings,
 } from '../../policy/reconcile.js';
 import { revise } from './revise.js';
 
@@ -31,7 +31,8 @@ export type Verdict = { by: 'hook' | 'settle'; answer: ReconcileAnswer } | { by:
 /** The provider ids seen in the attempts' answers, oldest first, each once. */
 export function providerIdsOf(record: Pick<OperationRecord, 'attempts'>): string[] {
   const ids: string[] = [];
-  for (const a of record.attempts) if (a.providerId !== undefined && !ids.includes(a.providerId)) ids.push(a.providerId);
+  for (const a of record.attempts)
+    if (a.providerId !== undefined && !ids.includes(a.providerId)) ids.push(a.providerId);
   return ids;
 }
 
@@ -97,7 +98,12 @@ export function applyVerdict(
   if (answer?.applied === true) {
     return revise(
       record,
-      { state: 'succeeded', result: reconciledResult(answer.result, nowMs), retainUntil: nowMs + retainMs, reconciliation },
+      {
+        state: 'succeeded',
+        result: reconciledResult(answer.result, nowMs),
+        retainUntil: nowMs + retainMs,
+        reconciliation,
+      },
       'failure',
     );
   }

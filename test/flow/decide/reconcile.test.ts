@@ -18,6 +18,7 @@ import {
   versionOf,
 } from '../../../src/flow/decide/reconcile.js';
 import type { AttemptRecord, OperationRecord } from '../../../src/model.js';
+import { EndpointTable, type PolicyOptions } from '../../../src/options.js';
 import { DEFAULT_RECHECK, nextCheckAt, readAnswer } from '../../../src/policy/reconcile.js';
 import { sampleRecord } from '../../../src/store.js';
 
@@ -87,7 +88,11 @@ describe('applyVerdict', () => {
   it('applied without a result: a 200 with no body', () => {
     const after = applyVerdict(unknownRecord(), { by: 'settle', answer: { applied: true } }, NOW, RECHECK, RETAIN_MS);
     expect(after.result).toEqual({ status: 200, headers: {}, replayed: false, receivedAt: NOW, reconciled: true });
-    expect(after.reconciliation).toEqual({ count: 1, checks: 0, history: [{ at: NOW, by: 'settle', verdict: 'applied' }] });
+    expect(after.reconciliation).toEqual({
+      count: 1,
+      checks: 0,
+      history: [{ at: NOW, by: 'settle', verdict: 'applied' }],
+    });
   });
 
   it('not applied: failed, reason not_applied, and nothing may have taken effect any more', () => {
@@ -101,7 +106,7 @@ describe('applyVerdict', () => {
     expect(after.result).toBeUndefined();
   });
 
-  it("unknown: stays unknown with the next check due, doubling, capped, and none once maxChecks are spent", () => {
+  it('unknown: stays unknown with the next check due, doubling, capped, and none once maxChecks are spent', () => {
     let record = unknownRecord();
     const due: Array<number | undefined> = [];
     for (let i = 0; i < 4; i++) {
@@ -116,7 +121,13 @@ describe('applyVerdict', () => {
   });
 
   it('a hook that failed: unknown, with why, and a check scheduled; kept in the store until it is due', () => {
-    const after = applyVerdict(unknownRecord(), { by: 'hook', error: 'reconcile threw: boom' }, NOW, RECHECK, RETAIN_MS);
+    const after = applyVerdict(
+      unknownRecord(),
+      { by: 'hook', error: 'reconcile threw: boom' },
+      NOW,
+      RECHECK,
+      RETAIN_MS,
+    );
     expect(after.state).toBe('unknown');
     expect(after.reconciliation).toEqual({
       count: 1,
@@ -223,5 +234,35 @@ describe('settle refuses what is not unknown', () => {
     const why = settleRefusal(unknownRecord({ state }));
     if (refusal === undefined) expect(why).toBeUndefined();
     else expect(why).toMatch(refusal);
+  });
+});
+
+describe('the rule options, checked at construction', () => {
+  it.each([
+    [{ reconcile: 'yes' }, 'endpoints["POST /payments"].reconcile', /must be a function/],
+    [{ providerId: 1 }, 'endpoints["POST /payments"].providerId', /must be a function/],
+    [{ recheck: { maxChecks: 0 } }, 'endpoints["POST /payments"].recheck.maxChecks', /./],
+    [{ recheck: { delayMs: 10, maxDelayMs: 5 } }, 'endpoints["POST /payments"].recheck.maxDelayMs', /delayMs \(10\)/],
+    [{ recheck: { every: 1 } }, 'endpoints["POST /payments"].recheck.every', /maxChecks, delayMs, maxDelayMs|unknown/],
+  ])('%j is refused, naming the field', (rule, field, why) => {
+    const error = (() => {
+      try {
+        new EndpointTable({}, { 'POST /payments': rule as PolicyOptions });
+      } catch (e) {
+        return e as { field?: string; message: string };
+      }
+      return undefined;
+    })();
+    expect(error?.field).toBe(field);
+    expect(error?.message).toMatch(why);
+  });
+
+  it('resolves the recheck defaults under the rule, and knows whether any rule reconciles', () => {
+    const reconcile = () => ({ applied: 'unknown' as const });
+    const table = new EndpointTable({ recheck: { delayMs: 30_000 } }, { 'POST /payments': { reconcile } });
+    expect(table.reconciles).toBe(true);
+    expect(table.byName('POST /payments').recheck).toEqual({ maxChecks: 5, delayMs: 30_000, maxDelayMs: 3_600_000 });
+    expect(table.byName('POST /payments').reconcile).toBe(reconcile);
+    expect(new EndpointTable({}, { 'POST /payments': {} }).reconciles).toBe(false);
   });
 });
