@@ -11,7 +11,7 @@ import { type EndpointPattern, parseEndpointPattern, selectEndpoint } from './po
 import type { GateSettings } from './policy/gate.js';
 import { validatePolicy } from './policy/policy-schema.js';
 import { builtInProfiles, type ProviderProfile } from './policy/profiles.js';
-import { DEFAULT_RECHECK, type ProviderAnswer, type RecheckSettings, type ReconcileHook } from './policy/reconcile.js';
+import type { ProviderAnswer, RecheckSettings, ReconcileHook } from './policy/reconcile.js';
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
   type RequestPolicy,
@@ -205,6 +205,7 @@ export const DEFAULT_POLICY = {
   budget: { capacity: 10, ratio: 0.1, probeIntervalMs: 1_000, rampMs: 500, per: 'host' as const },
   otherStatus: 'permanent' as AttemptClass,
   maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
+  recheck: { maxChecks: 5, delayMs: 60_000, maxDelayMs: 3_600_000 },
 } as const;
 
 /** Merges endpoint options over the default options over built-in defaults. */
@@ -238,7 +239,7 @@ export function resolvePolicy(name: string, defaults: PolicyOptions, endpoint: P
     otherStatus: pick('otherStatus') ?? DEFAULT_POLICY.otherStatus,
     sendKey: pick('sendKey'),
     reconcile: pick('reconcile'),
-    recheck: { ...DEFAULT_RECHECK, ...defaults.recheck, ...endpoint.recheck },
+    recheck: { ...DEFAULT_POLICY.recheck, ...defaults.recheck, ...endpoint.recheck },
     providerId: pick('providerId'),
     ...resolveRequestPolicy(name, pick, profile),
   };

@@ -260,16 +260,8 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     },
 
     sweep: () => core.sweep(),
-    async reconcile(key) {
-      const outcome = await core.reconcile(key);
-      announceChange();
-      return outcome;
-    },
-    async settle(key, outcome) {
-      const settled = await core.settle(key, outcome);
-      announceChange();
-      return settled;
-    },
+    reconcile: (key) => core.reconcile(key).finally(announceChange),
+    settle: (key, outcome) => core.settle(key, outcome).finally(announceChange),
     policyFor: (method, url) => core.policyFor(method, url),
     on: (event, fn) => listen(emitter, core, event, fn),
     subscribe: views.subscribe,

@@ -123,11 +123,6 @@ export function validatePolicy(input: unknown, prefix: string): PolicyOptions {
   if (base !== undefined && max !== undefined && max < base) {
     throw new InvalidOptionsError(`${prefix}.backoff.maxDelayMs`, `must be >= backoff.baseDelayMs (${base})`);
   }
-  const delay = options.recheck?.delayMs;
-  const maxDelay = options.recheck?.maxDelayMs;
-  if (delay !== undefined && maxDelay !== undefined && maxDelay < delay) {
-    throw new InvalidOptionsError(`${prefix}.recheck.maxDelayMs`, `must be >= recheck.delayMs (${delay})`);
-  }
   checkRequestPolicy(options, prefix);
   return options;
 }

@@ -64,8 +64,6 @@ export interface RecheckSettings {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RECHECK: RecheckSettings = { maxChecks: 5, delayMs: 60_000, maxDelayMs: 3_600_000 };
-
 /**
  * When check number `checks + 1` is due, `checks` having been made (the last
  * at `nowMs`); undefined once `maxChecks` are spent. Doubling from

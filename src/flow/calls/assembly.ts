@@ -24,8 +24,7 @@ import { ALWAYS_DENIED_HEADERS, type OncelyRequest } from '../request/operation.
 import { defaultTransport } from '../transport/transport.js';
 import { Admission } from './admission.js';
 import type { ClientCore } from './core.js';
-import { lazy } from './lazy.js';
-import type { SettleOutcome } from './reconcile.js';
+import { recheckDue, reconcile, type SettleOutcome, settle } from './reconcile.js';
 import { Remediation } from './remediation.js';
 import type { ResumeSummary } from './resume.js';
 import { type ResumePassOptions, resumePass } from './resume-pass.js';
@@ -106,15 +105,13 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     remediation,
     concurrency: options.concurrency ?? 8,
   };
-  // Loaded on first use: clients whose rules have no `reconcile` hook never need it.
-  const reconciling = lazy(() => import('./reconcile.js'), runtime);
   return {
     send: (request) => send(core, request),
     enqueue: (request) => enqueue(core, request),
     resume: async (resumeOptions) => {
       const summary = await resume(core, resumeOptions);
       // Rechecks of `unknown` operations whose time has come (flow/calls/reconcile.ts).
-      if (endpoints.reconciles && !shutdown.stopped) await (await reconciling()).recheckDue(core);
+      if (endpoints.reconciles && !shutdown.stopped) await recheckDue(core);
       return summary;
     },
     get: (key) => beforeSending(key, store.get(key)),
@@ -123,8 +120,8 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     retry: (key) => remediation.retry(key),
     discard: (key, force) => remediation.discard(key, force),
     sweep: () => remediation.sweep(),
-    reconcile: async (key) => (await reconciling()).reconcile(core, key),
-    settle: async (key, outcome) => (await reconciling()).settle(core, key, outcome),
+    reconcile: (key) => reconcile(core, key),
+    settle: (key, outcome) => settle(core, key, outcome),
     async close() {
       await loops.ended();
       await remediation.idle();

@@ -209,8 +209,7 @@ export async function drive(
       const hintMs =
         output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
-      const providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
-      if (providerId !== undefined) end.providerId = providerId;
+      end.providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
       const refused = hostRefused(output.observation);
       reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);
       // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.

@@ -13,6 +13,7 @@ import type { Engine } from '../engine/engine.js';
 import { leaseBoundMs } from '../engine/lease-watch.js';
 import { mayAttemptNow } from './before-attempt.js';
 import { drive } from './drive.js';
+import { checkWithHook } from './reconcile.js';
 import { type StartedAttempt, startAtOnce } from './start-at-once.js';
 import { pause } from './waits.js';
 
@@ -119,7 +120,7 @@ async function reconcileStopped(engine: Engine, record: OperationRecord): Promis
   const rule = liveRule(engine.endpoints, record);
   if (rule?.reconcile === undefined) return record;
   try {
-    return await (await engine.runtime.track(import('./reconcile.js'))).checkWithHook(engine, record, rule);
+    return await checkWithHook(engine, record, rule);
   } catch (error) {
     engine.events.emit('error', { error, event: 'reconcile' });
     return record;
