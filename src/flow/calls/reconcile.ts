@@ -15,6 +15,8 @@ import { guarded, type Outcome, outcomeOf } from './settle.js';
 import { liveProfile } from './settle-errors.js';
 import { beforeSending } from './store-failure.js';
 
+export { checkWithHook };
+
 /** What a webhook learned about an `unknown` operation (see `client.settle`). */
 export type SettleOutcome = { applied: true; result?: ReconciledResult | undefined } | { applied: false };
 

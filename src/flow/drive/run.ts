@@ -13,7 +13,6 @@ import type { Engine } from '../engine/engine.js';
 import { leaseBoundMs } from '../engine/lease-watch.js';
 import { mayAttemptNow } from './before-attempt.js';
 import { drive } from './drive.js';
-import { checkWithHook } from './reconcile.js';
 import { type StartedAttempt, startAtOnce } from './start-at-once.js';
 import { pause } from './waits.js';
 
@@ -113,14 +112,14 @@ export async function runOperation(
 /**
  * An operation this loop has just stopped `unknown`, under a rule with a
  * `reconcile` hook: the hook is asked at once (flow/drive/reconcile.ts,
- * loaded only then). The stop is already stored: a check that fails to be
+ * through the engine, which loads it only then). The stop is already stored: a check that fails to be
  * written leaves it `unknown`, reported as an `error` event.
  */
 async function reconcileStopped(engine: Engine, record: OperationRecord): Promise<OperationRecord> {
   const rule = liveRule(engine.endpoints, record);
-  if (rule?.reconcile === undefined) return record;
+  if (rule?.reconcile === undefined || engine.reconcileStopped === undefined) return record;
   try {
-    return await checkWithHook(engine, record, rule);
+    return await engine.reconcileStopped(record, rule);
   } catch (error) {
     engine.events.emit('error', { error, event: 'reconcile' });
     return record;
