@@ -89,8 +89,10 @@ function faultsFor(kind: FailureKind): Fault[] {
   const match = { method: 'POST', path: PAYMENTS_PATH };
   if (kind === 'status-503') return [{ kind: 'status', status: 503, retryAfter: 1, match }];
   // Every attempt the policy allows is charged (or replayed) and its answer lost: the client ends `unknown`.
+  // Dropped, not reset: a browser resends a POST on its own after a reset of a kept-alive socket, which would
+  // spend one of these on a request the client never made.
   if (kind === 'unknown') {
-    return Array.from({ length: DEMO_POLICY.maxAttempts ?? 5 }, () => ({ kind: 'reset-after-commit', match }));
+    return Array.from({ length: DEMO_POLICY.maxAttempts ?? 5 }, () => ({ kind: 'drop-after-commit', match }));
   }
   return [{ kind, match }];
 }
