@@ -30,8 +30,8 @@ export async function reconcile(core: ClientCore, key: string): Promise<Outcome>
   const { engine, remediation } = core;
   const record = await beforeSending(key, engine.store.get(key));
   if (record === undefined) throw new NotFoundError(key);
-  const refusal = settleRefusal(record);
-  if (refusal !== undefined) throw new InvalidStateError(key, record.state, refusal.replace('settle', 'reconcile'));
+  const refusal = settleRefusal(record, 'reconcile');
+  if (refusal !== undefined) throw new InvalidStateError(key, record.state, refusal);
   const rule = liveRule(engine.endpoints, record);
   if (rule?.reconcile !== undefined) return outcome(core, await checkWithHook(engine, record, rule));
   const policy = policyOfRecord(engine.endpoints, record);

@@ -60,13 +60,16 @@ export function checkDue(record: OperationRecord, nowMs: number): boolean {
   return r === undefined || (r.nextCheckAt !== undefined && r.nextCheckAt <= nowMs);
 }
 
-/** Why `settle(key, …)` must refuse `record`, if it must: only an `unknown` operation can be confirmed or refuted. */
-export function settleRefusal(record: OperationRecord): string | undefined {
+/**
+ * Why `settle(key, …)` (or `reconcile(key)`, the `call`) must refuse
+ * `record`, if it must: only an `unknown` operation can be confirmed or refuted.
+ */
+export function settleRefusal(record: OperationRecord, call = 'settle'): string | undefined {
   if (record.state === 'unknown') return undefined;
   if (record.state === 'pending' || record.state === 'in_flight') {
-    return `Operation ${record.key} is still being driven (${record.state}): its own answer may yet come; settle it once it ends unknown`;
+    return `Operation ${record.key} is still being driven (${record.state}): its own answer may yet come; ${call} it once it ends unknown`;
   }
-  return `Operation ${record.key} is already final (${record.state}); settle confirms or refutes only an unknown operation`;
+  return `Operation ${record.key} is already final (${record.state}); ${call} applies only to an unknown operation`;
 }
 
 /**
