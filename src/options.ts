@@ -138,7 +138,7 @@ export interface PolicyOptions extends RequestPolicyOptions {
   /**
    * Reads the provider's id for the operation from any answer to it (kept
    * on the attempt as `providerId`, given to `reconcile` as `providerIds`).
-   * @default the JSON body's string `id`
+   * @default the string `id` of a non-2xx JSON answer (a 2xx is kept whole as the result)
    * @example { providerId: (a) => (a.data as { payment_intent?: { id?: string } })?.payment_intent?.id }
    */
   providerId?: (answer: ProviderAnswer) => string | undefined;

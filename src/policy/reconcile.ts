@@ -74,7 +74,7 @@ export function nextCheckAt(settings: RecheckSettings, checks: number, nowMs: nu
   return nowMs + Math.min(settings.maxDelayMs, settings.delayMs * 2 ** Math.max(0, checks - 1));
 }
 
-/** The default `providerId`: a string `id` at the top of a JSON body (Stripe, Adyen's `pspReference` aside). */
+/** The default `providerId`: a string `id` at the top of a JSON body. */
 export function bodyId(answer: ProviderAnswer): string | undefined {
   const data = answer.data as { id?: unknown } | null | undefined;
   return typeof data === 'object' && data !== null && typeof data.id === 'string' && data.id !== ''

@@ -1,6 +1,7 @@
 /**
  * The provider's id for an operation, read from an attempt's answer by the
- * rule's `providerId` (default: the JSON body's string `id`). Kept on the
+ * rule's `providerId` (default: the JSON body's string `id` of a non-2xx
+ * answer; a 2xx is kept whole as the result). Kept on the
  * attempt, so a `reconcile` hook can look the operation up by it after the
  * provider forgot the key: a 500 that still names the payment it created
  * is the best lead an `unknown` operation has.
@@ -20,9 +21,11 @@ export function providerIdOf(
 ): string | undefined {
   const observation = output.observation;
   if (observation.kind !== 'response') return undefined;
+  // The default reads a JSON `id`, of an answer that does not settle the operation: a 2xx keeps its whole body
+  // as the result (the id with it), so the common path reads nothing more. A body without `"id"` is not parsed.
+  if (extractor === undefined && observation.status >= 200 && observation.status < 300) return undefined;
   const json = isJsonType(output.headers['content-type']);
   const bytes = output.bytes;
-  // The default reads a JSON `id`: a body without one is not parsed at all.
   if (extractor === undefined && (!json || bytes === undefined || bytes.length > MAX_SCANNED_BYTES)) return undefined;
   let data: unknown;
   if (bytes !== undefined && bytes.length > 0 && bytes.length <= MAX_SCANNED_BYTES) {

@@ -1,6 +1,6 @@
 /**
  * The provider's id read from an attempt's answer: the default reads a
- * JSON body's string `id` (and parses nothing else), a rule's extractor
+ * non-2xx JSON body's string `id` (and parses nothing else), a rule's extractor
  * sees every answer, and neither can break the attempt.
  */
 import { describe, expect, it } from 'vitest';
@@ -20,16 +20,18 @@ function answer(status: number, body: string | undefined, type = 'application/js
 
 describe('providerIdOf', () => {
   it.each([
-    ['a 201 with an id', answer(201, '{"id":"pi_1","amount":4800}'), 'pi_1'],
+    // A 2xx is kept whole as the result (its id with it): the default parses nothing more on that path.
+    ['a 201 with an id', answer(201, '{"id":"pi_1","amount":4800}'), undefined],
+    ['a 409 naming the payment', answer(409, '{"id":"pi_1","amount":4800}'), 'pi_1'],
     ['a 500 naming the payment', answer(500, '{"id":"pi_2","error":"internal"}'), 'pi_2'],
     ['problem+json', answer(502, '{"id":"evt_3"}', 'application/problem+json'), 'evt_3'],
-    ['an id that is not a string', answer(201, '{"id":42}'), undefined],
-    ['an empty id', answer(201, '{"id":""}'), undefined],
-    ['an id nested, not at the top', answer(201, '{"data":{"id":"x"}}'), undefined],
+    ['an id that is not a string', answer(500, '{"id":42}'), undefined],
+    ['an empty id', answer(500, '{"id":""}'), undefined],
+    ['an id nested, not at the top', answer(500, '{"data":{"id":"x"}}'), undefined],
     ['no body', answer(204, undefined), undefined],
-    ['text', answer(200, 'id: pi_4', 'text/plain'), undefined],
+    ['text', answer(500, 'id: pi_4', 'text/plain'), undefined],
     ['broken JSON', answer(500, '{"id":"pi_5"', 'application/json'), undefined],
-    ['a body over 16 KiB', answer(201, JSON.stringify({ id: 'pi_6', pad: 'x'.repeat(16_384) })), undefined],
+    ['a body over 16 KiB', answer(500, JSON.stringify({ id: 'pi_6', pad: 'x'.repeat(16_384) })), undefined],
   ])('by default: %s', (_, output, id) => {
     expect(providerIdOf(output, undefined)).toBe(id);
   });
