@@ -182,6 +182,18 @@ describe('the reconcile hook, called when an operation would end unknown', () =>
     expect(s.asked).toHaveLength(4);
   });
 
+  it('a check the loop schedules sooner than the next look at the store is made on time', async () => {
+    const s = await setup(() => ({ applied: 'unknown' }), { recheck: { delayMs: 5_000 } });
+    // A pass with nothing to check: the next look at the store would be a minute away.
+    await s.rt.run(s.client.resume());
+    s.server.script({ kind: 'reset-before-commit' });
+    await s.rt.run(s.client.send(pay('order-3b'))).catch(() => undefined);
+    expect(s.asked).toHaveLength(1);
+    await s.rt.advance(5_000);
+    await s.rt.run(s.client.resume());
+    expect(s.asked).toHaveLength(2);
+  });
+
   it('a throwing hook: unknown, the error reported (event and history), a check scheduled; the next one settles it', async () => {
     let fail = true;
     const s = await setup((context, payments) => {

@@ -97,7 +97,7 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     connectivity: options.connectivity ?? navigatorConnectivity(),
     mayAttempt: options.mayAttempt,
     leases: new LeaseWatch(runtime),
-    reconcileStopped: async (record, rule) => (await reconciling()).checkWithHook(engine, record, rule),
+    reconcileStopped: async (record, rule) => (await reconciling()).checkStopped(core, record, rule),
   };
   const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
   const loops = new Loops(engine, options.dispatch);

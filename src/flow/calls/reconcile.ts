@@ -15,8 +15,6 @@ import { guarded, type Outcome, outcomeOf } from './settle.js';
 import { liveProfile } from './settle-errors.js';
 import { beforeSending } from './store-failure.js';
 
-export { checkWithHook };
-
 /** What a webhook learned about an `unknown` operation (see `client.settle`). */
 export type SettleOutcome = { applied: true; result?: ReconciledResult | undefined } | { applied: false };
 
@@ -82,14 +80,34 @@ export async function settle(core: ClientCore, key: string, given: SettleOutcome
 }
 
 /**
+ * The longest a client goes without looking for due checks while `resume()`
+ * is called (an operation that ended `unknown` elsewhere is found then).
+ */
+export const RECHECK_LOOK_MS = 60_000;
+
+/** Per client: when `recheckDue` next looks at the store (on the client's clock). */
+const nextLookAt = new WeakMap<ClientCore, number>();
+
+/**
  * Runs the checks that are due (never checked, or `nextCheckAt` passed) of
  * `unknown` operations under rules with a hook, one after another: a
- * provider's search API is no place for a burst. Resolves with their records.
+ * provider's search API is no place for a burst. The store is read at most
+ * once per `RECHECK_LOOK_MS`, or at the earliest check it said was due
+ * (a browser resumes every few seconds; a file store reads every record to
+ * list them). Resolves with the records checked.
  */
 export async function recheckDue(core: ClientCore): Promise<OperationRecord[]> {
   const { engine } = core;
   const now = engine.runtime.now();
-  const due = (await engine.store.list({ state: ['unknown'] })).filter((r) => checkDue(r, now));
+  if (now < (nextLookAt.get(core) ?? Number.NEGATIVE_INFINITY)) return [];
+  const unknown = await engine.store.list({ state: ['unknown'] });
+  let next = now + RECHECK_LOOK_MS;
+  for (const r of unknown) {
+    const at = r.reconciliation?.nextCheckAt;
+    if (at !== undefined && at > now) next = Math.min(next, at);
+  }
+  nextLookAt.set(core, next);
+  const due = unknown.filter((r) => checkDue(r, now));
   const checked: OperationRecord[] = [];
   for (const record of due) {
     if (engine.shutdown.stopped) break;
@@ -97,6 +115,21 @@ export async function recheckDue(core: ClientCore): Promise<OperationRecord[]> {
     if (rule?.reconcile === undefined || core.loops.isRunning(record.key)) continue;
     checked.push(await checkWithHook(engine, record, rule));
   }
+  return checked;
+}
+
+/**
+ * `checkWithHook`, for the loop (`engine.reconcileStopped`): a check it
+ * schedules sooner than `recheckDue`'s next look brings that look forward.
+ */
+export async function checkStopped(
+  core: ClientCore,
+  record: OperationRecord,
+  rule: Parameters<typeof checkWithHook>[2],
+): Promise<OperationRecord> {
+  const checked = await checkWithHook(core.engine, record, rule);
+  const at = checked.reconciliation?.nextCheckAt;
+  if (at !== undefined && at < (nextLookAt.get(core) ?? Number.NEGATIVE_INFINITY)) nextLookAt.set(core, at);
   return checked;
 }
 
