@@ -71,10 +71,10 @@ const BUDGETS: readonly Budget[] = [
   // outcome's error always an oncely error, TimeoutError like fetch), ~0.25 KB: 39.9 KB and 47.5 KB measured;
   // ceilings +0.3 KB each.
   // Issue 34 part 2 (reconciling `unknown`: the hook asked and its verdict written on the version it saw, the
-  // rechecks, `reconcile(key)`, `settle`, provider ids, the record's new fields), +2.7 KB each, of which 2.4 KB is
-  // the lazy chunk only a rule with a hook (or a call to reconcile or settle) loads: 42.6 KB and 50.3 KB measured.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.8 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.5 * KB },
+  // rechecks, `reconcile(key)`, `settle`, provider ids, the record's new fields), +2.9 KB each, of which 2.5 KB is
+  // the lazy chunk only a rule with a hook (or a call to reconcile or settle) loads: 42.7 KB and 50.5 KB measured.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 43 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.8 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two.
@@ -82,9 +82,9 @@ const BUDGETS: readonly Budget[] = [
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    // 43.6 KB with issue 32 (above): ceiling +0.3 KB. 46.3 KB with issue 34 part 2 (above; one file, so the
-    // reconcile chunk is in it): ceiling 46.5 KB.
-    ceilingGzipBytes: 46.5 * KB,
+    // 43.6 KB with issue 32 (above): ceiling +0.3 KB. 46.5 KB with issue 34 part 2 (above; one file, so the
+    // reconcile chunk is in it): ceiling 46.8 KB.
+    ceilingGzipBytes: 46.8 * KB,
   },
 ];
 
