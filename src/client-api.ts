@@ -6,6 +6,7 @@
  */
 import { InvalidOptionsError } from './errors.js';
 import type { Listener, OncelyEventName } from './events.js';
+import type { SettleOutcome } from './flow/calls/reconcile.js';
 import type { ResumeSummary } from './flow/calls/resume.js';
 import type { Outcome, SendResult } from './flow/calls/settle.js';
 import type { AttemptContext, Connectivity } from './flow/drive/run.js';
@@ -16,6 +17,8 @@ import { list, num, optional, shape, str, url } from './policy/check.js';
 import { resultHeaderName } from './policy/request-policy.js';
 import type { Runtime } from './runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
+
+export type { SettleOutcome } from './flow/calls/reconcile.js';
 
 /** What a send resolves with and what an outcome carries: defined with the code that makes them. */
 export type { Outcome, OutcomeFailed, OutcomeSucceeded, SendResult } from './flow/calls/settle.js';
@@ -204,6 +207,23 @@ export interface OncelyClient {
    * many. The client also does it by itself (see `sweepIntervalMs`).
    */
   sweep(): Promise<number>;
+  /**
+   * Reconciles an `unknown` operation now: asks its rule's `reconcile` hook,
+   * or, without one, resends it with the same key while the provider still
+   * remembers the key (its stored answer settles it). Refused for an
+   * operation in flight or already final. See docs/reconcile.md.
+   * @example const outcome = await client.reconcile(key); if (outcome.state === 'unknown') showPending(key);
+   */
+  reconcile(key: string): Promise<Outcome>;
+  /**
+   * A webhook's verdict on an `unknown` operation: `{ applied: true, result? }`
+   * settles it `succeeded` (`result` flagged `reconciled`), `{ applied: false }`
+   * settles it `failed` (reason `not_applied`: safe to send as a new
+   * operation). Recorded in `record.reconciliation.history`; refused for an
+   * operation in flight or already final.
+   * @example await client.settle(key, { applied: true, result: { data: event.data.object } })
+   */
+  settle(key: string, outcome: SettleOutcome): Promise<Outcome>;
   on<E extends OncelyEventName>(event: E, fn: Listener<E>): () => void;
   /**
    * The policy a request would get: which endpoint rule matched (its pattern

@@ -27,6 +27,7 @@ export type {
   Outcome,
   ResumeOptions,
   SendResult,
+  SettleOutcome,
 } from './client-api.js';
 
 export type { ResumeSummary } from './flow/calls/resume.js';
@@ -62,6 +63,8 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
     retry: async (key) => (await parts()).retry(key),
     discard: async (key, discardOptions = {}) => (await parts()).discard(key, discardOptions.force === true),
     sweep: async () => (await parts()).sweep(),
+    reconcile: async (key) => (await parts()).reconcile(key),
+    settle: async (key, outcome) => (await parts()).settle(key, outcome),
     on: (event, fn) => events.on(event, fn),
     policyFor: (method, url) => {
       const target = resolveUrl(url, options.baseUrl);

@@ -34,6 +34,19 @@ export interface OncelyEvents {
   /** The operation reached a terminal state. */
   /** `attempts`: those that may have reached the server (as on `SendResult`); `notSent`: tries that never left. */
   settled: Base & { state: OperationState; reason: StopReason | undefined; attempts: number; notSent: number };
+  /**
+   * A verdict on an `unknown` operation was recorded: by its `reconcile`
+   * hook or by `settle`. `error`: the hook threw or answered nonsense (the
+   * operation stays `unknown`); `nextCheckAt`: when the next check is due.
+   */
+  reconciled: {
+    key: string;
+    by: 'hook' | 'settle';
+    verdict: 'applied' | 'not_applied' | 'unknown';
+    state: OperationState;
+    error: string | undefined;
+    nextCheckAt: number | undefined;
+  };
   /** A corrupt stored record was moved aside. */
   quarantined: { id: string; problems: readonly string[] };
   /** A listener threw, or a background sweep failed (`event: 'sweep'`). */

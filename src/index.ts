@@ -23,6 +23,7 @@ export type {
   OutcomeSucceeded,
   ResumeOptions,
   SendResult,
+  SettleOutcome,
 } from './client-api.js';
 export type { AnyOncelyError, OncelyErrorCode, OncelyErrorsByCode, OncelyErrorUnion } from './errors.js';
 export {
@@ -54,6 +55,8 @@ export type {
   AttemptSummary,
   OperationRecord,
   OperationState,
+  ReconcileVerdict,
+  Reconciliation,
   StopReason,
   StoredBody,
   StoredResult,
@@ -63,6 +66,13 @@ export type { JitterKind } from './policy/backoff.js';
 export type { BodyRule, HeaderRule, ProviderProfile } from './policy/profiles.js';
 export { defineProfile, ietfProfile, stripeProfile } from './policy/profiles.js';
 export type { ProviderErrorFields } from './policy/provider-errors.js';
+export type {
+  ProviderAnswer,
+  ReconcileAnswer,
+  ReconcileContext,
+  ReconciledResult,
+  ReconcileHook,
+} from './policy/reconcile.js';
 export type { Runtime } from './runtime.js';
 export type { MemoryStore, MemoryStoreOptions } from './store/memory.js';
 export { memoryStore } from './store/memory.js';

@@ -14,6 +14,8 @@ export type {
   AttemptSummary,
   OmittedAttempts,
   OperationRecord,
+  ReconcileVerdict,
+  Reconciliation,
   StoredAnswer,
   StoredBody,
   StoredFailure,

@@ -11,6 +11,7 @@ import { type EndpointPattern, parseEndpointPattern, selectEndpoint } from './po
 import type { GateSettings } from './policy/gate.js';
 import { validatePolicy } from './policy/policy-schema.js';
 import { builtInProfiles, type ProviderProfile } from './policy/profiles.js';
+import type { ProviderAnswer, RecheckSettings, ReconcileHook } from './policy/reconcile.js';
 import {
   DEFAULT_MAX_RESPONSE_BYTES,
   type RequestPolicy,
@@ -111,6 +112,36 @@ export interface PolicyOptions extends RequestPolicyOptions {
    * @default true, except for GET, HEAD and OPTIONS
    */
   sendKey?: boolean;
+  /**
+   * Finds out what became of an operation that would end `unknown` (it may
+   * have taken effect): called then, on `client.reconcile(key)`, and for
+   * each recheck `resume()` finds due. Answer `{ applied: true, result? }`
+   * (settles `succeeded`, the result flagged `reconciled`), `{ applied: false }`
+   * (settles `failed`, reason `not_applied`: only when the provider is sure,
+   * since the app may then send it again as a new operation) or
+   * `{ applied: 'unknown' }` (a recheck is scheduled, see `recheck`). A throw
+   * counts as `'unknown'` and is reported. Not stored: a process that resumes
+   * the operation uses its own rule of the same name. See docs/reconcile.md.
+   * @default none (an `unknown` operation waits for `retry`, `reconcile` or `settle`)
+   * @example { reconcile: async ({ reference }) => ((await ledger.find(reference)) ? { applied: true } : { applied: 'unknown' }) }
+   */
+  reconcile?: ReconcileHook;
+  /** Rechecks after the hook answered `'unknown'` (or threw): bounded, on the client's clock. */
+  recheck?: {
+    /** Checks in all, the first included. @default 5 */
+    maxChecks?: number;
+    /** Wait before the second check, doubled for each one after. @default 60_000 */
+    delayMs?: number;
+    /** @default 3_600_000 (1 hour: a provider's search may lag that long) */
+    maxDelayMs?: number;
+  };
+  /**
+   * Reads the provider's id for the operation from any answer to it (kept
+   * on the attempt as `providerId`, given to `reconcile` as `providerIds`).
+   * @default the string `id` of a non-2xx JSON answer (a 2xx is kept whole as the result)
+   * @example { providerId: (a) => (a.data as { payment_intent?: { id?: string } })?.payment_intent?.id }
+   */
+  providerId?: (answer: ProviderAnswer) => string | undefined;
 }
 
 export interface BudgetOptions {
@@ -158,6 +189,10 @@ export interface ResolvedPolicy extends RequestPolicy {
   classify: Readonly<Record<number, AttemptClass>>;
   otherStatus: AttemptClass;
   sendKey: boolean | undefined;
+  /** Functions are not stored with a record (see flow/decide/policy-snapshot.ts): read them from the live rule. */
+  reconcile: ReconcileHook | undefined;
+  recheck: RecheckSettings;
+  providerId: ((answer: ProviderAnswer) => string | undefined) | undefined;
 }
 
 /** @internal docs/options.md documents these; `client.policyFor()` shows them resolved. */
@@ -170,6 +205,7 @@ export const DEFAULT_POLICY = {
   budget: { capacity: 10, ratio: 0.1, probeIntervalMs: 1_000, rampMs: 500, per: 'host' as const },
   otherStatus: 'permanent' as AttemptClass,
   maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,
+  recheck: { maxChecks: 5, delayMs: 60_000, maxDelayMs: 3_600_000 },
 } as const;
 
 /** Merges endpoint options over the default options over built-in defaults. */
@@ -202,6 +238,9 @@ export function resolvePolicy(name: string, defaults: PolicyOptions, endpoint: P
     classify: { ...defaults.classify, ...endpoint.classify },
     otherStatus: pick('otherStatus') ?? DEFAULT_POLICY.otherStatus,
     sendKey: pick('sendKey'),
+    reconcile: pick('reconcile'),
+    recheck: { ...DEFAULT_POLICY.recheck, ...defaults.recheck, ...endpoint.recheck },
+    providerId: pick('providerId'),
     ...resolveRequestPolicy(name, pick, profile),
   };
 }
@@ -212,10 +251,13 @@ export class EndpointTable {
   readonly #policies: ResolvedPolicy[] = [];
   readonly #byName = new Map<string, ResolvedPolicy>();
   readonly defaultPolicy: ResolvedPolicy;
+  /** Some rule has a `reconcile` hook: `resume()` then runs the rechecks that are due. */
+  readonly reconciles: boolean;
 
   constructor(defaults: PolicyOptions, endpoints: Readonly<Record<string, PolicyOptions>>) {
     this.defaultPolicy = resolvePolicy('default', defaults, {});
     this.#byName.set('default', this.defaultPolicy);
+    let reconciles = defaults.reconcile !== undefined;
     for (const [source, options] of Object.entries(endpoints)) {
       let pattern: EndpointPattern;
       try {
@@ -227,7 +269,9 @@ export class EndpointTable {
       this.#patterns.push(pattern);
       this.#policies.push(policy);
       this.#byName.set(source, policy);
+      reconciles ||= policy.reconcile !== undefined;
     }
+    this.reconciles = reconciles;
   }
 
   /** The most specific policy for `method url`; rules match `path` (the client passes it relative to its `baseUrl`). */

@@ -53,6 +53,8 @@ interface CartItem {
 interface Order {
   n: number;
   key: string;
+  /** Stamped into the payment's body: the reconcile hook finds the charge by it (policy.ts). */
+  reference: string;
   items: readonly CartItem[];
   /** Cents, shipping included. */
   amount: number;
@@ -114,6 +116,7 @@ const ui = {
   failCount: byId<HTMLInputElement>('fail-count'),
   failKind: byId<HTMLSelectElement>('fail-kind'),
   failArm: byId<HTMLButtonElement>('fail-arm'),
+  forceUnknown: byId<HTMLButtonElement>('force-unknown'),
   armed: byId('armed'),
   counts: byId('counts'),
   ops: byId('ops'),
@@ -339,12 +342,13 @@ async function openOrder(n: number): Promise<Order> {
     fields: { session: session.id, order: n },
   });
   labels.set(key, orderLabel(n));
-  return { n, key, items, amount };
+  return { n, key, reference: `${session.id}-${1000 + n}`, items, amount };
 }
 
 function paymentBody(order: Order): unknown {
   return {
     order: orderLabel(order.n),
+    reference: order.reference,
     amount: order.amount,
     currency: 'EUR',
     items: order.items.map((item) => ({ sku: item.sku, qty: item.qty })),
@@ -369,6 +373,7 @@ async function pay(): Promise<void> {
       method: 'POST',
       url: PAYMENTS_PATH,
       key: order.key,
+      reference: order.reference,
       json: paymentBody(order),
       meta: { order: order.n },
     });
@@ -387,12 +392,14 @@ function answerOf(outcome: Outcome): { state: OperationState; text: string } {
   }
   const data = outcome.result.data as { id?: unknown } | undefined;
   const charge = typeof data?.id === 'string' ? `charge ${data.id}` : 'paid';
-  const { attempts, notSent, fromStore, replayed } = outcome.result;
-  const how = fromStore
-    ? 'answered from IndexedDB, no request sent'
-    : replayed
-      ? 'the server replayed its stored answer'
-      : attemptsText(attempts, notSent);
+  const { attempts, notSent, fromStore, replayed, reconciled } = outcome.result;
+  const how = reconciled
+    ? `every answer was lost; the reconcile hook found the charge by its reference ${outcome.record?.reference}`
+    : fromStore
+      ? 'answered from IndexedDB, no request sent'
+      : replayed
+        ? 'the server replayed its stored answer'
+        : attemptsText(attempts, notSent);
   return { state: 'succeeded', text: `Paid ✓ ${charge} (${how})` };
 }
 
@@ -536,7 +543,7 @@ function orderStatus(order: Order, view: OperationView | undefined): { tone: str
     case 'unknown':
       return {
         tone: 'bad',
-        text: 'May have been charged, and the client stopped trying. Retry it with the same key in the timeline.',
+        text: 'May have been charged, and the client stopped trying. Reconcile it, or retry it with the same key, in the timeline.',
       };
     default:
       return { tone: 'bad', text: said ?? view.failure?.message ?? STATE_TEXT[view.state] };
@@ -625,6 +632,10 @@ function renderOps(): void {
         view.state === 'unknown' || view.state === 'blocked'
           ? h('button', { type: 'button', class: 'mini', 'data-retry': view.key }, 'Retry, same key')
           : undefined;
+      const reconcile =
+        view.state === 'unknown'
+          ? h('button', { type: 'button', class: 'mini', 'data-reconcile': view.key }, 'Reconcile')
+          : undefined;
       return h(
         'li',
         {
@@ -639,6 +650,7 @@ function renderOps(): void {
         h(
           'span',
           { class: 'op-side' },
+          reconcile,
           retry,
           h('span', { class: 'badge', 'data-state': view.state }, STATE_TEXT[view.state]),
         ),
@@ -652,6 +664,13 @@ function renderOps(): void {
             : undefined,
           ...attemptChips(view),
           record?.result?.replayed === true ? h('span', { class: 'tag' }, 'replayed by the server') : undefined,
+          record?.result?.reconciled === true
+            ? h(
+                'span',
+                { class: 'tag', 'data-reconciled': 'true' },
+                `reconciled by its hook (reference ${record.reference})`,
+              )
+            : undefined,
           view.state === 'pending' && view.tries === 0 && waiting
             ? h('span', {}, 'waiting for the network')
             : undefined,
@@ -735,7 +754,25 @@ ui.failForm.addEventListener('submit', (event) => {
   const count = Math.min(MAX_FAILURES, Math.max(1, Math.trunc(Number(ui.failCount.value)) || 1));
   if (isFailureKind(kind)) void armFailures({ kind, count });
 });
+ui.forceUnknown.addEventListener('click', () => void armFailures({ kind: 'unknown', count: 1 }));
+client.on('reconciled', ({ key, by, verdict, state, error }) => {
+  const who = by === 'hook' ? 'reconcile hook (ledger by reference)' : 'settle';
+  log('op', labelOf(key), `${who}: ${verdict.replace('_', ' ')}${error === undefined ? '' : ` (${error})`} → ${state}`);
+});
 ui.ops.addEventListener('click', (event) => {
+  const asked = event.target instanceof Element ? event.target.closest<HTMLElement>('[data-reconcile]') : null;
+  const reconcileKey = asked?.dataset.reconcile;
+  if (reconcileKey !== undefined) {
+    log('click', labelOf(reconcileKey), 'reconcile: ask the ledger by reference');
+    client.reconcile(reconcileKey).then(
+      (outcome) => {
+        answers.set(reconcileKey, answerOf(outcome));
+        renderOrder();
+      },
+      (error: unknown) => log('click', labelOf(reconcileKey), `reconcile refused: ${(error as Error).message}`),
+    );
+    return;
+  }
   const target = event.target instanceof Element ? event.target.closest<HTMLElement>('[data-retry]') : null;
   const key = target?.dataset.retry;
   if (key === undefined) return;

@@ -1,7 +1,8 @@
 /**
  * What the checkout page and the demo server say to each other, besides the
  * payments themselves (those go straight to the reference server): the
- * page's configuration, the "fail next responses" control and the ledger.
+ * page's configuration, the "fail next responses" control, the ledger, and
+ * the payments looked up by reference (what a reconcile hook asks).
  * Plain data, no imports: bundled into the page and used by the server.
  */
 
@@ -14,6 +15,7 @@ export const FAILURES = {
   'reset-after-commit': 'Charge, then reset the connection',
   'reset-before-commit': 'Reset the connection before charging',
   'status-503': 'Answer 503 with Retry-After: 1',
+  unknown: 'Charge, then lose every answer: the client ends unknown',
 } as const;
 
 export type FailureKind = keyof typeof FAILURES;
@@ -60,3 +62,9 @@ export interface LedgerView {
   /** Failures armed and not yet used by a request. */
   armed: number;
 }
+
+/** `GET /control/payments?reference=…`: the provider's search by the reference stamped into a payment. */
+export const PAYMENTS_LOOKUP_PATH = '/control/payments';
+
+/** The answer of `GET /control/payments?reference=…`. */
+export type PaymentLookup = { found: false } | { found: true; payment: { id: string } & Record<string, unknown> };

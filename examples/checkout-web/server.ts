@@ -11,7 +11,9 @@
  *   (`sw.ts`, registered by the page opened with `?sw=1`);
  * - the page's control endpoints on that same origin: `GET /config.json`,
  *   `POST /control/fail` (arms faults on the reference server with
- *   `server.script(...)`) and `GET /control/ledger` (the proof).
+ *   `server.script(...)`), `GET /control/ledger` (the proof) and
+ *   `GET /control/payments?reference=…` (the payments charged, looked up
+ *   by the reference stamped into them: what the page's reconcile hook asks).
  *
  * Both listen on 127.0.0.1 only.
  */
@@ -22,13 +24,16 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { type Fault, type ReferenceServer, startReferenceServer } from 'oncely/testing';
+import { DEMO_POLICY } from './policy.js';
 import {
   type DemoConfig,
   type FailureKind,
   isFailureKind,
   type LedgerView,
   MAX_FAILURES,
+  PAYMENTS_LOOKUP_PATH,
   PAYMENTS_PATH,
+  type PaymentLookup,
 } from './protocol.js';
 
 export interface CheckoutDemoOptions {
@@ -79,10 +84,17 @@ async function bundlePage(entry = './page.ts', format: 'esm' | 'iife' = 'esm'): 
   }
 }
 
-function faultFor(kind: FailureKind): Fault {
+/** The faults one armed failure of `kind` stands for. */
+function faultsFor(kind: FailureKind): Fault[] {
   const match = { method: 'POST', path: PAYMENTS_PATH };
-  if (kind === 'status-503') return { kind: 'status', status: 503, retryAfter: 1, match };
-  return { kind, match };
+  if (kind === 'status-503') return [{ kind: 'status', status: 503, retryAfter: 1, match }];
+  // Every attempt the policy allows is charged (or replayed) and its answer lost: the client ends `unknown`.
+  // Dropped, not reset: a browser resends a POST on its own after a reset of a kept-alive socket, which would
+  // spend one of these on a request the client never made.
+  if (kind === 'unknown') {
+    return Array.from({ length: DEMO_POLICY.maxAttempts ?? 5 }, () => ({ kind: 'drop-after-commit', match }));
+  }
+  return [{ kind, match }];
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -139,7 +151,17 @@ export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Prom
     '/sw.js': { body: worker, type: 'text/javascript; charset=utf-8' },
   };
 
-  const referenceServer = await startReferenceServer();
+  /** The payments charged, by the reference their body carries (`reference`): the provider's search. */
+  const payments = new Map<string, { id: string } & Record<string, unknown>>();
+  const referenceServer = await startReferenceServer({
+    // The reference server's own default (201, the body under a fresh id), remembered by reference.
+    handle: (req) => {
+      const fields = typeof req.body === 'object' && req.body !== null ? (req.body as Record<string, unknown>) : {};
+      const payment = { id: `res_${req.effectNumber}`, ...fields };
+      if (typeof fields.reference === 'string') payments.set(fields.reference, payment);
+      return { status: 201, body: payment };
+    },
+  });
   const config: DemoConfig = { api: referenceServer.url, run: randomUUID().slice(0, 8) };
   let scripted = 0;
 
@@ -177,8 +199,9 @@ export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Prom
       sendJson(res, 400, { error: `count: must be an integer from 1 to ${MAX_FAILURES}` });
       return;
     }
-    referenceServer.script(...Array.from({ length: count }, () => faultFor(kind)));
-    scripted += count;
+    const faults = Array.from({ length: count }, () => faultsFor(kind)).flat();
+    referenceServer.script(...faults);
+    scripted += faults.length;
     sendJson(res, 200, ledgerView());
   }
 
@@ -203,6 +226,12 @@ export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Prom
     }
     if (path === '/control/ledger') {
       sendJson(res, 200, ledgerView());
+      return;
+    }
+    if (path === PAYMENTS_LOOKUP_PATH) {
+      const payment = payments.get(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('reference') ?? '');
+      const lookup: PaymentLookup = payment === undefined ? { found: false } : { found: true, payment };
+      sendJson(res, 200, lookup);
       return;
     }
     const file = Object.hasOwn(files, path) ? files[path] : undefined;

@@ -29,6 +29,7 @@ export const RELAYED_EVENTS: readonly OncelyEventName[] = [
   'retry:scheduled',
   'held',
   'settled',
+  'reconciled',
   'quarantined',
 ];
 

@@ -260,6 +260,8 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     },
 
     sweep: () => core.sweep(),
+    reconcile: (key) => core.reconcile(key).finally(announceChange),
+    settle: (key, outcome) => core.settle(key, outcome).finally(announceChange),
     policyFor: (method, url) => core.policyFor(method, url),
     on: (event, fn) => listen(emitter, core, event, fn),
     subscribe: views.subscribe,

@@ -47,6 +47,7 @@ export const RECORD_SPEC: Spec = s.shape({
       effect: s.optional(s.enum(['none', 'unknown', 'applied'])),
       hintMs: s.optional(s.count()),
       delayMs: s.optional(s.count()),
+      providerId: s.optional(s.string()),
     }),
   ),
   attemptsOmitted: s.optional(
@@ -56,7 +57,14 @@ export const RECORD_SPEC: Spec = s.shape({
   backoff: s.shape({ retries: s.count(), lastDelayMs: s.count() }),
   authRefreshed: s.optional(s.boolean()),
   result: s.optional(
-    s.shape({ status: s.int(), headers, body: s.optional(body), replayed: s.boolean(), receivedAt: s.count() }),
+    s.shape({
+      status: s.int(),
+      headers,
+      body: s.optional(body),
+      replayed: s.boolean(),
+      receivedAt: s.count(),
+      reconciled: s.optional(s.boolean()),
+    }),
   ),
   failure: s.optional(
     s.shape({
@@ -72,6 +80,22 @@ export const RECORD_SPEC: Spec = s.shape({
     }),
   ),
   meta: s.optional(s.dict(s.json())),
+  reference: s.optional(s.string({ nonEmpty: true })),
+  reconciliation: s.optional(
+    s.shape({
+      count: s.count(),
+      checks: s.count(),
+      nextCheckAt: s.optional(s.count()),
+      history: s.list(
+        s.shape({
+          at: s.count(),
+          by: s.enum(['hook', 'settle']),
+          verdict: s.enum(['applied', 'not_applied', 'unknown']),
+          error: s.optional(s.string()),
+        }),
+      ),
+    }),
+  ),
 });
 
 const exact = exactCheck(RECORD_SPEC);

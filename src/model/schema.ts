@@ -44,6 +44,8 @@ const attemptSchema = z.object({
   hintMs: z.optional(int()),
   /** The delay chosen before the next attempt, when one was scheduled. */
   delayMs: z.optional(int()),
+  /** The provider's id for the operation, read from this attempt's answer (the endpoint's `providerId`). */
+  providerId: z.optional(z.string()),
 });
 export type AttemptRecord = z.infer<typeof attemptSchema>;
 /** What errors and events expose about an attempt. */
@@ -56,6 +58,8 @@ const resultSchema = z.object({
   /** The server said this answer is a replay of an earlier one (e.g. `Idempotent-Replayed`). */
   replayed: z.boolean(),
   receivedAt: int(),
+  /** Settled by reconciliation (a `reconcile` hook or `settle`), not by an answer to an attempt. */
+  reconciled: z.optional(z.boolean()),
 });
 export type StoredResult = z.infer<typeof resultSchema>;
 
@@ -107,6 +111,31 @@ const omittedSchema = z.object({
 });
 export type OmittedAttempts = z.infer<typeof omittedSchema>;
 
+/** One verdict on an `unknown` operation: who gave it, when, and what it said. */
+const verdictSchema = z.object({
+  at: int(),
+  /** `hook`: the endpoint's `reconcile`; `settle`: `client.settle` (a webhook). */
+  by: z.enum(['hook', 'settle']),
+  verdict: z.enum(['applied', 'not_applied', 'unknown']),
+  /** The hook threw or answered something else: what went wrong. */
+  error: z.optional(z.string()),
+});
+export type ReconcileVerdict = z.infer<typeof verdictSchema>;
+
+/**
+ * Reconciliation of an `unknown` operation: how many checks the hook made,
+ * when the next one is due (none once `maxChecks` is spent), and the latest
+ * verdicts (at most 20; `count` says how many there were in all, and is
+ * the version every verdict is written against).
+ */
+const reconciliationSchema = z.object({
+  count: int(),
+  checks: int(),
+  nextCheckAt: z.optional(int()),
+  history: z.array(verdictSchema),
+});
+export type Reconciliation = z.infer<typeof reconciliationSchema>;
+
 export const recordSchema = z.object({
   v: z.literal(RECORD_VERSION),
   /** The idempotency key; also the record's id in every store. */
@@ -147,6 +176,13 @@ export const recordSchema = z.object({
   failure: z.optional(failureSchema),
   /** Caller metadata (plain JSON), e.g. a user id used by `clear()`. */
   meta: z.optional(z.record(z.string(), z.unknown())),
+  /**
+   * A stable reference to the operation, apart from its key, minted once
+   * (or the caller's): stamp it into the request (Stripe `metadata`) so a
+   * lookup finds the operation after the provider forgot the key.
+   */
+  reference: z.optional(z.string().check(z.minLength(1))),
+  reconciliation: z.optional(reconciliationSchema),
 });
 /** The persisted operation. */
 export type OperationRecord = z.infer<typeof recordSchema>;

@@ -31,8 +31,16 @@ export const ATTEMPT_CLASSES = [
 /** The documented class of one attempt's result (see `classify`). */
 export type AttemptClass = (typeof ATTEMPT_CLASSES)[number];
 
-export const STOP_REASONS = ['attempts', 'deadline', 'budget', 'correctable', 'permanent', 'aborted'] as const;
-/** Why an operation stopped without success. */
+export const STOP_REASONS = [
+  'attempts',
+  'deadline',
+  'budget',
+  'correctable',
+  'permanent',
+  'aborted',
+  'not_applied',
+] as const;
+/** Why an operation stopped without success (`not_applied`: a reconcile hook or `settle` said it never took effect). */
 export type StopReason = (typeof STOP_REASONS)[number];
 
 /** Whether the request of an attempt left this machine. */

@@ -55,6 +55,12 @@ const budgetShape = {
   per: optional(oneOf(['host', 'endpoint'])),
 };
 
+const recheckShape = {
+  maxChecks: optional(posInt()),
+  delayMs: optional(positiveMs()),
+  maxDelayMs: optional(positiveMs()),
+};
+
 const policyShape: Record<string, Check> = {
   maxAttempts: optional(posInt()),
   attemptTimeoutMs: optional(positiveMs()),
@@ -78,6 +84,9 @@ const policyShape: Record<string, Check> = {
   classify: optional(statusMap),
   otherStatus: optional(oneOf(ATTEMPT_CLASSES)),
   sendKey: optional(bool),
+  reconcile: optional(fn),
+  recheck: optional(shape(recheckShape)),
+  providerId: optional(fn),
   ...requestPolicyChecks,
 };
 
@@ -89,6 +98,7 @@ export const POLICY_KEYS = {
   backoff: Object.keys(backoffShape),
   retryAfter: Object.keys(retryAfterShape),
   budget: Object.keys(budgetShape),
+  recheck: Object.keys(recheckShape),
 } as const;
 
 /** Validates policy options; throws `InvalidOptionsError` naming `prefix.field`. */
@@ -98,7 +108,7 @@ export function validatePolicy(input: unknown, prefix: string): PolicyOptions {
   }
   checkOptionKeys(input, POLICY_KEYS.policy, prefix, POLICY_OPTION_HINTS);
   const nested = input as Record<string, unknown>;
-  for (const name of ['backoff', 'retryAfter', 'budget'] as const) {
+  for (const name of ['backoff', 'retryAfter', 'budget', 'recheck'] as const) {
     checkOptionKeys(nested[name], POLICY_KEYS[name], `${prefix}.${name}`);
   }
   const problem = policyCheck(input, '');

@@ -2,7 +2,9 @@
  * The checkout web demo (examples/checkout-web) clicked through in real
  * Chromium: pay once; a double click is one charge; a lost response is
  * resent with the same key and replayed; offline (the browser's and the
- * page's switch) sends nothing, and back online each payment goes out once.
+ * page's switch) sends nothing, and back online each payment goes out once;
+ * a payment whose every answer is lost ends `unknown` and its reconcile
+ * hook settles it from the server's ledger, by the reference it carries.
  * The server's ledger and the page's ledger panel show one effect per key.
  * A screenshot of the final page is saved to test-results/.
  */
@@ -250,12 +252,48 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     }
   });
 
-  it('5. the proof: one effect per key on the server and in the ledger panel; the timeline shows the states; screenshot', async () => {
+  it('5. "force an unknown outcome": every answer lost after the charge, the client ends unknown, its reconcile hook finds the charge by reference; one charge', async () => {
     const { page } = opened();
-    expect(paid).toHaveLength(5);
-    expect(new Set(paid).size).toBe(5);
+    await page.click('#force-unknown');
+    // One armed failure per attempt the policy allows (DEMO_POLICY.maxAttempts).
+    await page.waitForSelector('#armed[data-armed="6"]', { timeout: 5_000 });
+
+    const key = await newOrder();
+    await page.click('#pay');
+    // Six attempts of 1 s each (attemptTimeoutMs) and their backoff.
+    await untilTimeline(key, 'succeeded', 30_000);
+    await untilAnswered(1);
+    paid.push(key);
+
+    // Six attempts, each answer dropped: charged by the first, replayed to the others, never heard.
+    const requests = ledger().requestsFor(key);
+    expect(requests.map((r) => [r.outcome, r.fault])).toEqual([
+      ['effect', 'drop-after-commit'],
+      ...Array.from({ length: 5 }, () => ['replay', 'drop-after-commit']),
+    ]);
+    expectOneCharge(key);
+    expect(await attemptClasses(key)).toEqual(Array.from({ length: 6 }, () => 'ambiguous'));
+    // Settled by the hook, not by an answer: the stored record says so (`result.reconciled`, read with
+    // client.get), and the page shows the charge the hook found.
+    const row = page.locator(`#ops [data-op-key="${key}"]`);
+    await page.waitForSelector(`#ops [data-op-key="${key}"] [data-reconciled="true"]`, { timeout: 5_000 });
+    expect(await row.textContent()).toMatch(/reconciled by its hook \(reference [0-9a-f]{8}-10\d\d\)/);
+    const status = (await page.textContent('#order-status')) ?? '';
+    expect(status).toMatch(
+      /Paid ✓ charge res_\d+ \(every answer was lost; the reconcile hook found the charge by its reference/,
+    );
+    const log = (await page.textContent('#log')) ?? '';
+    expect(log).toContain('reconcile hook (ledger by reference): applied → succeeded');
+    await untilLedgerPanel(key, 1);
+    await page.waitForSelector('#armed[data-armed="0"]', { timeout: 5_000 });
+  });
+
+  it('6. the proof: one effect per key on the server and in the ledger panel; the timeline shows the states; screenshot', async () => {
+    const { page } = opened();
+    expect(paid).toHaveLength(6);
+    expect(new Set(paid).size).toBe(6);
     for (const key of paid) expect(ledger().effectCount(key)).toBe(1);
-    expect(ledger().totalEffects()).toBe(5);
+    expect(ledger().totalEffects()).toBe(6);
     expect([...ledger().effects.keys()].sort()).toEqual([...paid].sort());
 
     const panel = await page.$$eval('#ledger [data-ledger-key]', (rows) =>

@@ -64,6 +64,33 @@ const samples: OperationRecord[] = [
     attemptsOmitted: { count: 40, counted: 2, mayHaveTakenEffect: true, byClass: { not_sent: 38, ambiguous: 2 } },
     result: { status: 200, headers: {}, replayed: true, receivedAt: 3 },
   }),
+  sampleRecord('reconciled', {
+    state: 'succeeded',
+    reference: 'order-42',
+    attempts: [
+      {
+        n: 1,
+        owner: 'o1',
+        startedAt: 1_000,
+        endedAt: 1_500,
+        class: 'retryable',
+        status: 500,
+        sent: 'definitely',
+        effect: 'unknown',
+        providerId: 'pi_1',
+      },
+    ],
+    result: { status: 201, headers: {}, replayed: false, receivedAt: 9, reconciled: true },
+    reconciliation: {
+      count: 3,
+      checks: 2,
+      nextCheckAt: 70_000,
+      history: [
+        { at: 5, by: 'hook', verdict: 'unknown', error: 'reconcile threw: down' },
+        { at: 9, by: 'settle', verdict: 'applied' },
+      ],
+    },
+  }),
 ];
 
 const wrongValues: unknown[] = [

@@ -35,7 +35,9 @@ const BUDGETS: readonly Budget[] = [
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'startup',
-    ceilingGzipBytes: 19.6 * KB,
+    // Issue 34 part 2 (reconciling `unknown`), +0.24 KB: the record's new fields checked, the rule's `reconcile`,
+    // `recheck` and `providerId` options, `reconcile` and `settle` on the client: 19.6 KB measured, ceiling +0.3 KB.
+    ceilingGzipBytes: 19.9 * KB,
     targetGzipBytes: 22 * KB,
   },
   // Start-up 12.1 KB measured: options checks, the client shell, errors (and the memory store, see bench/bundle.ts).
@@ -44,7 +46,11 @@ const BUDGETS: readonly Budget[] = [
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'startup',
-    ceilingGzipBytes: 12.8 * KB,
+    // Issue 34 part 2, +0.6 KB: the same additions (+0.22 KB), and one start-up chunk more (+0.38 KB): the
+    // reconcile machinery is its own lazy chunk, loaded only by a rule with a hook or a call to reconcile or settle,
+    // so modules the start-up path shares with it are split from those it shares with the working parts alone.
+    // 13.2 KB measured.
+    ceilingGzipBytes: 13.3 * KB,
     targetGzipBytes: 18 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -64,8 +70,11 @@ const BUDGETS: readonly Budget[] = [
   // Issue 32 (the host gate probing a refusing host, `notSent` counts, field paths in schema issues, a failed
   // outcome's error always an oncely error, TimeoutError like fetch), ~0.25 KB: 39.9 KB and 47.5 KB measured;
   // ceilings +0.3 KB each.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 40 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.6 * KB },
+  // Issue 34 part 2 (reconciling `unknown`: the hook asked and its verdict written on the version it saw, the
+  // rechecks, `reconcile(key)`, `settle`, provider ids, the record's new fields), +2.9 KB each, of which 2.5 KB is
+  // the lazy chunk only a rule with a hook (or a call to reconcile or settle) loads: 42.7 KB and 50.5 KB measured.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 43 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.8 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two.
@@ -73,8 +82,9 @@ const BUDGETS: readonly Budget[] = [
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    // 43.6 KB with issue 32 (above): ceiling +0.3 KB.
-    ceilingGzipBytes: 43.7 * KB,
+    // 43.6 KB with issue 32 (above): ceiling +0.3 KB. 46.5 KB with issue 34 part 2 (above; one file, so the
+    // reconcile chunk is in it): ceiling 46.8 KB.
+    ceilingGzipBytes: 46.8 * KB,
   },
 ];
 

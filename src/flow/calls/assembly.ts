@@ -24,6 +24,8 @@ import { ALWAYS_DENIED_HEADERS, type OncelyRequest } from '../request/operation.
 import { defaultTransport } from '../transport/transport.js';
 import { Admission } from './admission.js';
 import type { ClientCore } from './core.js';
+import { lazy } from './lazy.js';
+import type { SettleOutcome } from './reconcile.js';
 import { Remediation } from './remediation.js';
 import type { ResumeSummary } from './resume.js';
 import { type ResumePassOptions, resumePass } from './resume-pass.js';
@@ -68,11 +70,15 @@ export interface ClientParts {
   retry(key: string): Promise<Outcome>;
   discard(key: string, force: boolean): Promise<void>;
   sweep(): Promise<number>;
+  reconcile(key: string): Promise<Outcome>;
+  settle(key: string, outcome: SettleOutcome): Promise<Outcome>;
   close(): Promise<void>;
 }
 
 export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
   const { runtime, events, endpoints, shutdown } = shell;
+  // Loaded on first use: a client whose rules have no `reconcile` hook, and that never settles, never loads it.
+  const reconciling = lazy(() => import('./reconcile.js'), runtime);
   const store = placedStore(trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime), runtime.now);
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
   const engine: Engine = {
@@ -91,6 +97,7 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     connectivity: options.connectivity ?? navigatorConnectivity(),
     mayAttempt: options.mayAttempt,
     leases: new LeaseWatch(runtime),
+    reconcileStopped: async (record, rule) => (await reconciling()).checkStopped(core, record, rule),
   };
   const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
   const loops = new Loops(engine, options.dispatch);
@@ -105,13 +112,20 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
   return {
     send: (request) => send(core, request),
     enqueue: (request) => enqueue(core, request),
-    resume: (resumeOptions) => resume(core, resumeOptions),
+    resume: async (resumeOptions) => {
+      const summary = await resume(core, resumeOptions);
+      // Rechecks of `unknown` operations whose time has come (flow/calls/reconcile.ts).
+      if (endpoints.reconciles && !shutdown.stopped) await (await reconciling()).recheckDue(core);
+      return summary;
+    },
     get: (key) => beforeSending(key, store.get(key)),
     list: (filter) => beforeSending(undefined, store.list(filter)),
     quarantined: () => beforeSending(undefined, store.quarantined()),
     retry: (key) => remediation.retry(key),
     discard: (key, force) => remediation.discard(key, force),
     sweep: () => remediation.sweep(),
+    reconcile: async (key) => (await reconciling()).reconcile(core, key),
+    settle: async (key, outcome) => (await reconciling()).settle(core, key, outcome),
     async close() {
       await loops.ended();
       await remediation.idle();

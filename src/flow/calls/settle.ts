@@ -39,6 +39,8 @@ export interface SendResult<T = unknown> {
   attempts: number;
   /** Tries that provably never left this machine (connection refused, offline), not counted in `attempts`. */
   notSent: number;
+  /** Known from reconciliation (the endpoint's `reconcile` hook or `settle`), not from an answer to an attempt. */
+  reconciled?: true;
 }
 
 /**
@@ -96,7 +98,7 @@ export async function resultOf<T>(
   if (unparsed !== undefined) throw new ResponseParseError(record.key, result.status, unparsed, record.attempts);
   let data = bodyValue(result.body);
   if (request.responseSchema !== undefined) data = await validated(record, data, request.responseSchema);
-  return {
+  const sent: SendResult<T> = {
     key: record.key,
     status: result.status,
     headers: result.headers,
@@ -105,6 +107,8 @@ export async function resultOf<T>(
     fromStore,
     ...countAttempts(record.attempts, record.attemptsOmitted),
   };
+  if (result.reconciled === true) sent.reconciled = true;
+  return sent;
 }
 
 /**

@@ -16,6 +16,8 @@ export interface AttemptEnd {
   classification: Classification;
   hintMs: number | undefined;
   nowMs: number;
+  /** The provider's id for the operation, read from the answer (the rule's `providerId`). */
+  providerId?: string | undefined;
 }
 
 /** The number of the next attempt (1-based), counting attempts dropped from the history. */
@@ -66,6 +68,7 @@ export function endLast(record: OperationRecord, end: AttemptEnd, delayMs?: numb
   if (c.status !== undefined) ended.status = c.status;
   if (end.hintMs !== undefined) ended.hintMs = end.hintMs;
   if (delayMs !== undefined) ended.delayMs = delayMs;
+  if (end.providerId !== undefined) ended.providerId = end.providerId;
   attempts[i] = ended;
   return attempts;
 }

@@ -186,9 +186,14 @@ const NOT_APPLIED_MAX_HINTS = 3;
  * history: some attempt's effect is unknown or applied, an attempt was left
  * open after it may have been sent, or a dropped part of the history said
  * so. Sticky: once true for a record, it stays true, and every terminal
- * state, message and remediation built from the record carries it.
+ * state, message and remediation built from the record carries it, until
+ * reconciliation settles the question (`not_applied`).
  */
-export function mayHaveTakenEffect(record: Pick<OperationRecord, 'attempts' | 'attemptsOmitted'>): boolean {
+export function mayHaveTakenEffect(
+  record: Pick<OperationRecord, 'attempts' | 'attemptsOmitted'> & { failure?: OperationRecord['failure'] },
+): boolean {
+  // Reconciled (a hook or a webhook said it never took effect): that verdict is the fact now.
+  if (record.failure?.reason === 'not_applied') return false;
   if (record.attemptsOmitted?.mayHaveTakenEffect === true) return true;
   return record.attempts.some(
     (a) => a.effect === 'unknown' || a.effect === 'applied' || (a.endedAt === undefined && a.sent !== 'not'),

@@ -60,3 +60,16 @@ export function policyOfRecord(endpoints: EndpointTable, record: OperationRecord
   }
   return policy;
 }
+
+/**
+ * The live rule of the record's name in this client, if it has one: the
+ * functions of a policy (`reconcile`, `providerId`) are not stored with a
+ * record, so they come from here.
+ */
+export function liveRule(
+  endpoints: EndpointTable,
+  record: Pick<OperationRecord, 'policy'>,
+): ResolvedPolicy | undefined {
+  const policy = endpoints.byName(record.policy);
+  return policy.name === record.policy ? policy : undefined;
+}

@@ -62,6 +62,7 @@ export function create(
   if (meta !== undefined) record.meta = meta;
   record.seq = seq;
   record.policySnapshot = snapshotOf(policy);
+  if (prepared.reference !== undefined) record.reference = prepared.reference;
   return record;
 }
 

@@ -21,6 +21,7 @@ import type { WriteOptions } from '../../store/store.js';
 import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
 import { classify } from '../decide/classify.js';
 import { decide, type Stop, stopWith } from '../decide/decide.js';
+import { liveRule } from '../decide/policy-snapshot.js';
 import {
   assertFenced,
   endAttempt,
@@ -48,6 +49,7 @@ import {
   keyHeaders,
   storedResult,
 } from './outcome.js';
+import { providerIdOf } from './provider-id.js';
 import type { StartedAttempt } from './start-at-once.js';
 import { callHook, credentialsFailed, withCredentials } from './waits.js';
 
@@ -207,6 +209,7 @@ export async function drive(
       const hintMs =
         output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
+      end.providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
       const refused = hostRefused(output.observation);
       reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);
       // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.

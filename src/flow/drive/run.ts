@@ -7,7 +7,7 @@
 import { NotFoundError, OperationError } from '../../errors.js';
 import type { OperationRecord } from '../../model.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
-import { policyOfRecord } from '../decide/policy-snapshot.js';
+import { liveRule, policyOfRecord } from '../decide/policy-snapshot.js';
 import { claim, claimOutcome, type Owner, startAttempt } from '../decide/transitions.js';
 import type { Engine } from '../engine/engine.js';
 import { leaseBoundMs } from '../engine/lease-watch.js';
@@ -81,7 +81,7 @@ export async function runOperation(
     if (claimed.kind === 'claimed') {
       const seen: { record?: OperationRecord } = {};
       const driven = await drive(engine, record, signal, started, seen);
-      if (driven !== undefined) return driven;
+      if (driven !== undefined) return driven.state === 'unknown' ? await reconcileStopped(engine, driven) : driven;
       lastKnown = seen.record ?? lastKnown;
     } else {
       // Someone else holds the lease: leave it to them, or look again when it would expire.
@@ -106,6 +106,23 @@ export async function runOperation(
       if (latest === undefined) throw removedError(key, lastKnown, engine.owner);
       return latest;
     }
+  }
+}
+
+/**
+ * An operation this loop has just stopped `unknown`, under a rule with a
+ * `reconcile` hook: the hook is asked at once (flow/drive/reconcile.ts,
+ * through the engine, which loads it only then). The stop is already stored: a check that fails to be
+ * written leaves it `unknown`, reported as an `error` event.
+ */
+async function reconcileStopped(engine: Engine, record: OperationRecord): Promise<OperationRecord> {
+  const rule = liveRule(engine.endpoints, record);
+  if (rule?.reconcile === undefined || engine.reconcileStopped === undefined) return record;
+  try {
+    return await engine.reconcileStopped(record, rule);
+  } catch (error) {
+    engine.events.emit('error', { error, event: 'reconcile' });
+    return record;
   }
 }
 

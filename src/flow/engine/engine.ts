@@ -11,7 +11,7 @@
 
 import type { Emitter } from '../../events.js';
 import type { OperationRecord } from '../../model.js';
-import type { EndpointTable } from '../../options.js';
+import type { EndpointTable, ResolvedPolicy } from '../../options.js';
 import type { HostGates } from '../../policy/gate.js';
 import type { Runtime } from '../../runtime.js';
 import type { Owner } from '../decide/transitions.js';
@@ -55,6 +55,12 @@ export interface Engine {
   leases: LeaseWatch;
   /** Whether the platform lets `record` be attempted now (the `mayAttempt` option); undefined: always. */
   mayAttempt: ((record: OperationRecord) => boolean) | undefined;
+  /**
+   * Asks `rule`'s `reconcile` hook about an operation the loop has just
+   * stopped `unknown` (flow/drive/reconcile.ts, which the client loads on
+   * first use, so that clients without a hook never load it).
+   */
+  reconcileStopped?: (record: OperationRecord, rule: ResolvedPolicy) => Promise<OperationRecord>;
 }
 
 /**

@@ -69,6 +69,15 @@ export interface OncelyRequestFields<T = unknown> {
    * levels are refused.
    */
   meta?: Record<string, unknown>;
+  /**
+   * A stable reference to this operation, apart from its key, kept on the
+   * record and given to the endpoint's `reconcile` hook. Stamp it into the
+   * request (Stripe `metadata`, an order id the server stores) so the
+   * operation can be found after the provider forgot the key.
+   * @default a random uuid minted once, for endpoints with a `reconcile` hook (none otherwise)
+   * @example { reference: order.id, json: { amount: 4800, metadata: { order: order.id } } }
+   */
+  reference?: string;
 }
 
 /**
@@ -142,6 +151,8 @@ export interface PreparedOperation {
   fingerprint: string;
   /** A plain-JSON copy of the caller's `meta`. */
   meta?: Record<string, unknown>;
+  /** The caller's `reference`, or one minted once. */
+  reference?: string;
 }
 
 const METHOD = /^[A-Za-z]+$/;
@@ -201,6 +212,12 @@ export async function prepareOperation(
     fingerprint: await fingerprintOf(method, href, body, runtime.sha256Hex),
   };
   if (meta !== undefined) prepared.meta = meta;
+  const reference = input.reference;
+  if (reference !== undefined && (typeof reference !== 'string' || reference.length === 0 || reference.length > 256)) {
+    throw new InvalidRequestError('reference', 'must be a string of 1 to 256 characters');
+  }
+  // Minted only where a hook will look it up: other records stay as small as they were.
+  if (reference !== undefined || policy.reconcile !== undefined) prepared.reference = reference ?? runtime.uuid();
   return prepared;
 }
 
