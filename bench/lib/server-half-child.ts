@@ -81,5 +81,5 @@ for (const [name, server] of Object.entries(servers)) {
 process.stdout.write(`${JSON.stringify({ ports })}\n`);
 createInterface({ input: process.stdin }).on('line', () => {
   const { user, system } = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ cpuUs: user + system })}\n`);
+  process.stdout.write(`${JSON.stringify({ cpuUs: user + system, userUs: user, systemUs: system })}\n`);
 });

@@ -50,7 +50,7 @@ export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempo
   const core = new IdempotencyCore(resolved);
   return {
     wrap: (handler) => async (request) =>
-      toResponse(await core.handle(request, { kind: 'plain', handler: async (r) => answerOf(await handler(r)) })),
+      toResponse(await core.handle(request, { kind: 'plain', handler: async (r) => answerOf(await handler(r())) })),
     withIdempotency: async (request, handler) =>
       toResponse(
         await core.handle(request, { kind: 'transaction', handler: async (tx, r) => answerOf(await handler(tx, r)) }),

@@ -107,6 +107,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return Promise.resolve(entry !== undefined);
   }
 
+  renew(claim: Claim, leaseMs: number): Promise<boolean> {
+    const entry = this.#owned(claim);
+    if (entry !== undefined) entry.leaseUntil = this.#now() + leaseMs;
+    return Promise.resolve(entry !== undefined);
+  }
+
   release(claim: Claim): Promise<void> {
     if (this.#owned(claim) !== undefined) this.#entries.delete(id(claim.scope, claim.key));
     return Promise.resolve();

@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { InvalidOptionsError } from '../errors.js';
 import { type EndpointPattern, parseEndpointPattern } from '../policy/endpoints.js';
+import { type Schedule, scheduleWithTimers } from './heartbeat.js';
 import type { IdempotencyStore } from './store.js';
 import { parseOptions } from './validate.js';
 
@@ -24,9 +25,13 @@ export interface RouteOptions {
   /** How long a key and its outcome are kept; a key reused later is a new operation. @default 86_400_000 (24 h) */
   retentionMs?: number;
   /**
-   * How long a request may run before its claim counts as abandoned (the
-   * process died between claim and response). Longer than the handler's
-   * slowest run. @default 60_000
+   * How long a claim lives without news from its process: the server renews
+   * it every third of it while the handler runs, so only a claim whose
+   * process died (or stalled longer than this) counts as abandoned. Shorter
+   * answers a crashed request's retry sooner; longer rides out longer pauses
+   * (a database failover, a stop-the-world pause).
+   * @default 60_000
+   * @example { leaseMs: 15_000 }
    */
   leaseMs?: number;
   /** `Retry-After` of a 409 "in progress", rounded up to seconds. @default 1_000 */
@@ -93,6 +98,14 @@ export interface IdempotencyOptions<Tx = never> extends RouteOptions {
   replayHeaders?: string[];
   /** Called once per abandoned claim a request meets (not for `rerun: 'safe'`): reconcile it. */
   onAbandoned?: (claim: AbandonedClaim) => void | Promise<void>;
+  /**
+   * Timer of the lease renewals: `schedule(ms, fn)` calls `fn` once after
+   * `ms` and returns a cancel. Tests pass a fake runtime's `schedule` to
+   * move renewals with virtual time.
+   * @default setTimeout (unref'd: it never keeps a process alive)
+   * @example { schedule: createFakeRuntime().schedule }
+   */
+  schedule?: Schedule;
 }
 
 export interface ResolvedRoute {
@@ -115,6 +128,7 @@ export interface Resolved<Tx> {
   acceptBareKey: boolean;
   replayHeaders: ReadonlySet<string>;
   onAbandoned: ((claim: AbandonedClaim) => void | Promise<void>) | undefined;
+  schedule: Schedule;
 }
 
 const MAX_MS = 2 ** 31 - 1;
@@ -134,7 +148,11 @@ const routeShape = {
 const schema = z.strictObject({
   ...routeShape,
   store: z.custom<IdempotencyStore<unknown>>(
-    (v) => typeof v === 'object' && v !== null && typeof (v as { claim?: unknown }).claim === 'function',
+    (v) =>
+      typeof v === 'object' &&
+      v !== null &&
+      typeof (v as { claim?: unknown }).claim === 'function' &&
+      typeof (v as { renew?: unknown }).renew === 'function',
     'must be an idempotency store (memoryIdempotencyStore(), postgresIdempotencyStore())',
   ),
   scopeOf: fn<(request: Request) => string | Promise<string>>(),
@@ -144,6 +162,7 @@ const schema = z.strictObject({
   acceptBareKey: z.optional(z.boolean()),
   replayHeaders: z.optional(z.array(z.string().regex(HEADER, 'must be a header name'))),
   onAbandoned: z.optional(fn<(claim: AbandonedClaim) => void>()),
+  schedule: z.optional(fn<Schedule>()),
 });
 
 /** Headers a replay must never carry, whatever `replayHeaders` says. */
@@ -179,5 +198,6 @@ export function resolveOptions<Tx>(options: IdempotencyOptions<Tx>): Resolved<Tx
     acceptBareKey: parsed.acceptBareKey ?? true,
     replayHeaders: new Set(['content-type', 'location', ...extra]),
     onAbandoned: parsed.onAbandoned,
+    schedule: parsed.schedule ?? scheduleWithTimers,
   };
 }
