@@ -31,6 +31,12 @@ const guard = () =>
     scopeOf: (request) => request.headers.get('x-account') ?? '',
     routes: { 'POST /payments': {} },
   });
+/** The Express way: the caller's identity from Node's request (as an auth middleware leaves it), no `Request` built. */
+const nodeGuard = idempotency({
+  store: memoryIdempotencyStore(),
+  nodeScopeOf: (req) => String(req.headers['x-account'] ?? ''),
+  routes: { 'POST /payments': {} },
+});
 
 async function toRequest(req: IncomingMessage): Promise<Request> {
   const chunks: Buffer[] = [];
@@ -71,6 +77,7 @@ const servers = {
     readBody(req).then((bytes) => connectHandler(req, res, bytes));
   }),
   'connect-guarded': createServer((req, res) => connectGuard.middleware(req, res, () => connectHandler(req, res))),
+  'connect-guarded-node': createServer((req, res) => nodeGuard.middleware(req, res, () => connectHandler(req, res))),
 };
 
 const ports: Record<string, number> = {};

@@ -10,10 +10,12 @@
  * not need: the entry points hand it an `Incoming` (parsed once), and a
  * `Request` is built only when something asks for one.
  */
-import { selectEndpoint } from '../policy/endpoints.js';
+import { InvalidOptionsError } from '../errors.js';
+import { matchesEndpoint, selectEndpoint } from '../policy/endpoints.js';
 import { fingerprintOf } from './fingerprint.js';
-import { startHeartbeat } from './heartbeat.js';
+import { Heartbeats } from './heartbeat.js';
 import { readKey } from './key.js';
+import type { NodeRequestLike } from './node.js';
 import type { Resolved, ResolvedRoute } from './options.js';
 import { problems } from './problems.js';
 import { type Answer, type HeaderSource, keeps, replayOf, storedOf } from './replay.js';
@@ -34,6 +36,8 @@ export interface Incoming {
   json?: { value: unknown } | undefined;
   /** The request as a Fetch `Request`, built on first call (for `scopeOf` and Fetch handlers). */
   request: () => Request;
+  /** The caller's identity, when the entry point has its own way to it (`nodeScopeOf`); else `scopeOf(request())`. */
+  caller?: (() => string | Promise<string>) | undefined;
 }
 
 /** A request the middleware guards, everything known about it before the claim. */
@@ -55,9 +59,32 @@ const EMPTY = new Uint8Array(0);
 
 export class IdempotencyCore<Tx> {
   readonly #o: Resolved<Tx>;
+  readonly #heartbeats: Heartbeats;
 
   constructor(resolved: Resolved<Tx>) {
     this.#o = resolved;
+    const shortestLeaseMs = Math.min(...resolved.routes.map((r) => r.leaseMs));
+    this.#heartbeats = new Heartbeats(resolved.store, resolved.schedule, shortestLeaseMs);
+  }
+
+  /** `options.scopeOf`; checked by the entry points that need it when they are made. */
+  scopeOf(request: Request): string | Promise<string> {
+    return (this.#o.scopeOf as (request: Request) => string | Promise<string>)(request);
+  }
+
+  /** `options.nodeScopeOf`, if given. */
+  get nodeScopeOf(): ((req: NodeRequestLike) => string | Promise<string>) | undefined {
+    return this.#o.nodeScopeOf;
+  }
+
+  /** Throws, naming the option, when `scopeOf` was not given (`nodeScopeOf` alone serves the middleware only). */
+  requireScopeOf(entry: string): void {
+    if (this.#o.scopeOf === undefined) {
+      throw new InvalidOptionsError(
+        'idempotency.scopeOf',
+        `is required by ${entry} (nodeScopeOf serves the Node middleware only)`,
+      );
+    }
   }
 
   /** The header holding the key, as configured. */
@@ -71,7 +98,7 @@ export class IdempotencyCore<Tx> {
     // One route (the common case): no ranking to do.
     if (routes.length === 1) {
       const only = routes[0] as ResolvedRoute;
-      return selectEndpoint([only.pattern], method, pathname) === 0 ? only : undefined;
+      return matchesEndpoint(only.pattern, method, pathname) ? only : undefined;
     }
     return routes[
       selectEndpoint(
@@ -118,7 +145,7 @@ export class IdempotencyCore<Tx> {
       return route.requireKey ? problems.keyMissing(keyHeader) : this.#runUnguarded(incoming.request(), runner);
     }
     if (reading.kind === 'invalid') return problems.keyInvalid(keyHeader, reading.reason);
-    const caller = await this.#o.scopeOf(incoming.request());
+    const caller = await (incoming.caller === undefined ? this.scopeOf(incoming.request()) : incoming.caller());
     const guarded: Guarded = {
       incoming,
       route,
@@ -157,13 +184,13 @@ export class IdempotencyCore<Tx> {
       case 'claimed': {
         const claim: Claim = { scope: g.scope, key: g.key, epoch: result.epoch };
         // The claim's lease is renewed while the handler runs (a slow handler is not a dead one).
-        const heartbeat = startHeartbeat(this.#o.store, claim, g.route.leaseMs, this.#o.schedule);
+        const stop = this.#heartbeats.start(claim, g.route.leaseMs);
         try {
           return runner.kind === 'plain'
             ? await this.#runPlain(g, claim, runner.handler)
             : await this.#runInTransaction(g, claim, runner.handler);
         } finally {
-          heartbeat.stop();
+          stop();
         }
       }
     }

@@ -1,52 +1,92 @@
 /**
- * Lease renewal while a handler runs. A claim's lease is how the next
- * request tells a dead claimer from a slow one; a handler that runs longer
- * than its lease must keep saying "still here", or a duplicate would be told
+ * Lease renewal while handlers run. A claim's lease is how the next request
+ * tells a dead claimer from a slow one; a handler that runs longer than its
+ * lease must keep saying "still here", or a duplicate would be told
  * "outcome unknown" (or, under `rerun: 'safe'`, run it a second time) while
- * the first run is still going. Every `leaseMs / 3` the claim's lease is
- * renewed, fenced by its epoch: once a newer epoch owns the key (or the
- * outcome is stored), renewal stops. A process that dies renews nothing, so
- * its claim still ends at its lease. The caller stops it on every path.
+ * the first run is still going. A running claim's lease is renewed about
+ * every third of it, fenced by its epoch: once a newer epoch owns the key
+ * (or the outcome is stored), the store refuses and renewal stops. A process
+ * that dies renews nothing, so its claim still ends at its lease.
  *
- * A handler that finishes within a third of its lease costs one timer made
- * and cleared, and no store work.
+ * One timer per guard, not one per request: the running claims sit in a
+ * set, and a tick every sixth of the shortest lease renews those due (a
+ * handler that finishes within a sixth of its lease is never renewed). The
+ * timer runs only while some handler does. Every path that ends a run
+ * removes its claim from the set (`stop`).
  */
 import type { Claim, IdempotencyStore } from './store.js';
 
 /** `schedule(ms, fn)` calls `fn` once after `ms` and returns a cancel (the runtime's `schedule`). */
 export type Schedule = (ms: number, fn: () => void) => () => void;
 
-export interface Heartbeat {
-  stop(): void;
+interface Beat {
+  claim: Claim;
+  leaseMs: number;
+  /** Renewed every this many ticks (at least 2: never in the tick it started in). */
+  everyTicks: number;
+  startTick: number;
+  renewing: boolean;
 }
 
-export function startHeartbeat(
-  store: Pick<IdempotencyStore<unknown>, 'renew'>,
-  claim: Claim,
-  leaseMs: number,
-  schedule: Schedule,
-): Heartbeat {
-  const everyMs = Math.max(1, Math.floor(leaseMs / 3));
-  let stopped = false;
-  let cancel = schedule(everyMs, beat);
-  function beat(): void {
-    if (stopped) return;
-    store.renew(claim, leaseMs).then(
-      (owned) => {
-        if (owned && !stopped) cancel = schedule(everyMs, beat);
-      },
-      // A store that cannot be reached now may be reachable at the next beat; the lease
-      // runs on meanwhile, and the next beat is still within it.
-      () => {
-        if (!stopped) cancel = schedule(everyMs, beat);
-      },
-    );
+export class Heartbeats {
+  readonly #store: Pick<IdempotencyStore<unknown>, 'renew'>;
+  readonly #schedule: Schedule;
+  readonly #tickMs: number;
+  readonly #running = new Set<Beat>();
+  #tick = 0;
+  #ticking = false;
+
+  /** `shortestLeaseMs`: the shortest lease of any route, which sets the tick. */
+  constructor(store: Pick<IdempotencyStore<unknown>, 'renew'>, schedule: Schedule, shortestLeaseMs: number) {
+    this.#store = store;
+    this.#schedule = schedule;
+    this.#tickMs = Math.max(1, Math.floor(shortestLeaseMs / 6));
   }
-  return {
-    stop() {
-      stopped = true;
-      cancel();
-    },
+
+  /** Renews `claim`'s lease while it runs; call the returned `stop` when the run ends, however it ends. */
+  start(claim: Claim, leaseMs: number): () => void {
+    const beat: Beat = {
+      claim,
+      leaseMs,
+      everyTicks: Math.max(2, Math.floor(leaseMs / 3 / this.#tickMs)),
+      startTick: this.#tick,
+      renewing: false,
+    };
+    this.#running.add(beat);
+    if (!this.#ticking) {
+      this.#ticking = true;
+      this.#schedule(this.#tickMs, this.#onTick);
+    }
+    return () => {
+      this.#running.delete(beat);
+    };
+  }
+
+  /** Claims being renewed now (for tests). */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  readonly #onTick = (): void => {
+    this.#tick += 1;
+    for (const beat of this.#running) {
+      const age = this.#tick - beat.startTick;
+      if (beat.renewing || age % beat.everyTicks !== 0) continue;
+      beat.renewing = true;
+      this.#store.renew(beat.claim, beat.leaseMs).then(
+        (owned) => {
+          beat.renewing = false;
+          // Taken over or finished: the store has nothing of this epoch left to renew.
+          if (!owned) this.#running.delete(beat);
+        },
+        () => {
+          // Unreachable now, perhaps not at the next beat; the lease runs on meanwhile.
+          beat.renewing = false;
+        },
+      );
+    }
+    this.#ticking = this.#running.size > 0;
+    if (this.#ticking) this.#schedule(this.#tickMs, this.#onTick);
   };
 }
 

@@ -44,11 +44,12 @@ export type ConnectMiddleware = (req: NodeRequestLike, res: NodeResponseLike, ne
 
 export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddleware {
   const keyName = core.keyHeader.toLowerCase();
+  const { nodeScopeOf } = core;
+  if (nodeScopeOf === undefined) core.requireScopeOf('the middleware');
   return (req, res, next) => {
     const method = (req.method ?? 'GET').toUpperCase();
-    const host = joined(req.headers.host) ?? 'localhost';
-    const url = new URL(req.url ?? '/', `http://${host}`);
-    const route = core.routeOf(method, url.pathname);
+    const { pathname, search } = pathOf(req.url ?? '/');
+    const route = core.routeOf(method, pathname);
     if (route === undefined) {
       next();
       return;
@@ -62,7 +63,7 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
         let request: Request | undefined;
         const incoming: Incoming = {
           method,
-          target: url.pathname + url.search,
+          target: pathname + search,
           route,
           keyValue: joined(req.headers[keyName]) ?? null,
           contentType,
@@ -70,9 +71,11 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
           json,
           // No body on it: the core has the bytes, and downstream reads `req`.
           request: () => {
-            request ??= new Request(url, { method, headers: headersOf(req.headers) });
+            const origin = `http://${joined(req.headers.host) ?? 'localhost'}`;
+            request ??= new Request(new URL(pathname + search, origin), { method, headers: headersOf(req.headers) });
             return request;
           },
+          caller: nodeScopeOf === undefined ? undefined : () => nodeScopeOf(req),
         };
         let downstream: Answer<HeaderSource> | undefined;
         const handler = async () => {
@@ -86,6 +89,25 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
       })
       .catch((error: unknown) => next(error));
   };
+}
+
+/**
+ * A path the URL parser would give back unchanged: no dot segment, no
+ * percent sign, no backslash, no second leading slash, nothing it would
+ * encode; its query plain too. The common case, read without a parser.
+ */
+const PLAIN_TARGET = /^\/(?!\/)[\w\-~!$&'()*+,;=:@/]*(\?[\w\-.~!$&()*+,;=:@/?%]+)?$/;
+
+/** Path and query as `new URL` would give them (the Fetch entry point's, so both styles fingerprint alike). */
+function pathOf(target: string): { pathname: string; search: string } {
+  if (PLAIN_TARGET.test(target)) {
+    const question = target.indexOf('?');
+    return question < 0
+      ? { pathname: target, search: '' }
+      : { pathname: target.slice(0, question), search: target.slice(question) };
+  }
+  const url = new URL(target, 'http://localhost');
+  return { pathname: url.pathname, search: url.search };
 }
 
 /** A header as `Headers.get` gives it: several lines joined with `, `. */

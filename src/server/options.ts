@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { InvalidOptionsError } from '../errors.js';
 import { type EndpointPattern, parseEndpointPattern } from '../policy/endpoints.js';
 import { type Schedule, scheduleWithTimers } from './heartbeat.js';
+import type { NodeRequestLike } from './node.js';
 import type { IdempotencyStore } from './store.js';
 import { parseOptions } from './validate.js';
 
@@ -68,10 +69,21 @@ export interface IdempotencyOptions<Tx = never> extends RouteOptions {
    * per method, route, caller and key, so one caller's key never replays
    * another's response. Required: there is no safe default (an
    * `Authorization` header changes when a token is refreshed, which would
-   * turn a retry into a new operation).
+   * turn a retry into a new operation). An app that only uses the Node
+   * middleware may give `nodeScopeOf` instead.
    * @example { scopeOf: (request) => accountIdOf(request) }
    */
-  scopeOf: (request: Request) => string | Promise<string>;
+  scopeOf?: (request: Request) => string | Promise<string>;
+  /**
+   * The Node middleware's way to the caller's identity, from Node's own
+   * request: what the authentication middleware before it left there
+   * (`req.user.id`, `req.auth.sub`), which a Fetch `Request` does not carry.
+   * When set, the middleware calls it instead of `scopeOf` and builds no
+   * Fetch `Request` at all; `wrap` and `withIdempotency` use `scopeOf`.
+   * @default undefined (the middleware calls `scopeOf`)
+   * @example { nodeScopeOf: (req) => (req as AuthenticatedRequest).user.id }
+   */
+  nodeScopeOf?: (req: NodeRequestLike) => string | Promise<string>;
   /**
    * Guarded routes, `'METHOD /path'` patterns (`*` one segment, `**` any),
    * most specific first, each with its own options over the top-level ones.
@@ -121,7 +133,8 @@ export interface ResolvedRoute {
 
 export interface Resolved<Tx> {
   store: IdempotencyStore<Tx>;
-  scopeOf: (request: Request) => string | Promise<string>;
+  scopeOf: ((request: Request) => string | Promise<string>) | undefined;
+  nodeScopeOf: ((req: NodeRequestLike) => string | Promise<string>) | undefined;
   routes: ResolvedRoute[];
   keyHeader: string;
   maxKeyLength: number;
@@ -155,7 +168,8 @@ const schema = z.strictObject({
       typeof (v as { renew?: unknown }).renew === 'function',
     'must be an idempotency store (memoryIdempotencyStore(), postgresIdempotencyStore())',
   ),
-  scopeOf: fn<(request: Request) => string | Promise<string>>(),
+  scopeOf: z.optional(fn<(request: Request) => string | Promise<string>>()),
+  nodeScopeOf: z.optional(fn<(req: NodeRequestLike) => string | Promise<string>>()),
   routes: z.record(z.string(), z.strictObject(routeShape)),
   keyHeader: z.optional(z.string().regex(HEADER, 'must be a header name')),
   maxKeyLength: z.optional(z.number().int().min(1).max(8192)),
@@ -170,6 +184,12 @@ const NEVER_REPLAYED = new Set(['set-cookie', 'authorization', 'idempotent-repla
 
 export function resolveOptions<Tx>(options: IdempotencyOptions<Tx>): Resolved<Tx> {
   const parsed = parseOptions(schema, options, 'idempotency');
+  if (parsed.scopeOf === undefined && parsed.nodeScopeOf === undefined) {
+    throw new InvalidOptionsError(
+      'idempotency.scopeOf',
+      "is required: the caller's identity, e.g. (request) => accountIdOf(request) (or nodeScopeOf, for the Node middleware alone)",
+    );
+  }
   const routes = Object.entries(parsed.routes).map(([source, route]): ResolvedRoute => {
     let pattern: EndpointPattern;
     try {
@@ -192,6 +212,7 @@ export function resolveOptions<Tx>(options: IdempotencyOptions<Tx>): Resolved<Tx
   return {
     store: options.store,
     scopeOf: parsed.scopeOf,
+    nodeScopeOf: parsed.nodeScopeOf,
     routes,
     keyHeader: parsed.keyHeader ?? 'Idempotency-Key',
     maxKeyLength: parsed.maxKeyLength ?? 255,
