@@ -11,8 +11,8 @@
  * One timer per guard, not one per request: the running claims sit in a
  * set, and a tick every sixth of the shortest lease renews those due (a
  * handler that finishes within a sixth of its lease is never renewed). The
- * timer runs only while some handler does. Every path that ends a run
- * removes its claim from the set (`stop`).
+ * timer runs only while some handler does: every path that ends a run
+ * removes its claim from the set (`stop`), and the last one out cancels it.
  */
 import type { Claim, IdempotencyStore } from './store.js';
 
@@ -34,7 +34,8 @@ export class Heartbeats {
   readonly #tickMs: number;
   readonly #running = new Set<Beat>();
   #tick = 0;
-  #ticking = false;
+  /** Cancels the pending tick; set while some handler runs. */
+  #cancel: (() => void) | undefined;
 
   /** `shortestLeaseMs`: the shortest lease of any route, which sets the tick. */
   constructor(store: Pick<IdempotencyStore<unknown>, 'renew'>, schedule: Schedule, shortestLeaseMs: number) {
@@ -53,12 +54,14 @@ export class Heartbeats {
       renewing: false,
     };
     this.#running.add(beat);
-    if (!this.#ticking) {
-      this.#ticking = true;
-      this.#schedule(this.#tickMs, this.#onTick);
-    }
+    this.#cancel ??= this.#schedule(this.#tickMs, this.#onTick);
     return () => {
       this.#running.delete(beat);
+      // Nothing runs any more: no timer is left behind.
+      if (this.#running.size === 0) {
+        this.#cancel?.();
+        this.#cancel = undefined;
+      }
     };
   }
 
@@ -85,8 +88,7 @@ export class Heartbeats {
         },
       );
     }
-    this.#ticking = this.#running.size > 0;
-    if (this.#ticking) this.#schedule(this.#tickMs, this.#onTick);
+    this.#cancel = this.#running.size > 0 ? this.#schedule(this.#tickMs, this.#onTick) : undefined;
   };
 }
 

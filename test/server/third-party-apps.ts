@@ -144,6 +144,8 @@ export async function oncelyApp(): Promise<LibraryApp> {
     routes: { 'POST /payments': {} },
     leaseMs: LEASE_MS,
     retentionMs: RETENTION_MS,
+    // No lease renewals: the kit's stalled request stands for a process that died after its effect.
+    schedule: () => () => undefined,
   });
   const app = express();
   app.use(guard.middleware as express.RequestHandler);
