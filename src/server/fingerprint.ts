@@ -6,6 +6,14 @@
  * re-serialised body turning into a 422 is a bug of other libraries); any
  * other body is compared byte for byte.
  *
+ * The canonical JSON is RFC 8785's for what `JSON.parse` returns (keys
+ * sorted by UTF-16 code units, ECMAScript number and string forms), written
+ * here for that input alone: no `toJSON`, no cycles, no `undefined` to
+ * handle, and a lone surrogate (`"\ud800"`, which RFC 8785 refuses and
+ * `canonicalize` throws on) serialised as `JSON.stringify` escapes it rather
+ * than failing the request. test/server/fingerprint.test.ts holds it to
+ * `canonicalize`'s output.
+ *
  * Hashed text: `<method> <target>\n` then `json:<canonical JSON>`,
  * `bytes:<the body>` or `empty:`. The method is a token and the target has
  * no space or newline (both as the HTTP parser accepted them), so the
@@ -13,7 +21,6 @@
  * with the Node middleware's `req.body`), one canonical serialisation, one
  * one-shot hash.
  */
-import canonicalize from 'canonicalize';
 
 /** `application/json` and every `+json` type (problem+json, merge-patch+json…). */
 export function isJsonMediaType(contentType: string | null): boolean {
@@ -37,6 +44,24 @@ export function parseJsonBody(bytes: Uint8Array, contentType: string | null): { 
   }
 }
 
+/** RFC 8785 canonical JSON of a value `JSON.parse` returned. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${out}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    out += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(record[key])}`;
+  }
+  return `${out}}`;
+}
+
 /**
  * `json`: the body already parsed by `parseJsonBody` (the Node middleware
  * parses once for both), else it is parsed here.
@@ -49,7 +74,7 @@ export async function fingerprintOf(
   json: { value: unknown } | undefined = parseJsonBody(body, contentType),
 ): Promise<string> {
   const head = `${method} ${target}\n`;
-  if (json !== undefined) return sha256Hex(`${head}json:${canonicalize(json.value) ?? ''}`);
+  if (json !== undefined) return sha256Hex(`${head}json:${canonicalJson(json.value)}`);
   if (body.length === 0) return sha256Hex(`${head}empty:`);
   return sha256Hex(`${head}bytes:`, body);
 }
