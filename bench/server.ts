@@ -19,6 +19,9 @@
  * Targets: the Connect middleware ≥ 0.8× bare requests/s (memory store, 32
  * in flight); PostgreSQL ≤ 2 statements per fresh request and 1 per replay.
  *
+ * The servers run the built package (`oncely/server` from dist/, as an
+ * application does): `npm run build` first when running it alone.
+ *
  *   npx tsx bench/server.ts [--quick] [--rounds=N] [--requests=4000] [--json <file>]
  */
 import { spawn } from 'node:child_process';
