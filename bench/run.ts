@@ -7,7 +7,7 @@
  * (scripts/figures.ts).
  *
  *   npm run bench                      # everything (~25 minutes on an idle 2-core machine)
- *   npm run bench -- --only=outage     # some: overhead, outage, bundle, memory, fleet, resume-scale, file-store…
+ *   npm run bench -- --only=outage     # some: overhead, outage, bundle, memory, fleet, server, resume-scale, file-store…
  *   npm run bench -- --quick           # a short smoke run; numbers are not meaningful
  */
 import { spawn } from 'node:child_process';
@@ -44,6 +44,8 @@ const BENCHMARKS: Benchmark[] = [
     .map((f) => ({ id: f.replace(/(\.bench)?\.ts$/, ''), file: f, nodeFlags: ['--expose-gc'], writesSection: false })),
   // Issue 29: PostgreSQL workers (1, 2, 4, 8 processes) draining one table; starts its own cluster.
   { id: 'fleet', file: 'fleet.ts', nodeFlags: [], writesSection: true },
+  // Issue 30: oncely/server's overhead (its servers in their own process) and statements per request on PostgreSQL.
+  { id: 'server', file: 'server.ts', nodeFlags: [], writesSection: true },
   // The longest (3 runs of 100,000 operations; it runs the built package: `npm run bench` builds first).
   { id: 'resume-scale', file: 'resume-scale.ts', nodeFlags: [], writesSection: true },
 ];

@@ -1,24 +1,42 @@
 /**
- * The server half's overhead: requests/s of a small JSON payment handler,
- * bare and guarded by `oncely/server` (memory store, every request a fresh
- * key), in the Fetch style and the Connect style, at 32 requests in flight.
- * The servers run in their own process (bench/lib/server-half-child.ts);
- * rounds interleave the contenders, and each round's guarded/bare ratio is
- * reported (ratios survive a noisy shared machine; absolute numbers do not),
- * with the server process's CPU time per request, which a busy machine
- * disturbs less than requests/s. Target: guarded ≥ 0.8× bare requests/s.
- * Standalone: not part of `npm run bench`.
+ * The server half (issue 30): overhead and statements per request.
  *
- *   npx tsx bench/server.ts [rounds=7] [requests=4000]
+ * Overhead: requests/s of a small JSON payment handler, bare and guarded by
+ * `oncely/server` (memory store, every request a fresh key), in the Fetch
+ * style (through a minimal node:http adapter) and the Connect style (with
+ * `scopeOf` on a Fetch `Request`, and with `nodeScopeOf` on Node's own
+ * request, as an Express app reads `req.user`), at 32 requests in flight.
+ * The servers run in their own process (bench/lib/server-half-child.ts);
+ * after a warm-up, rounds interleave the contenders, and each round's
+ * guarded/bare ratio is reported (ratios survive a noisy shared machine;
+ * absolute numbers do not), with the server process's CPU time per request,
+ * which a busy machine disturbs less than requests/s.
+ *
+ * Statements: on a throwaway PostgreSQL cluster, `pg_stat_statements`
+ * counts the guard's statements per fresh request and per replay
+ * (bench/lib/server-statements.ts).
+ *
+ * Targets: the Connect middleware ≥ 0.8× bare requests/s (memory store, 32
+ * in flight); PostgreSQL ≤ 2 statements per fresh request and 1 per replay.
+ *
+ * The servers run the built package (`oncely/server` from dist/, as an
+ * application does): `npm run build` first when running it alone.
+ *
+ *   npx tsx bench/server.ts [--quick] [--rounds=N] [--requests=4000] [--json <file>]
  */
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { fmtInt, fmtRatio, fmtRatioSpread, median, rotate, table } from './lib/stats.js';
+import { emit, quick, roundsOption, type TargetCheck } from './lib/section.js';
+import { countStatements } from './lib/server-statements.js';
+import { fmtFixed, fmtInt, fmtRatio, fmtRatioSpread, median, rotate, table } from './lib/stats.js';
 
-const ROUNDS = Number(process.argv[2] ?? 7);
-const REQUESTS = Number(process.argv[3] ?? 4_000);
+const ROUNDS = roundsOption(quick ? 2 : 7);
+const REQUESTS = Number(
+  process.argv.find((a) => a.startsWith('--requests='))?.slice('--requests='.length) ?? (quick ? 1_000 : 4_000),
+);
+const WARMUP = quick ? 300 : 2_000;
 const IN_FLIGHT = 32;
 
 const child = spawn(
@@ -75,7 +93,7 @@ async function run(port: number, requests: number): Promise<{ rps: number; cpuUs
 }
 
 const names = Object.keys(ports);
-for (const name of names) await run(ports[name] as number, 1_000); // warm-up
+for (const name of names) await run(ports[name] as number, WARMUP);
 const rps: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 const cpu: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
 for (let round = 0; round < ROUNDS; round++) {
@@ -90,36 +108,103 @@ agent.destroy();
 
 const ratios = (of: Record<string, number[]>, top: string, bottom: string) =>
   (of[top] ?? []).map((value, i) => value / ((of[bottom] ?? [])[i] ?? Number.NaN));
-const rows = [
-  ['Fetch style', 'fetch-bare', 'fetch-guarded'],
-  ['Connect style', 'connect-bare', 'connect-guarded'],
-].map(([label, bare, guarded]) => {
-  const r = ratios(rps, guarded as string, bare as string);
-  const c = ratios(cpu, guarded as string, bare as string);
-  return [
-    label as string,
-    fmtInt(median(rps[bare as string] ?? [])),
-    fmtInt(median(rps[guarded as string] ?? [])),
-    fmtRatio(median(r)),
-    fmtRatioSpread(r),
-    `${fmtInt(median(cpu[bare as string] ?? []))} / ${fmtInt(median(cpu[guarded as string] ?? []))}`,
-    fmtRatio(median(c)),
-  ];
+const CONTENDERS = [
+  { label: 'Fetch style (`wrap`)', bare: 'fetch-bare', guarded: 'fetch-guarded' },
+  {
+    label: 'Connect middleware, `scopeOf` (a `Request` per request)',
+    bare: 'connect-bare',
+    guarded: 'connect-guarded',
+  },
+  { label: 'Connect middleware, `nodeScopeOf`', bare: 'connect-bare', guarded: 'connect-guarded-node' },
+];
+const overhead = CONTENDERS.map(({ label, bare, guarded }) => {
+  const r = ratios(rps, guarded, bare);
+  const c = ratios(cpu, guarded, bare);
+  return {
+    label,
+    bareRps: median(rps[bare] ?? []),
+    guardedRps: median(rps[guarded] ?? []),
+    ratio: median(r),
+    ratios: r,
+    bareCpuUs: median(cpu[bare] ?? []),
+    guardedCpuUs: median(cpu[guarded] ?? []),
+    cpuRatio: median(c),
+  };
 });
-console.log(
-  `oncely/server overhead, ${IN_FLIGHT} in flight, ${ROUNDS} rounds × ${REQUESTS} fresh requests (node ${process.version})`,
+const overheadTable = table(
+  [
+    '',
+    'bare req/s',
+    'guarded req/s',
+    'guarded / bare',
+    'per-round ratios',
+    'server CPU µs/req bare / guarded',
+    'CPU ratio',
+  ],
+  overhead.map((o) => [
+    o.label,
+    fmtInt(o.bareRps),
+    fmtInt(o.guardedRps),
+    fmtRatio(o.ratio),
+    fmtRatioSpread(o.ratios),
+    `${fmtInt(o.bareCpuUs)} / ${fmtInt(o.guardedCpuUs)}`,
+    fmtRatio(o.cpuRatio),
+  ]),
 );
-console.log(
-  table(
-    [
-      '',
-      'bare req/s',
-      'guarded req/s',
-      'guarded / bare',
-      'per-round ratios',
-      'server CPU µs/req bare / guarded',
-      'CPU ratio',
-    ],
-    rows,
-  ),
-);
+
+const statements = await countStatements(quick ? 50 : 500);
+const statementsTable =
+  statements === undefined
+    ? 'No PostgreSQL installed: statements not counted.'
+    : table(
+        [
+          'mode',
+          'requests',
+          'guard statements / fresh request',
+          'guard statements / replay',
+          'all statements / fresh request',
+        ],
+        statements.map((s) => [
+          s.mode === 'plain' ? '`wrap` (plain)' : '`withIdempotency` (transactional)',
+          fmtInt(s.requests),
+          fmtFixed(s.freshPerRequest),
+          fmtFixed(s.replayPerRequest),
+          fmtFixed(s.freshAllPerRequest),
+        ]),
+      );
+
+const connect = overhead[1];
+const plain = statements?.find((s) => s.mode === 'plain');
+const targets: TargetCheck[] = [
+  {
+    name: 'oncely/server middleware ≥ 0.8× bare req/s (memory store, 32 in flight, `scopeOf`)',
+    measured: connect === undefined ? 'not run' : `${fmtRatio(connect.ratio)} (${fmtRatioSpread(connect.ratios)})`,
+    met: (connect?.ratio ?? 0) >= 0.8,
+  },
+  {
+    name: 'oncely/server on PostgreSQL ≤ 2 statements per fresh request',
+    measured: plain === undefined ? 'no PostgreSQL' : fmtFixed(plain.freshPerRequest),
+    met: plain !== undefined && plain.freshPerRequest <= 2,
+  },
+  {
+    name: 'oncely/server on PostgreSQL 1 statement per replay',
+    measured: plain === undefined ? 'no PostgreSQL' : fmtFixed(plain.replayPerRequest),
+    met: plain !== undefined && plain.replayPerRequest <= 1,
+  },
+];
+const text = [
+  `Overhead, ${IN_FLIGHT} in flight, ${ROUNDS} interleaved rounds × ${fmtInt(REQUESTS)} fresh requests after ${fmtInt(WARMUP)} of warm-up, the servers in their own process (node ${process.version}); medians:`,
+  '',
+  overheadTable,
+  '',
+  "PostgreSQL statements per request, counted by `pg_stat_statements` on a throwaway cluster (the guard's: those on its table):",
+  '',
+  statementsTable,
+].join('\n');
+emit({
+  id: 'server',
+  title: 'The server half: oncely/server overhead and statements',
+  text,
+  targets,
+  data: { inFlight: IN_FLIGHT, rounds: ROUNDS, requests: REQUESTS, overhead, statements },
+});

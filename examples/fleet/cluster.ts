@@ -73,7 +73,11 @@ async function unprivileged(): Promise<{ name: string; uid: number; gid: number 
 }
 
 /** Starts a fresh cluster; throws with the server log when it cannot. */
-export async function startCluster(bin: string): Promise<PostgresCluster> {
+export async function startCluster(
+  bin: string,
+  /** Server settings besides the defaults, e.g. `{ shared_preload_libraries: 'pg_stat_statements' }`. */
+  settings: Record<string, string> = {},
+): Promise<PostgresCluster> {
   const root = process.getuid?.() === 0;
   const user = root ? await unprivileged() : undefined;
   const dir = fs.mkdtempSync(join(tmpdir(), 'oncely-pg-'));
@@ -97,7 +101,9 @@ export async function startCluster(bin: string): Promise<PostgresCluster> {
       '-l',
       log,
       '-o',
-      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`,
+      [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`]
+        .concat(Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`))
+        .join(' '),
     ]);
   } catch (error) {
     const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';

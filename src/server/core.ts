@@ -5,82 +5,158 @@
  * The outcome is stored before the response leaves, so a client that loses
  * the response gets it replayed; a handler that throws is not a response
  * and is never stored: its claim ends as "outcome unknown".
+ *
+ * Every guarded request pays for this path, so it builds nothing it does
+ * not need: the entry points hand it an `Incoming` (parsed once), and a
+ * `Request` is built only when something asks for one.
  */
-import { selectEndpoint } from '../policy/endpoints.js';
+import { InvalidOptionsError } from '../errors.js';
+import { matchesEndpoint, selectEndpoint } from '../policy/endpoints.js';
 import { fingerprintOf } from './fingerprint.js';
+import { Heartbeats } from './heartbeat.js';
 import { readKey } from './key.js';
+import type { NodeRequestLike } from './node.js';
 import type { Resolved, ResolvedRoute } from './options.js';
 import { problems } from './problems.js';
-import { type Answer, keeps, replayOf, storedOf } from './replay.js';
+import { type Answer, type HeaderSource, keeps, replayOf, storedOf } from './replay.js';
 import { type Claim, type ClaimResult, LeaseTakenOverError } from './store.js';
+
+/** A guarded request as an entry point read it. */
+export interface Incoming {
+  /** Upper case. */
+  method: string;
+  /** Path and query, as sent. */
+  target: string;
+  route: ResolvedRoute;
+  /** The key header's value (`null`: absent). */
+  keyValue: string | null;
+  contentType: string | null;
+  body: Uint8Array;
+  /** The body parsed as JSON already (the Node middleware parses once, for itself and the fingerprint). */
+  json?: { value: unknown } | undefined;
+  /** The request as a Fetch `Request`, built on first call (for `scopeOf` and Fetch handlers). */
+  request: () => Request;
+  /** The caller's identity, when the entry point has its own way to it (`nodeScopeOf`); else `scopeOf(request())`. */
+  caller?: (() => string | Promise<string>) | undefined;
+}
 
 /** A request the middleware guards, everything known about it before the claim. */
 interface Guarded {
+  incoming: Incoming;
   route: ResolvedRoute;
   key: string;
   caller: string;
-  request: Request;
   scope: string;
-  fingerprint: string;
-  target: string;
 }
 
 /** The handler, answering read-to-the-end responses (the entry points adapt their own kind). */
-export type Runner<Tx> =
-  | { kind: 'plain'; handler: (request: Request) => Promise<Answer> }
-  | { kind: 'transaction'; handler: (tx: Tx, request: Request) => Promise<Answer> };
+export type Runner<Tx, H extends HeaderSource = Headers> =
+  | { kind: 'plain'; handler: (request: () => Request) => Promise<Answer<H>> }
+  | { kind: 'transaction'; handler: (tx: Tx, request: Request) => Promise<Answer<H>> };
 
 const BODYLESS = new Set(['GET', 'HEAD']);
+const EMPTY = new Uint8Array(0);
 
 export class IdempotencyCore<Tx> {
   readonly #o: Resolved<Tx>;
+  readonly #heartbeats: Heartbeats;
 
   constructor(resolved: Resolved<Tx>) {
     this.#o = resolved;
+    const shortestLeaseMs = Math.min(...resolved.routes.map((r) => r.leaseMs));
+    this.#heartbeats = new Heartbeats(resolved.store, resolved.schedule, shortestLeaseMs);
+  }
+
+  /** `options.scopeOf`; checked by the entry points that need it when they are made. */
+  scopeOf(request: Request): string | Promise<string> {
+    return (this.#o.scopeOf as (request: Request) => string | Promise<string>)(request);
+  }
+
+  /** `options.nodeScopeOf`, if given. */
+  get nodeScopeOf(): ((req: NodeRequestLike) => string | Promise<string>) | undefined {
+    return this.#o.nodeScopeOf;
+  }
+
+  /** Throws, naming the option, when `scopeOf` was not given (`nodeScopeOf` alone serves the middleware only). */
+  requireScopeOf(entry: string): void {
+    if (this.#o.scopeOf === undefined) {
+      throw new InvalidOptionsError(
+        'idempotency.scopeOf',
+        `is required by ${entry} (nodeScopeOf serves the Node middleware only)`,
+      );
+    }
+  }
+
+  /** The header holding the key, as configured. */
+  get keyHeader(): string {
+    return this.#o.keyHeader;
   }
 
   /** The route guarding `method` and `pathname`, if any (the Node middleware skips reading other bodies). */
   routeOf(method: string, pathname: string): ResolvedRoute | undefined {
-    const index = selectEndpoint(
-      this.#o.routes.map((r) => r.pattern),
-      method,
-      pathname,
-    );
-    return this.#o.routes[index];
+    const { routes } = this.#o;
+    // One route (the common case): no ranking to do.
+    if (routes.length === 1) {
+      const only = routes[0] as ResolvedRoute;
+      return matchesEndpoint(only.pattern, method, pathname) ? only : undefined;
+    }
+    return routes[
+      selectEndpoint(
+        routes.map((r) => r.pattern),
+        method,
+        pathname,
+      )
+    ];
   }
 
-  /**
-   * `body`: the request's bytes when the caller has read them already (the
-   * Node middleware); the handler then gets `request` as it is.
-   */
-  async handle(request: Request, runner: Runner<Tx>, body?: Uint8Array): Promise<Answer> {
+  /** The Fetch entry point: reads the body only of a guarded request with a key. */
+  async handle<H extends HeaderSource>(request: Request, runner: Runner<Tx, H>): Promise<Answer<H> | Answer> {
     const method = request.method.toUpperCase();
     const url = new URL(request.url);
     const route = this.routeOf(method, url.pathname);
-    if (route === undefined) return this.#runUnguarded(request, runner);
+    const keyValue = request.headers.get(this.#o.keyHeader);
+    if (route === undefined || (keyValue === null && !route.requireKey)) return this.#runUnguarded(request, runner);
+    const body = keyValue === null || BODYLESS.has(method) ? EMPTY : new Uint8Array(await request.arrayBuffer());
+    let rebuiltRequest: Request | undefined;
+    return this.guard(
+      {
+        method,
+        target: url.pathname + url.search,
+        route,
+        keyValue,
+        contentType: request.headers.get('content-type'),
+        body,
+        // The body was read for the fingerprint; the handler gets the same bytes.
+        request: () => {
+          rebuiltRequest ??= body.length === 0 ? request : rebuilt(request, body);
+          return rebuiltRequest;
+        },
+      },
+      runner,
+    );
+  }
+
+  /** A request on a guarded route, read by its entry point. */
+  async guard<H extends HeaderSource>(incoming: Incoming, runner: Runner<Tx, H>): Promise<Answer<H> | Answer> {
     const { keyHeader } = this.#o;
-    const reading = readKey(request.headers.get(keyHeader), this.#o);
+    const { route, method } = incoming;
+    const reading = readKey(incoming.keyValue, this.#o);
     if (reading.kind === 'missing') {
-      return route.requireKey ? problems.keyMissing(keyHeader) : this.#runUnguarded(request, runner);
+      return route.requireKey ? problems.keyMissing(keyHeader) : this.#runUnguarded(incoming.request(), runner);
     }
     if (reading.kind === 'invalid') return problems.keyInvalid(keyHeader, reading.reason);
-    const bytes = body ?? (BODYLESS.has(method) ? new Uint8Array(0) : new Uint8Array(await request.arrayBuffer()));
-    const caller = await this.#o.scopeOf(request);
-    const target = url.pathname + url.search;
+    const caller = await (incoming.caller === undefined ? this.scopeOf(incoming.request()) : incoming.caller());
     const guarded: Guarded = {
+      incoming,
       route,
       key: reading.key,
       caller,
-      target,
-      // The body was read for the fingerprint; the handler gets the same bytes.
-      request: body !== undefined || bytes.length === 0 ? request : rebuilt(request, bytes),
       scope: JSON.stringify([method, route.source, caller]),
-      fingerprint: await fingerprintOf(method, target, bytes, request.headers.get('content-type')),
     };
     const claimed = await this.#o.store.claim({
       scope: guarded.scope,
       key: guarded.key,
-      fingerprint: guarded.fingerprint,
+      fingerprint: await fingerprintOf(method, incoming.target, incoming.body, incoming.contentType, incoming.json),
       leaseMs: route.leaseMs,
       retentionMs: route.retentionMs,
       rerunAbandoned: route.rerun === 'safe',
@@ -89,7 +165,11 @@ export class IdempotencyCore<Tx> {
     return this.#answer(guarded, claimed, runner);
   }
 
-  async #answer(g: Guarded, result: ClaimResult, runner: Runner<Tx>): Promise<Answer> {
+  async #answer<H extends HeaderSource>(
+    g: Guarded,
+    result: ClaimResult,
+    runner: Runner<Tx, H>,
+  ): Promise<Answer<H> | Answer> {
     const { keyHeader } = this.#o;
     switch (result.kind) {
       case 'mismatch':
@@ -103,9 +183,15 @@ export class IdempotencyCore<Tx> {
         return problems.outcomeUnknown(keyHeader);
       case 'claimed': {
         const claim: Claim = { scope: g.scope, key: g.key, epoch: result.epoch };
-        return runner.kind === 'plain'
-          ? this.#runPlain(g, claim, runner.handler)
-          : this.#runInTransaction(g, claim, runner.handler);
+        // The claim's lease is renewed while the handler runs (a slow handler is not a dead one).
+        const stop = this.#heartbeats.start(claim, g.route.leaseMs);
+        try {
+          return runner.kind === 'plain'
+            ? await this.#runPlain(g, claim, runner.handler)
+            : await this.#runInTransaction(g, claim, runner.handler);
+        } finally {
+          stop();
+        }
       }
     }
   }
@@ -116,19 +202,23 @@ export class IdempotencyCore<Tx> {
         key: g.key,
         route: g.route.source,
         caller: g.caller,
-        method: g.request.method,
-        target: g.target,
+        method: g.incoming.method,
+        target: g.incoming.target,
       });
     } catch {
       // A failing hook must not change the answer: the outcome is unknown either way.
     }
   }
 
-  async #runPlain(g: Guarded, claim: Claim, handler: (request: Request) => Promise<Answer>): Promise<Answer> {
+  async #runPlain<H extends HeaderSource>(
+    g: Guarded,
+    claim: Claim,
+    handler: (request: () => Request) => Promise<Answer<H>>,
+  ): Promise<Answer<H> | Answer> {
     const { store } = this.#o;
-    let snapshot: Answer;
+    let snapshot: Answer<H>;
     try {
-      snapshot = await handler(g.request);
+      snapshot = await handler(g.incoming.request);
     } catch {
       // It may have done its work before throwing: never run it again blindly.
       // A store that fails here leaves the claim to its lease, which ends in the same place.
@@ -148,16 +238,16 @@ export class IdempotencyCore<Tx> {
     return snapshot;
   }
 
-  async #runInTransaction(
+  async #runInTransaction<H extends HeaderSource>(
     g: Guarded,
     claim: Claim,
-    handler: (tx: Tx, request: Request) => Promise<Answer>,
-  ): Promise<Answer> {
+    handler: (tx: Tx, request: Request) => Promise<Answer<H>>,
+  ): Promise<Answer<H> | Answer> {
     const { store } = this.#o;
     if (store.transaction === undefined) throw new TypeError('withIdempotency needs a store with transactions');
     try {
       return await store.transaction(claim, async (tx) => {
-        const snapshot = await handler(tx, g.request);
+        const snapshot = await handler(tx, g.incoming.request());
         const kept = keeps(g.route.replay, snapshot.status);
         return { value: snapshot, store: kept ? storedOf(snapshot, this.#o.replayHeaders) : undefined };
       });
@@ -170,8 +260,8 @@ export class IdempotencyCore<Tx> {
     }
   }
 
-  async #runUnguarded(request: Request, runner: Runner<Tx>): Promise<Answer> {
-    if (runner.kind === 'plain') return runner.handler(request);
+  async #runUnguarded<H extends HeaderSource>(request: Request, runner: Runner<Tx, H>): Promise<Answer<H>> {
+    if (runner.kind === 'plain') return runner.handler(() => request);
     const { store } = this.#o;
     if (store.transaction === undefined) throw new TypeError('withIdempotency needs a store with transactions');
     return store.transaction(undefined, async (tx) => ({ value: await runner.handler(tx, request), store: undefined }));

@@ -48,14 +48,24 @@ export interface Idempotency<Tx = never> {
 export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempotency<Tx> {
   const resolved = resolveOptions(options);
   const core = new IdempotencyCore(resolved);
+  let middleware: ConnectMiddleware | undefined;
   return {
-    wrap: (handler) => async (request) =>
-      toResponse(await core.handle(request, { kind: 'plain', handler: async (r) => answerOf(await handler(r)) })),
-    withIdempotency: async (request, handler) =>
-      toResponse(
+    wrap: (handler) => {
+      core.requireScopeOf('wrap');
+      return async (request) =>
+        toResponse(await core.handle(request, { kind: 'plain', handler: async (r) => answerOf(await handler(r())) }));
+    },
+    withIdempotency: async (request, handler) => {
+      core.requireScopeOf('withIdempotency');
+      return toResponse(
         await core.handle(request, { kind: 'transaction', handler: async (tx, r) => answerOf(await handler(tx, r)) }),
-      ),
-    middleware: connectMiddleware(core),
+      );
+    },
+    // Made on first use: an app of Fetch handlers alone need not give what it needs.
+    get middleware() {
+      middleware ??= connectMiddleware(core);
+      return middleware;
+    },
     sweep: () => resolved.store.sweep(),
   };
 }

@@ -38,8 +38,13 @@ const schema = z.strictObject({
   sweepIntervalMs: z.optional(z.number().int().min(1)),
 });
 
-/** The key of the Map: the scope and the key, unambiguous whatever characters they hold. */
-const id = (scope: string, key: string) => JSON.stringify([scope, key]);
+/**
+ * The key of the Map, unambiguous whatever characters scope and key hold:
+ * `scope\nkey` when the key has no newline (a key read from a header never
+ * has: the scope is everything before the last one), else JSON, which holds
+ * no raw newline and so never meets the first form.
+ */
+const id = (scope: string, key: string) => (key.includes('\n') ? JSON.stringify([scope, key]) : `${scope}\n${key}`);
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
@@ -104,6 +109,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   complete(claim: Claim, response: StoredResponse): Promise<boolean> {
     const entry = this.#owned(claim);
     if (entry !== undefined) entry.response = response;
+    return Promise.resolve(entry !== undefined);
+  }
+
+  renew(claim: Claim, leaseMs: number): Promise<boolean> {
+    const entry = this.#owned(claim);
+    if (entry !== undefined) entry.leaseUntil = this.#now() + leaseMs;
     return Promise.resolve(entry !== undefined);
   }
 

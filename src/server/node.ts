@@ -1,16 +1,22 @@
 /**
  * The Connect-style middleware `(req, res, next)` for Node `http`, Express
  * and Connect, on the same core as the Fetch handler: a guarded request is
- * read into a `Request`, `next()` runs the application with the response
- * captured (nothing reaches the socket before the outcome is stored), and
- * the core's answer is written out.
+ * read once, `next()` runs the application with the response captured
+ * (nothing reaches the socket before the outcome is stored), and the core's
+ * answer is written out.
+ *
+ * It is on the path of every guarded request, so it reads `req` as it is:
+ * the key and the content type from `req.headers`, the body parsed once
+ * (for the fingerprint and for `req.body`), the captured response stored
+ * from `res`'s own headers. A Fetch `Request` is built only when asked for
+ * (`scopeOf` gets one).
  *
  * Typed structurally, so this module needs neither Node's types nor
  * Express's: anything shaped like `IncomingMessage`/`ServerResponse` works.
  */
-import type { IdempotencyCore } from './core.js';
-import { isJsonMediaType } from './fingerprint.js';
-import type { Answer } from './replay.js';
+import type { IdempotencyCore, Incoming } from './core.js';
+import { parseJsonBody } from './fingerprint.js';
+import type { Answer, HeaderSource } from './replay.js';
 
 type HeaderValue = string | number | readonly string[] | undefined;
 
@@ -37,40 +43,86 @@ export interface NodeResponseLike {
 export type ConnectMiddleware = (req: NodeRequestLike, res: NodeResponseLike, next: (error?: unknown) => void) => void;
 
 export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddleware {
+  const keyName = core.keyHeader.toLowerCase();
+  const { nodeScopeOf } = core;
+  if (nodeScopeOf === undefined) core.requireScopeOf('the middleware');
   return (req, res, next) => {
     const method = (req.method ?? 'GET').toUpperCase();
-    const host = firstOf(req.headers.host) ?? 'localhost';
-    const url = new URL(req.url ?? '/', `http://${host}`);
-    if (core.routeOf(method, url.pathname) === undefined) {
+    const { pathname, search } = pathOf(req.url ?? '/');
+    const route = core.routeOf(method, pathname);
+    if (route === undefined) {
       next();
       return;
     }
     const parsed = parsedBefore(req);
     (parsed === undefined ? readBody(req) : Promise.resolve(parsed))
-      .then(async (bytes) => {
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(req.headers)) {
-          if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-          else if (value !== undefined) headers.set(name, value);
-        }
-        // No body on the Request: the core is handed the bytes, and downstream reads `req`.
-        const request = new Request(url, { method, headers });
-        let downstream: Answer | undefined;
+      .then(async (body) => {
+        const contentType = joined(req.headers['content-type']) ?? null;
+        // Parsed here once: for the fingerprint, and as `req.body` for the application.
+        const json = (req as { _body?: boolean })._body === true ? undefined : parseJsonBody(body, contentType);
+        let request: Request | undefined;
+        const incoming: Incoming = {
+          method,
+          target: pathname + search,
+          route,
+          keyValue: joined(req.headers[keyName]) ?? null,
+          contentType,
+          body,
+          json,
+          // No body on it: the core has the bytes, and downstream reads `req`.
+          request: () => {
+            const origin = `http://${joined(req.headers.host) ?? 'localhost'}`;
+            request ??= new Request(new URL(pathname + search, origin), { method, headers: headersOf(req.headers) });
+            return request;
+          },
+          caller: nodeScopeOf === undefined ? undefined : () => nodeScopeOf(req),
+        };
+        let downstream: Answer<HeaderSource> | undefined;
         const handler = async () => {
-          downstream = await runDownstream(req, res, next, bytes);
+          downstream = await runDownstream(req, res, next, body, json);
           return downstream;
         };
-        const answer = await core.handle(request, { kind: 'plain', handler }, bytes);
+        const answer = await core.guard(incoming, { kind: 'plain', handler });
         // The application's own answer still has its headers on `res`: only status and body to write.
         if (answer === downstream) writeBody(res, answer);
-        else writeAnswer(res, answer);
+        else writeAnswer(res, answer as Answer);
       })
       .catch((error: unknown) => next(error));
   };
 }
 
-function firstOf(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
+/**
+ * A path the URL parser would give back unchanged: no dot segment, no
+ * percent sign, no backslash, no second leading slash, nothing it would
+ * encode; its query plain too. The common case, read without a parser.
+ */
+const PLAIN_TARGET = /^\/(?!\/)[\w\-~!$&'()*+,;=:@/]*(\?[\w\-.~!$&()*+,;=:@/?%]+)?$/;
+
+/** Path and query as `new URL` would give them (the Fetch entry point's, so both styles fingerprint alike). */
+function pathOf(target: string): { pathname: string; search: string } {
+  if (PLAIN_TARGET.test(target)) {
+    const question = target.indexOf('?');
+    return question < 0
+      ? { pathname: target, search: '' }
+      : { pathname: target.slice(0, question), search: target.slice(question) };
+  }
+  const url = new URL(target, 'http://localhost');
+  return { pathname: url.pathname, search: url.search };
+}
+
+/** A header as `Headers.get` gives it: several lines joined with `, `. */
+function joined(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** `req.headers` as a `HeadersInit` (a plain record costs the `Request` constructor least). */
+function headersOf(headers: NodeRequestLike['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in headers) {
+    const value = joined(headers[name]);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
 }
 
 /**
@@ -98,8 +150,9 @@ function readBody(req: NodeRequestLike): Promise<Uint8Array> {
   });
 }
 
+/** The chunks as one array (a single chunk as it is: a read chunk is the reader's, and a written one is copied by `toBytes`). */
 function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1 && chunks[0] !== undefined) return new Uint8Array(chunks[0]);
+  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
   for (const chunk of chunks) {
@@ -109,15 +162,18 @@ function concat(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+const encoder = new TextEncoder();
+
+/** A written chunk as bytes of its own (an application may reuse a buffer after `write`). */
 function toBytes(chunk: unknown, encoding: unknown): Uint8Array {
-  if (chunk instanceof Uint8Array) return chunk;
+  if (chunk instanceof Uint8Array) return chunk.slice();
   if (typeof chunk === 'string') {
     if (encoding !== undefined && encoding !== 'utf8' && encoding !== 'utf-8') {
       throw new TypeError(
         `res.write with encoding ${String(encoding)} is not supported under the idempotency middleware`,
       );
     }
-    return new TextEncoder().encode(chunk);
+    return encoder.encode(chunk);
   }
   throw new TypeError('res.write accepts strings and bytes');
 }
@@ -132,19 +188,15 @@ function runDownstream(
   res: NodeResponseLike,
   next: (error?: unknown) => void,
   bytes: Uint8Array,
-): Promise<Answer> {
-  const contentType = firstOf(req.headers['content-type']) ?? null;
+  json: { value: unknown } | undefined,
+): Promise<Answer<HeaderSource>> {
   if (!(req as { _body?: boolean })._body) {
     req.rawBody = bytes;
-    try {
-      req.body = isJsonMediaType(contentType) && bytes.length > 0 ? JSON.parse(new TextDecoder().decode(bytes)) : bytes;
-    } catch {
-      req.body = bytes;
-    }
+    req.body = json === undefined ? bytes : json.value;
     // body-parser's own flag: a parser further down leaves the body it finds alone.
     (req as { _body?: boolean })._body = true;
   }
-  return new Promise<Answer>((resolve, reject) => {
+  return new Promise<Answer<HeaderSource>>((resolve, reject) => {
     const original = { writeHead: res.writeHead, write: res.write, end: res.end };
     const chunks: Uint8Array[] = [];
     const restore = () => Object.assign(res, original);
@@ -170,7 +222,7 @@ function runDownstream(
       try {
         const [chunk, encoding] = args;
         if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBytes(chunk, encoding));
-        resolve(captured(res, concat(chunks)));
+        resolve({ status: res.statusCode, headers: headersView(res), body: concat(chunks) });
       } catch (error) {
         reject(error);
       }
@@ -186,16 +238,20 @@ function runDownstream(
   });
 }
 
-function captured(res: NodeResponseLike, body: Uint8Array): Answer {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(res.getHeaders())) {
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    else if (value !== undefined) headers.set(name, String(value));
-  }
-  return { status: res.statusCode, headers, body };
+/** `res`'s headers as storing reads them (lower-case names, several values joined), with no copy made. */
+function headersView(res: NodeResponseLike): HeaderSource {
+  return {
+    forEach(callback) {
+      const headers = res.getHeaders();
+      for (const name in headers) {
+        const value = headers[name];
+        if (value !== undefined) callback(Array.isArray(value) ? value.join(', ') : String(value), name);
+      }
+    },
+  };
 }
 
-function writeBody(res: NodeResponseLike, answer: Answer): void {
+function writeBody(res: NodeResponseLike, answer: Answer<HeaderSource>): void {
   res.statusCode = answer.status;
   res.setHeader('content-length', String(answer.body.length));
   res.end(answer.body);

@@ -5,6 +5,8 @@
 import * as z from 'zod';
 import { InvalidOptionsError } from '../errors.js';
 import { type EndpointPattern, parseEndpointPattern } from '../policy/endpoints.js';
+import { type Schedule, scheduleWithTimers } from './heartbeat.js';
+import type { NodeRequestLike } from './node.js';
 import type { IdempotencyStore } from './store.js';
 import { parseOptions } from './validate.js';
 
@@ -24,9 +26,13 @@ export interface RouteOptions {
   /** How long a key and its outcome are kept; a key reused later is a new operation. @default 86_400_000 (24 h) */
   retentionMs?: number;
   /**
-   * How long a request may run before its claim counts as abandoned (the
-   * process died between claim and response). Longer than the handler's
-   * slowest run. @default 60_000
+   * How long a claim lives without news from its process: the server renews
+   * it every third of it while the handler runs, so only a claim whose
+   * process died (or stalled longer than this) counts as abandoned. Shorter
+   * answers a crashed request's retry sooner; longer rides out longer pauses
+   * (a database failover, a stop-the-world pause).
+   * @default 60_000
+   * @example { leaseMs: 15_000 }
    */
   leaseMs?: number;
   /** `Retry-After` of a 409 "in progress", rounded up to seconds. @default 1_000 */
@@ -63,10 +69,21 @@ export interface IdempotencyOptions<Tx = never> extends RouteOptions {
    * per method, route, caller and key, so one caller's key never replays
    * another's response. Required: there is no safe default (an
    * `Authorization` header changes when a token is refreshed, which would
-   * turn a retry into a new operation).
+   * turn a retry into a new operation). An app that only uses the Node
+   * middleware may give `nodeScopeOf` instead.
    * @example { scopeOf: (request) => accountIdOf(request) }
    */
-  scopeOf: (request: Request) => string | Promise<string>;
+  scopeOf?: (request: Request) => string | Promise<string>;
+  /**
+   * The Node middleware's way to the caller's identity, from Node's own
+   * request: what the authentication middleware before it left there
+   * (`req.user.id`, `req.auth.sub`), which a Fetch `Request` does not carry.
+   * When set, the middleware calls it instead of `scopeOf` and builds no
+   * Fetch `Request` at all; `wrap` and `withIdempotency` use `scopeOf`.
+   * @default undefined (the middleware calls `scopeOf`)
+   * @example { nodeScopeOf: (req) => (req as AuthenticatedRequest).user.id }
+   */
+  nodeScopeOf?: (req: NodeRequestLike) => string | Promise<string>;
   /**
    * Guarded routes, `'METHOD /path'` patterns (`*` one segment, `**` any),
    * most specific first, each with its own options over the top-level ones.
@@ -93,6 +110,14 @@ export interface IdempotencyOptions<Tx = never> extends RouteOptions {
   replayHeaders?: string[];
   /** Called once per abandoned claim a request meets (not for `rerun: 'safe'`): reconcile it. */
   onAbandoned?: (claim: AbandonedClaim) => void | Promise<void>;
+  /**
+   * Timer of the lease renewals: `schedule(ms, fn)` calls `fn` once after
+   * `ms` and returns a cancel. Tests pass a fake runtime's `schedule` to
+   * move renewals with virtual time.
+   * @default setTimeout (unref'd: it never keeps a process alive)
+   * @example { schedule: createFakeRuntime().schedule }
+   */
+  schedule?: Schedule;
 }
 
 export interface ResolvedRoute {
@@ -108,13 +133,15 @@ export interface ResolvedRoute {
 
 export interface Resolved<Tx> {
   store: IdempotencyStore<Tx>;
-  scopeOf: (request: Request) => string | Promise<string>;
+  scopeOf: ((request: Request) => string | Promise<string>) | undefined;
+  nodeScopeOf: ((req: NodeRequestLike) => string | Promise<string>) | undefined;
   routes: ResolvedRoute[];
   keyHeader: string;
   maxKeyLength: number;
   acceptBareKey: boolean;
   replayHeaders: ReadonlySet<string>;
   onAbandoned: ((claim: AbandonedClaim) => void | Promise<void>) | undefined;
+  schedule: Schedule;
 }
 
 const MAX_MS = 2 ** 31 - 1;
@@ -134,16 +161,22 @@ const routeShape = {
 const schema = z.strictObject({
   ...routeShape,
   store: z.custom<IdempotencyStore<unknown>>(
-    (v) => typeof v === 'object' && v !== null && typeof (v as { claim?: unknown }).claim === 'function',
+    (v) =>
+      typeof v === 'object' &&
+      v !== null &&
+      typeof (v as { claim?: unknown }).claim === 'function' &&
+      typeof (v as { renew?: unknown }).renew === 'function',
     'must be an idempotency store (memoryIdempotencyStore(), postgresIdempotencyStore())',
   ),
-  scopeOf: fn<(request: Request) => string | Promise<string>>(),
+  scopeOf: z.optional(fn<(request: Request) => string | Promise<string>>()),
+  nodeScopeOf: z.optional(fn<(req: NodeRequestLike) => string | Promise<string>>()),
   routes: z.record(z.string(), z.strictObject(routeShape)),
   keyHeader: z.optional(z.string().regex(HEADER, 'must be a header name')),
   maxKeyLength: z.optional(z.number().int().min(1).max(8192)),
   acceptBareKey: z.optional(z.boolean()),
   replayHeaders: z.optional(z.array(z.string().regex(HEADER, 'must be a header name'))),
   onAbandoned: z.optional(fn<(claim: AbandonedClaim) => void>()),
+  schedule: z.optional(fn<Schedule>()),
 });
 
 /** Headers a replay must never carry, whatever `replayHeaders` says. */
@@ -151,6 +184,12 @@ const NEVER_REPLAYED = new Set(['set-cookie', 'authorization', 'idempotent-repla
 
 export function resolveOptions<Tx>(options: IdempotencyOptions<Tx>): Resolved<Tx> {
   const parsed = parseOptions(schema, options, 'idempotency');
+  if (parsed.scopeOf === undefined && parsed.nodeScopeOf === undefined) {
+    throw new InvalidOptionsError(
+      'idempotency.scopeOf',
+      "is required: the caller's identity, e.g. (request) => accountIdOf(request) (or nodeScopeOf, for the Node middleware alone)",
+    );
+  }
   const routes = Object.entries(parsed.routes).map(([source, route]): ResolvedRoute => {
     let pattern: EndpointPattern;
     try {
@@ -173,11 +212,13 @@ export function resolveOptions<Tx>(options: IdempotencyOptions<Tx>): Resolved<Tx
   return {
     store: options.store,
     scopeOf: parsed.scopeOf,
+    nodeScopeOf: parsed.nodeScopeOf,
     routes,
     keyHeader: parsed.keyHeader ?? 'Idempotency-Key',
     maxKeyLength: parsed.maxKeyLength ?? 255,
     acceptBareKey: parsed.acceptBareKey ?? true,
     replayHeaders: new Set(['content-type', 'location', ...extra]),
     onAbandoned: parsed.onAbandoned,
+    schedule: parsed.schedule ?? scheduleWithTimers,
   };
 }

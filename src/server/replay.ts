@@ -20,14 +20,23 @@ export function keeps(policy: ReplayPolicy, status: number): boolean {
 }
 
 /**
+ * What storing needs of a response's headers (lower-case names): Fetch's
+ * `Headers` has it, and so has the Node middleware's view of `res`, which
+ * builds no `Headers` for a response it only has to send and store.
+ */
+export interface HeaderSource {
+  forEach(callback: (value: string, name: string) => void): void;
+}
+
+/**
  * A response read to its end: the bytes stay in hand, so it can be both
  * stored and sent. The core works on these, not on `Response` objects: the
  * Node middleware never needs one, and each `Response` built costs.
  */
-export interface Answer {
+export interface Answer<H extends HeaderSource = Headers> {
   status: number;
   statusText?: string;
-  headers: Headers;
+  headers: H;
   body: Uint8Array;
 }
 
@@ -36,7 +45,7 @@ export async function answerOf(response: Response): Promise<Answer> {
   return { status: response.status, statusText: response.statusText, headers: response.headers, body };
 }
 
-export function storedOf(answer: Answer, allowed: ReadonlySet<string>): StoredResponse {
+export function storedOf(answer: Answer<HeaderSource>, allowed: ReadonlySet<string>): StoredResponse {
   const headers: [string, string][] = [];
   answer.headers.forEach((value, name) => {
     if (allowed.has(name)) headers.push([name, value]);

@@ -70,6 +70,12 @@ export interface IdempotencyStore<Tx = never> {
   claim(request: ClaimRequest): Promise<ClaimResult>;
   /** Stores the outcome; false when the claim was taken over meanwhile (a newer epoch owns the key). */
   complete(claim: Claim, response: StoredResponse): Promise<boolean>;
+  /**
+   * Extends the claim's lease to `leaseMs` from now while its handler runs
+   * (a heartbeat): only while `claim.epoch` owns the key and no outcome is
+   * stored. False when it does not (renewal stops).
+   */
+  renew(claim: Claim, leaseMs: number): Promise<boolean>;
   /** Forgets the claim (nothing happened, a retry must run): only while `claim.epoch` still owns it. */
   release(claim: Claim): Promise<void>;
   /** Ends the lease now without an outcome (the handler failed midway: the effect is unknown). */

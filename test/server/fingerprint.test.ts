@@ -39,3 +39,31 @@ describe('fingerprintOf', () => {
     expect(await fingerprintOf('POST', '/p?x=1', body, json)).not.toBe(await fingerprintOf('POST', '/p', body, json));
   });
 });
+
+describe('canonicalJson', () => {
+  it("is canonicalize's RFC 8785 output for what JSON.parse returns", async () => {
+    const { canonicalJson } = await import('../../src/server/fingerprint.js');
+    const { default: canonicalize } = await import('canonicalize');
+    const texts = [
+      '{"b":2,"a":[1,"x",{"d":null,"c":true}],"é":"ü","\\u20ac":1e21,"€a":-0.000001}',
+      '[1.0, 1e-7, 123456789012345680000, -0, 0.1, 1E2, "\\u0000\\n\\"", {}]',
+      '{"":{"__proto__":{"a":1}},"A":"a","a":"A","10":1,"9":2,"\\ud83d\\ude00":"\\ud83d\\ude00"}',
+      '"plain"',
+      'null',
+      '{"nested":{"z":[[],[{}],{"y":{"x":[3,2,1]}}]}}',
+    ];
+    for (const text of texts) {
+      const value = JSON.parse(text) as unknown;
+      expect(canonicalJson(value)).toBe(canonicalize(value));
+    }
+  });
+
+  it('a lone surrogate does not fail the request: it is fingerprinted, and kept apart from another', async () => {
+    const { fingerprintOf } = await import('../../src/server/fingerprint.js');
+    const lone = new TextEncoder().encode('{"name":"\\ud800"}');
+    const other = new TextEncoder().encode('{"name":"\\ud801"}');
+    const a = await fingerprintOf('POST', '/p', lone, 'application/json');
+    expect(a).toMatch(/^[0-9a-f]{64}$/);
+    expect(await fingerprintOf('POST', '/p', other, 'application/json')).not.toBe(a);
+  });
+});

@@ -59,6 +59,9 @@ export async function startApp<Tx>(
     scopeOf: (request) => request.headers.get('x-account') ?? 'anonymous',
     routes: ROUTES,
     leaseMs: 10_000,
+    // Lease renewals never fire unless a test gives its own schedule: a held handler stands for
+    // a process that died after its effect (nothing renews its claim).
+    schedule: () => () => undefined,
     onAbandoned: (claim) => {
       abandoned.push(claim);
     },

@@ -28,6 +28,13 @@ describe('oncely/server options', () => {
   it.each<[string, Record<string, unknown>, string]>([
     ['scopeOf missing', { scopeOf: undefined }, 'idempotency.scopeOf'],
     ['store not a store', { store: {} }, 'idempotency.store'],
+    [
+      'a store without renew (no lease renewal)',
+      { store: { claim: () => undefined, complete: () => undefined } },
+      'idempotency.store',
+    ],
+    ['schedule not a function', { schedule: 1_000 }, 'idempotency.schedule'],
+    ['nodeScopeOf not a function', { nodeScopeOf: 'user' }, 'idempotency.nodeScopeOf'],
     ['leaseMs zero', { leaseMs: 0 }, 'idempotency.leaseMs'],
     ['retentionMs a string', { retentionMs: '24h' }, 'idempotency.retentionMs'],
     ['replay unknown', { replay: 'always' }, 'idempotency.replay'],
@@ -41,6 +48,16 @@ describe('oncely/server options', () => {
     const error = refusal(() => idempotency({ ...base(), ...change } as IdempotencyOptions));
     expect(error.field).toBe(field);
     expect(error.message).toContain(field);
+  });
+
+  it('nodeScopeOf alone serves the middleware; wrap and withIdempotency name scopeOf as missing', async () => {
+    const { scopeOf: _, ...rest } = base();
+    const guard = idempotency({ ...rest, nodeScopeOf: () => 'a' });
+    expect(typeof guard.middleware).toBe('function');
+    expect(refusal(() => guard.wrap(async () => new Response())).field).toBe('idempotency.scopeOf');
+    const error = await guard.withIdempotency(new Request('http://x/payments'), () => new Response()).catch((e) => e);
+    expect(error).toBeInstanceOf(InvalidOptionsError);
+    expect((error as InvalidOptionsError).field).toBe('idempotency.scopeOf');
   });
 
   it('the accepted defaults build a guard', () => {

@@ -13,6 +13,7 @@ import { serveFetch, type TestServer } from '../helpers/http-server.js';
 import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { contractSuite } from './contract-suite.js';
 import { post, startApp } from './fixture.js';
+import { manualSchedule } from './manual-schedule.js';
 
 const bin = postgresForSuite('server half on PostgreSQL');
 let db: TestDatabase;
@@ -220,4 +221,40 @@ describe.runIf(bin !== undefined)('oncely/server on PostgreSQL', () => {
       expect(replay.json).toEqual(rerun.json);
     });
   });
+
+  it.each([true, false])(
+    'lease renewal: a handler held past 3 leases is "in progress" to a duplicate (renewals %s)',
+    async (renew) => {
+      const store = freshStore();
+      const clock = { now: 0 };
+      const timers = manualSchedule(clock);
+      const app = await startApp('connect', {
+        store,
+        advance: (ms) => advance(store, ms),
+        extra: { schedule: renew ? timers.schedule : () => () => undefined },
+      });
+      try {
+        const gate = app.hold();
+        const first = post(app, '/payments', { key: 'slow' });
+        await gate.arrived;
+        // The database's time and the schedule's move together, a sixth of the lease (10 s) at a time.
+        for (let step = 0; step < 18; step++) {
+          await app.advance(10_000 / 6);
+          clock.now += 10_000 / 6;
+          await timers.fire(clock.now);
+        }
+        const duplicate = await post(app, '/payments', { key: 'slow' });
+        expect(duplicate.json.type).toBe(renew ? PROBLEM_TYPES.inProgress : PROBLEM_TYPES.outcomeUnknown);
+        gate.release();
+        expect((await first).status).toBe(201);
+        // Its late outcome is stored either way (fenced by its epoch, which no one took over).
+        const again = await post(app, '/payments', { key: 'slow' });
+        expect(again.headers.get('idempotent-replayed')).toBe('true');
+        expect(app.effects).toHaveLength(1);
+        expect(timers.pending).toBe(0);
+      } finally {
+        await app.close();
+      }
+    },
+  );
 });

@@ -58,6 +58,11 @@ export function completeSql(n: IdempotencyTableNames): string {
   return `UPDATE ${n.table} SET status = $5, headers = $6, body = $7, completed_at = now() WHERE ${OWNED}`;
 }
 
+/** $5 lease ms. Fenced: only the epoch that owns the key, and only before its outcome. */
+export function renewSql(n: IdempotencyTableNames): string {
+  return `UPDATE ${n.table} SET lease_until = now() + $5::double precision ${MS} WHERE ${OWNED}`;
+}
+
 export function releaseSql(n: IdempotencyTableNames): string {
   return `DELETE FROM ${n.table} WHERE ${OWNED}`;
 }

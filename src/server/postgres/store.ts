@@ -17,7 +17,7 @@ import {
 } from '../store.js';
 import { type PostgresIdempotencyStoreOptions, validatePgOptions } from './options.js';
 import { type IdempotencyTableNames, migrateIdempotency } from './schema.js';
-import { abandonSql, type ClaimRow, claimSql, completeSql, releaseSql, reportSql, sweepSql } from './sql.js';
+import { abandonSql, type ClaimRow, claimSql, completeSql, releaseSql, renewSql, reportSql, sweepSql } from './sql.js';
 
 export interface PostgresIdempotencyStore extends IdempotencyStore<PoolClient> {
   /** Applies the migrations now (otherwise on first use, when `migrate` is on). */
@@ -37,7 +37,15 @@ class PgIdempotencyStore implements PostgresIdempotencyStore {
   readonly #pool: Pool;
   readonly #tenant: string;
   readonly #names: IdempotencyTableNames;
-  readonly #sql: { claim: string; report: string; complete: string; release: string; abandon: string; sweep: string };
+  readonly #sql: {
+    claim: string;
+    report: string;
+    complete: string;
+    renew: string;
+    release: string;
+    abandon: string;
+    sweep: string;
+  };
   #ready: Promise<unknown> | undefined;
 
   constructor(options: PostgresIdempotencyStoreOptions) {
@@ -50,6 +58,7 @@ class PgIdempotencyStore implements PostgresIdempotencyStore {
       claim: claimSql(n),
       report: reportSql(n),
       complete: completeSql(n),
+      renew: renewSql(n),
       release: releaseSql(n),
       abandon: abandonSql(n),
       sweep: sweepSql(n),
@@ -126,6 +135,11 @@ class PgIdempotencyStore implements PostgresIdempotencyStore {
 
   #completeParams(claim: Claim, response: StoredResponse): unknown[] {
     return [...this.#owned(claim), response.status, JSON.stringify(response.headers), response.body];
+  }
+
+  async renew(claim: Claim, leaseMs: number): Promise<boolean> {
+    const result = await this.#pool.query(this.#sql.renew, [...this.#owned(claim), leaseMs]);
+    return result.rowCount === 1;
   }
 
   async release(claim: Claim): Promise<void> {

@@ -1,0 +1,100 @@
+/**
+ * Lease renewal while handlers run. A claim's lease is how the next request
+ * tells a dead claimer from a slow one; a handler that runs longer than its
+ * lease must keep saying "still here", or a duplicate would be told
+ * "outcome unknown" (or, under `rerun: 'safe'`, run it a second time) while
+ * the first run is still going. A running claim's lease is renewed about
+ * every third of it, fenced by its epoch: once a newer epoch owns the key
+ * (or the outcome is stored), the store refuses and renewal stops. A process
+ * that dies renews nothing, so its claim still ends at its lease.
+ *
+ * One timer per guard, not one per request: the running claims sit in a
+ * set, and a tick every sixth of the shortest lease renews those due (a
+ * handler that finishes within a sixth of its lease is never renewed). The
+ * timer runs only while some handler does: every path that ends a run
+ * removes its claim from the set (`stop`), and the last one out cancels it.
+ */
+import type { Claim, IdempotencyStore } from './store.js';
+
+/** `schedule(ms, fn)` calls `fn` once after `ms` and returns a cancel (the runtime's `schedule`). */
+export type Schedule = (ms: number, fn: () => void) => () => void;
+
+interface Beat {
+  claim: Claim;
+  leaseMs: number;
+  /** Renewed every this many ticks (at least 2: never in the tick it started in). */
+  everyTicks: number;
+  startTick: number;
+  renewing: boolean;
+}
+
+export class Heartbeats {
+  readonly #store: Pick<IdempotencyStore<unknown>, 'renew'>;
+  readonly #schedule: Schedule;
+  readonly #tickMs: number;
+  readonly #running = new Set<Beat>();
+  #tick = 0;
+  /** Cancels the pending tick; set while some handler runs. */
+  #cancel: (() => void) | undefined;
+
+  /** `shortestLeaseMs`: the shortest lease of any route, which sets the tick. */
+  constructor(store: Pick<IdempotencyStore<unknown>, 'renew'>, schedule: Schedule, shortestLeaseMs: number) {
+    this.#store = store;
+    this.#schedule = schedule;
+    this.#tickMs = Math.max(1, Math.floor(shortestLeaseMs / 6));
+  }
+
+  /** Renews `claim`'s lease while it runs; call the returned `stop` when the run ends, however it ends. */
+  start(claim: Claim, leaseMs: number): () => void {
+    const beat: Beat = {
+      claim,
+      leaseMs,
+      everyTicks: Math.max(2, Math.floor(leaseMs / 3 / this.#tickMs)),
+      startTick: this.#tick,
+      renewing: false,
+    };
+    this.#running.add(beat);
+    this.#cancel ??= this.#schedule(this.#tickMs, this.#onTick);
+    return () => {
+      this.#running.delete(beat);
+      // Nothing runs any more: no timer is left behind.
+      if (this.#running.size === 0) {
+        this.#cancel?.();
+        this.#cancel = undefined;
+      }
+    };
+  }
+
+  /** Claims being renewed now (for tests). */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  readonly #onTick = (): void => {
+    this.#tick += 1;
+    for (const beat of this.#running) {
+      const age = this.#tick - beat.startTick;
+      if (beat.renewing || age % beat.everyTicks !== 0) continue;
+      beat.renewing = true;
+      this.#store.renew(beat.claim, beat.leaseMs).then(
+        (owned) => {
+          beat.renewing = false;
+          // Taken over or finished: the store has nothing of this epoch left to renew.
+          if (!owned) this.#running.delete(beat);
+        },
+        () => {
+          // Unreachable now, perhaps not at the next beat; the lease runs on meanwhile.
+          beat.renewing = false;
+        },
+      );
+    }
+    this.#cancel = this.#running.size > 0 ? this.#schedule(this.#tickMs, this.#onTick) : undefined;
+  };
+}
+
+/** The default `schedule`: a timer that never keeps a Node.js process alive. */
+export const scheduleWithTimers: Schedule = (ms, fn) => {
+  const timer: unknown = setTimeout(fn, ms);
+  (timer as { unref?: () => void }).unref?.();
+  return () => clearTimeout(timer as ReturnType<typeof setTimeout>);
+};
