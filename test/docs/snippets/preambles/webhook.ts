@@ -13,7 +13,11 @@ export declare const client: OncelyClient;
 export declare const app: { post(path: string, handler: (req: WebhookRequest) => Promise<void>): void };
 export declare const stripe: {
   webhooks: {
-    constructEvent(body: string, signature: string | undefined, secret: string): {
+    constructEvent(
+      body: string,
+      signature: string | undefined,
+      secret: string,
+    ): {
       type: string;
       data: { object: PaymentIntent };
     };
