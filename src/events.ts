@@ -3,7 +3,7 @@
  * synchronously after the transition is durable; a throwing listener is
  * isolated (reported to `error` listeners) and never breaks the operation.
  */
-import type { AttemptClass, OperationState, StopReason } from './model.js';
+import type { AttemptClass, OperationState, StopReason, StoredTrace } from './model.js';
 
 interface Base {
   /** The idempotency key. */
@@ -11,13 +11,30 @@ interface Base {
   /** `METHOD url` of the operation. */
   operation: string;
   fingerprint: string;
+  /** The trace context stored with the operation at its write-ahead (see `creating`), when there is one. */
+  trace?: StoredTrace;
 }
 
 export interface OncelyEvents {
+  /**
+   * `send` or `enqueue` was called, in the caller's (async) context, before
+   * the write-ahead. A listener may set `trace`: it is stored with a new
+   * operation (not with one already stored under its key). `oncely/opentelemetry`
+   * sets the active trace context here.
+   */
+  creating: { trace?: StoredTrace };
   /** A new operation was written down (before its first attempt). */
   enqueued: Base & { policy: string; deadlineAt: number };
   /** An attempt is recorded as started and is about to be sent. */
   'attempt:started': Base & { attempt: number; resendCount: number };
+  /**
+   * The attempt's request passed the checks before sending (online, headers,
+   * lease) and is handed to the transport now: from here it may reach the
+   * server. A listener may add headers to `headers` for this request alone
+   * (never stored, never part of the fingerprint, never overriding a header
+   * already set): `oncely/opentelemetry` injects `traceparent` there.
+   */
+  'attempt:sending': Base & { attempt: number; resendCount: number; headers: Record<string, string> };
   /** An attempt ended; its outcome is recorded. */
   'attempt:ended': Base & {
     attempt: number;

@@ -72,6 +72,13 @@ export const RECORD_SPEC: Spec = s.shape({
     }),
   ),
   meta: s.optional(s.dict(s.json())),
+  trace: s.optional(
+    s.shape({
+      traceId: s.string({ pattern: /^[0-9a-f]{32}$/, format: '32 lowercase hex digits' }),
+      spanId: s.string({ pattern: /^[0-9a-f]{16}$/, format: '16 lowercase hex digits' }),
+      flags: s.count(),
+    }),
+  ),
 });
 
 const exact = exactCheck(RECORD_SPEC);

@@ -10,7 +10,8 @@
  * is started here, before any other call can see the record.
  */
 import { InvalidOptionsError, InvalidRequestError, InvalidStateError, KeyConflictError } from '../../errors.js';
-import { type OperationRecord, SEQ_PER_MS } from '../../model.js';
+import type { OncelyEvents } from '../../events.js';
+import { type OperationRecord, SEQ_PER_MS, type StoredTrace } from '../../model.js';
 import type { WriteOptions } from '../../store/store.js';
 import { create, startAttempt } from '../decide/transitions.js';
 import type { Loops } from '../drive/loops.js';
@@ -50,6 +51,9 @@ export interface AdmitOptions {
   startFirst?: boolean;
 }
 
+const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
+const SPAN_ID = /^(?!0{16})[0-9a-f]{16}$/;
+
 export class Admission {
   readonly #engine: Engine;
   readonly #baseUrl: string | undefined;
@@ -85,11 +89,13 @@ export class Admission {
       );
     }
     const scope = typeof request === 'object' && request !== null ? request.scope : undefined;
+    // Asked now, in the caller's context: the trace context stored with a new record.
+    const trace = this.#engine.events.listens('creating') ? this.#traceOfCaller() : undefined;
     // Hashing may run off the main thread (WebCrypto): real work, reported as such.
-    if (scope === undefined) return runtime.track(this.#writeAhead(request, options));
+    if (scope === undefined) return runtime.track(this.#writeAhead(request, options, trace));
     const previous = this.#scopeAdmissions.get(scope);
     const admitted = (previous === undefined ? Promise.resolve() : previous.then(noop, noop)).then(() =>
-      runtime.track(this.#writeAhead(request, options)),
+      runtime.track(this.#writeAhead(request, options, trace)),
     );
     this.#scopeAdmissions.set(scope, admitted);
     const forget = (): void => {
@@ -99,13 +105,30 @@ export class Admission {
     return admitted;
   }
 
+  #traceOfCaller(): StoredTrace | undefined {
+    const payload: OncelyEvents['creating'] = {};
+    this.#engine.events.emit('creating', payload);
+    const trace = payload.trace;
+    // A malformed one is dropped here: stored, it would make the record fail its check on every read.
+    if (trace === undefined || !TRACE_ID.test(trace.traceId) || !SPAN_ID.test(trace.spanId)) return undefined;
+    return {
+      traceId: trace.traceId,
+      spanId: trace.spanId,
+      flags: Number.isSafeInteger(trace.flags) ? Math.abs(trace.flags) : 0,
+    };
+  }
+
   /** A number that only grows: from the clock, so it keeps growing across restarts; +1 within a millisecond. */
   #nextSeq(): number {
     this.#lastSeq = Math.max(this.#engine.runtime.now() * SEQ_PER_MS, this.#lastSeq + 1);
     return this.#lastSeq;
   }
 
-  async #writeAhead(request: OncelyRequest<unknown>, options: AdmitOptions): Promise<Admitted> {
+  async #writeAhead(
+    request: OncelyRequest<unknown>,
+    options: AdmitOptions,
+    trace: StoredTrace | undefined,
+  ): Promise<Admitted> {
     if (typeof request !== 'object' || request === null) throw new InvalidOptionsError('request', 'must be an object');
     const { store, runtime, endpoints, events, owner } = this.#engine;
     const url = resolveUrl(request.url, this.#baseUrl);
@@ -142,7 +165,7 @@ export class Admission {
             fresh = current === undefined;
             if (current !== undefined) return current;
             const nowMs = runtime.now();
-            const created = create(prepared, policy, request, nowMs, owner, this.#nextSeq());
+            const created = create(prepared, policy, request, nowMs, owner, this.#nextSeq(), trace);
             started = startFirst ? startAtOnce(this.#engine, created, policy, request.signal, nowMs) : undefined;
             return started === undefined ? created : startAttempt(created, owner, nowMs, started.timeoutMs);
           },
@@ -162,6 +185,7 @@ export class Admission {
           fingerprint: record.fingerprint,
           policy: record.policy,
           deadlineAt: record.deadlineAt,
+          ...(record.trace === undefined ? {} : { trace: record.trace }),
         });
       }
       // Started here, before any other admission of this key can see the record (see `#starting`).

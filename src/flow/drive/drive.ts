@@ -42,6 +42,7 @@ import { leaseStillOurs } from './lease-check.js';
 import {
   asOperationFailure,
   attemptsSent,
+  type Base,
   describe,
   emitEnded,
   finalAnswer,
@@ -80,7 +81,12 @@ export async function drive(
   const epoch = claimed.epoch;
   const policy = await policyOfClaimed(engine, claimed);
   const gate = gateFor(engine, policy, claimed.request.url);
-  const base = { key, operation: `${claimed.request.method} ${claimed.request.url}`, fingerprint: claimed.fingerprint };
+  const base: Base = {
+    key,
+    operation: `${claimed.request.method} ${claimed.request.url}`,
+    fingerprint: claimed.fingerprint,
+  };
+  if (claimed.trace !== undefined) base.trace = claimed.trace;
   // Durable unless `RELAXED`: the writes after an attempt's start, whose loss a resend under the same key repairs.
   const write = (fn: (r: OperationRecord) => OperationRecord, options?: WriteOptions) =>
     engine.store.update(
@@ -176,10 +182,16 @@ export async function drive(
         probeOut = probe;
       }
       const attempt = context.attempt;
-      if (events.listens('attempt:started')) {
-        const resendCount = attemptsSent(record) - 1;
-        events.emit('attempt:started', { ...base, attempt, resendCount });
-      }
+      const resendCount = attemptsSent(record) - 1;
+      if (events.listens('attempt:started')) events.emit('attempt:started', { ...base, attempt, resendCount });
+      // Headers a listener adds for this request alone (a trace context), right before it leaves.
+      const beforeSend = events.listens('attempt:sending')
+        ? () => {
+            const headers: Record<string, string> = {};
+            events.emit('attempt:sending', { ...base, attempt, resendCount, headers });
+            return headers;
+          }
+        : undefined;
       if (attempt === 1) gate?.noteFirstAttempt();
 
       const output =
@@ -194,6 +206,7 @@ export async function drive(
                 followRedirects: followsRedirects(policy, record.request.method),
                 connectivity: engine.connectivity,
                 leaseHeld: leaseStillOurs(runtime, owner.leaseMs, startedAtMono),
+                beforeSend,
               }),
             )
           : credentialsFailed(credentials.error);
