@@ -50,7 +50,14 @@ export interface OncelyEvents {
   held: Base & { untilMs: number };
   /** The operation reached a terminal state. */
   /** `attempts`: those that may have reached the server (as on `SendResult`); `notSent`: tries that never left. */
-  settled: Base & { state: OperationState; reason: StopReason | undefined; attempts: number; notSent: number };
+  /** `mayHaveTakenEffect`: some attempt may have reached the server and taken effect (as on a failed outcome). */
+  settled: Base & {
+    state: OperationState;
+    reason: StopReason | undefined;
+    attempts: number;
+    notSent: number;
+    mayHaveTakenEffect: boolean;
+  };
   /** A corrupt stored record was moved aside. */
   quarantined: { id: string; problems: readonly string[] };
   /** A listener threw, or a background sweep failed (`event: 'sweep'`). */

@@ -20,7 +20,7 @@ import { parseServerHintMs } from '../../policy/retry-after.js';
 import type { WriteOptions } from '../../store/store.js';
 import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
 import { classify } from '../decide/classify.js';
-import { decide, type Stop, stopWith } from '../decide/decide.js';
+import { decide, mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
 import {
   assertFenced,
   endAttempt,
@@ -310,7 +310,9 @@ export async function drive(
   }
 }
 
-const attemptCounts = (r: OperationRecord) => countAttempts(r.attempts, r.attemptsOmitted);
+/** The `settled` event's counts, and whether the operation may have taken effect. */
+const attemptCounts = (r: OperationRecord) =>
+  Object.assign(countAttempts(r.attempts, r.attemptsOmitted), { mayHaveTakenEffect: mayHaveTakenEffect(r) });
 
 /** What the `headers` and `onUnauthorized` callbacks are told about an attempt. */
 function attemptContext(record: OperationRecord, started: boolean): AttemptContext {
