@@ -12,7 +12,7 @@ interface Base {
   operation: string;
   fingerprint: string;
   /** The trace context stored with the operation at its write-ahead (see `creating`), when there is one. */
-  trace?: StoredTrace;
+  trace?: StoredTrace | undefined;
 }
 
 export interface OncelyEvents {

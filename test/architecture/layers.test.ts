@@ -35,8 +35,9 @@ function layerOf(path: string): Layer | undefined {
   if (path === 'store/store.ts' || path === 'store/memory.ts' || path === 'store/tracked.ts') return 'store';
   if (path.startsWith('flow/')) return 'flow';
   if (path === 'client.ts' || path === 'client-api.ts') return 'client';
-  if (/^(index|browser|node|testing|store|postgres|server|service-worker)\.ts$/.test(path)) return 'platform';
-  if (/^(browser|cli|node|testing|store|server|service-worker)\//.test(path)) return 'platform';
+  if (/^(index|browser|node|testing|store|postgres|server|service-worker|opentelemetry)\.ts$/.test(path))
+    return 'platform';
+  if (/^(browser|cli|node|testing|store|server|service-worker|opentelemetry)\//.test(path)) return 'platform';
   return undefined;
 }
 

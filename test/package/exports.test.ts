@@ -25,6 +25,7 @@ describe('package exports', () => {
       '.',
       './browser',
       './node',
+      './opentelemetry',
       './package.json',
       './postgres',
       './server',
@@ -34,16 +35,23 @@ describe('package exports', () => {
     ]);
   });
 
-  it.each(['.', './browser', './node', './postgres', './server', './service-worker', './store', './testing'])(
-    '%s points at built JS and types that exist',
-    (subpath) => {
-      const target = pkg.exports[subpath];
-      expect(typeof target).toBe('object');
-      if (typeof target !== 'object') return;
-      expect(existsSync(`${root}${target.default}`)).toBe(true);
-      expect(existsSync(`${root}${target.types}`)).toBe(true);
-    },
-  );
+  it.each([
+    '.',
+    './browser',
+    './node',
+    './opentelemetry',
+    './postgres',
+    './server',
+    './service-worker',
+    './store',
+    './testing',
+  ])('%s points at built JS and types that exist', (subpath) => {
+    const target = pkg.exports[subpath];
+    expect(typeof target).toBe('object');
+    if (typeof target !== 'object') return;
+    expect(existsSync(`${root}${target.default}`)).toBe(true);
+    expect(existsSync(`${root}${target.types}`)).toBe(true);
+  });
 
   // The runtime names of each entry, exactly: a name added or removed is an
   // API change and must show up here (types are not runtime names).
@@ -105,6 +113,7 @@ describe('package exports', () => {
       'memoryIdempotencyStore',
     ],
     'oncely/service-worker': [...CORE, 'createServiceWorkerDrainer'],
+    'oncely/opentelemetry': ['instrument'],
   };
 
   it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {

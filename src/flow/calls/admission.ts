@@ -10,7 +10,9 @@
  * is started here, before any other call can see the record.
  */
 import { InvalidOptionsError, InvalidRequestError, InvalidStateError, KeyConflictError } from '../../errors.js';
-import type { OncelyEvents } from '../../events.js';
+import type { Emitter, OncelyEvents } from '../../events.js';
+import { TRACE_SPEC } from '../../model/exact.js';
+import { exactCheck } from '../../model/spec.js';
 import { type OperationRecord, SEQ_PER_MS, type StoredTrace } from '../../model.js';
 import type { WriteOptions } from '../../store/store.js';
 import { create, startAttempt } from '../decide/transitions.js';
@@ -51,8 +53,15 @@ export interface AdmitOptions {
   startFirst?: boolean;
 }
 
-const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
-const SPAN_ID = /^(?!0{16})[0-9a-f]{16}$/;
+const isStoredTrace = exactCheck(TRACE_SPEC) as (raw: unknown) => raw is StoredTrace;
+
+/** The trace context a `creating` listener gives; a malformed one is dropped (stored, the record would fail its check). */
+function traceOfCaller(events: Emitter): StoredTrace | undefined {
+  if (!events.listens('creating')) return undefined;
+  const payload: OncelyEvents['creating'] = {};
+  events.emit('creating', payload);
+  return isStoredTrace(payload.trace) ? payload.trace : undefined;
+}
 
 export class Admission {
   readonly #engine: Engine;
@@ -90,7 +99,7 @@ export class Admission {
     }
     const scope = typeof request === 'object' && request !== null ? request.scope : undefined;
     // Asked now, in the caller's context: the trace context stored with a new record.
-    const trace = this.#engine.events.listens('creating') ? this.#traceOfCaller() : undefined;
+    const trace = traceOfCaller(this.#engine.events);
     // Hashing may run off the main thread (WebCrypto): real work, reported as such.
     if (scope === undefined) return runtime.track(this.#writeAhead(request, options, trace));
     const previous = this.#scopeAdmissions.get(scope);
@@ -103,19 +112,6 @@ export class Admission {
     };
     admitted.then(forget, forget);
     return admitted;
-  }
-
-  #traceOfCaller(): StoredTrace | undefined {
-    const payload: OncelyEvents['creating'] = {};
-    this.#engine.events.emit('creating', payload);
-    const trace = payload.trace;
-    // A malformed one is dropped here: stored, it would make the record fail its check on every read.
-    if (trace === undefined || !TRACE_ID.test(trace.traceId) || !SPAN_ID.test(trace.spanId)) return undefined;
-    return {
-      traceId: trace.traceId,
-      spanId: trace.spanId,
-      flags: Number.isSafeInteger(trace.flags) ? Math.abs(trace.flags) : 0,
-    };
   }
 
   /** A number that only grows: from the clock, so it keeps growing across restarts; +1 within a millisecond. */
@@ -185,7 +181,7 @@ export class Admission {
           fingerprint: record.fingerprint,
           policy: record.policy,
           deadlineAt: record.deadlineAt,
-          ...(record.trace === undefined ? {} : { trace: record.trace }),
+          trace: record.trace,
         });
       }
       // Started here, before any other admission of this key can see the record (see `#starting`).

@@ -85,8 +85,8 @@ export async function drive(
     key,
     operation: `${claimed.request.method} ${claimed.request.url}`,
     fingerprint: claimed.fingerprint,
+    trace: claimed.trace,
   };
-  if (claimed.trace !== undefined) base.trace = claimed.trace;
   // Durable unless `RELAXED`: the writes after an attempt's start, whose loss a resend under the same key repairs.
   const write = (fn: (r: OperationRecord) => OperationRecord, options?: WriteOptions) =>
     engine.store.update(
@@ -186,11 +186,8 @@ export async function drive(
       if (events.listens('attempt:started')) events.emit('attempt:started', { ...base, attempt, resendCount });
       // Headers a listener adds for this request alone (a trace context), right before it leaves.
       const beforeSend = events.listens('attempt:sending')
-        ? () => {
-            const headers: Record<string, string> = {};
-            events.emit('attempt:sending', { ...base, attempt, resendCount, headers });
-            return headers;
-          }
+        ? (headers: Record<string, string>) =>
+            events.emit('attempt:sending', { ...base, attempt, resendCount, headers })
         : undefined;
       if (attempt === 1) gate?.noteFirstAttempt();
 

@@ -79,7 +79,7 @@ export function attemptsSent(record: OperationRecord): number {
   return sent;
 }
 
-export type Base = { key: string; operation: string; fingerprint: string; trace?: StoredTrace };
+export type Base = { key: string; operation: string; fingerprint: string; trace?: StoredTrace | undefined };
 
 export function emitEnded(engine: Engine, base: Base, record: OperationRecord, end: AttemptEnd): void {
   const last = record.attempts[record.attempts.length - 1];
