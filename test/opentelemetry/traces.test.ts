@@ -139,6 +139,21 @@ describe('instrument(client): spans', () => {
     expect(op.attributes).toMatchObject({ 'oncely.state': 'succeeded', 'oncely.attempts': 1, 'oncely.not_sent': 1 });
   });
 
+  it('an attempt that timed out: error.type timeout, and the retry is a resend', async () => {
+    const { h } = await traced({ endpoints: { 'POST /payments': { attemptTimeoutMs: 1_000 } } });
+    h.server.script({ kind: 'delay', ms: 5_000 });
+    await within(() => h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'to1', json: {} })));
+    const attempts = t.attempts(t.operation('to1'));
+    // Timed out; then the server may still be working on it (409 in progress) until its answer is replayed.
+    const types = attempts.map((a) => a.attributes['error.type']);
+    expect(types[0]).toBe('timeout');
+    expect(types.at(-1)).toBeUndefined();
+    expect(types.slice(1, -1).every((type) => type === '409')).toBe(true);
+    expect(attempts.map((a) => a.attributes['http.request.resend_count'])).toEqual(
+      attempts.map((_, i) => (i === 0 ? undefined : i)),
+    );
+  });
+
   it('a gate hold is an event on the operation span, released when the next attempt starts', async () => {
     const { h } = await traced({
       policy: { budget: { capacity: 1, ratio: 0.1, probeIntervalMs: 10_000 }, backoff: { jitter: 'none' } },
@@ -174,6 +189,14 @@ describe('instrument(client): propagation', () => {
     const plain = h.another();
     await h.rt.run(plain.send({ method: 'POST', url: '/payments', key: 'pr2', json: { n: 1 } }));
     expect((await plain.get('pr2'))?.fingerprint).toBe(record?.fingerprint);
+  });
+
+  it('never replaces a header already set (here by the headers callback), whatever its case', async () => {
+    const own = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const { h, sent } = await traced({ headers: () => ({ TraceParent: own }) }, true);
+    await within(() => h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'pr4', json: {} })));
+    expect(t.attempts(t.operation('pr4'))).toHaveLength(1);
+    expect(sent[0]?.get('traceparent')).toBe(own);
   });
 
   it('propagate: false (the default) sends no trace header', async () => {
