@@ -16,8 +16,9 @@
  * another owner) starts a new span LINKED to that context, never parented
  * to it: its trace may have ended hours ago.
  */
-import { context, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, type Span, type Tracer, trace } from '@opentelemetry/api';
 import type { OncelyEvents } from '../events.js';
+import type { StoredTrace } from '../model.js';
 import { OncelyMetrics, TRACKED_MAX } from './metrics.js';
 import { checkInstrumentOptions, type InstrumentOptions } from './options.js';
 import {
@@ -79,16 +80,20 @@ export function instrument(client: InstrumentableClient, options: InstrumentOpti
   };
 
   /** The operation's open span, opened now if this is its first event here. */
-  const ensure = (event: { key: string; operation: string; trace?: OncelyEvents['creating']['trace'] }): Open => {
+  const ensure = (event: { key: string; operation: string; trace?: StoredTrace | undefined }): Open => {
     const known = open.get(event.key);
     if (known !== undefined) return known;
     const target = targetOf(event.operation);
     const startTime = created.get(event.key);
     created.delete(event.key);
     const here = startTime !== undefined;
-    const active = context.active();
-    const parent =
-      here && event.trace !== undefined ? trace.setSpanContext(active, spanContextOf(event.trace)) : active;
+    // Created here: a child of the caller's span as stored (no span then: a root, whatever context the loop runs in).
+    // Not created here: a child of whatever is active where it is driven (`resume()` in a span), linked to the stored one.
+    const parent = !here
+      ? context.active()
+      : event.trace === undefined
+        ? ROOT_CONTEXT
+        : trace.setSpanContext(context.active(), spanContextOf(event.trace, false));
     const span = startOperationSpan(tracer, {
       key: event.key,
       policy: policyOf(target, event.operation),

@@ -37,9 +37,9 @@ export const ATTR = {
   untilMs: 'oncely.until_ms',
 } as const;
 
-/** A stored trace context as the API's span context (from another process: remote). */
-export function spanContextOf(stored: StoredTrace): SpanContext {
-  return { traceId: stored.traceId, spanId: stored.spanId, traceFlags: stored.flags & 0xff, isRemote: true };
+/** A stored trace context as the API's span context (`isRemote`: it may come from another process). */
+export function spanContextOf(stored: StoredTrace, isRemote = true): SpanContext {
+  return { traceId: stored.traceId, spanId: stored.spanId, traceFlags: stored.flags & 0xff, isRemote };
 }
 
 function targetAttributes(target: Target | undefined): Attributes {

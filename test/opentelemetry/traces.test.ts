@@ -84,6 +84,18 @@ describe('instrument(client): spans', () => {
     });
   });
 
+  it('called outside any span: a root span, and no context stored', async () => {
+    const { h } = await traced();
+    const other = t.tracer.startSpan('unrelated');
+    await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'root1', json: {} }));
+    other.end();
+    const op = t.operation('root1');
+    expect(op.parentSpanContext).toBeUndefined();
+    expect(op.links).toEqual([]);
+    expect(t.attempts(op)).toHaveLength(1);
+    expect((await h.client.get('root1'))?.trace).toBeUndefined();
+  });
+
   it('a retry: two CLIENT spans, the resend counted, the backoff an event on the operation span', async () => {
     const { h } = await traced();
     h.server.script({ kind: 'status', status: 503 });
