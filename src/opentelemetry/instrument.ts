@@ -16,7 +16,8 @@
  * another owner) starts a new span LINKED to that context, never parented
  * to it: its trace may have ended hours ago.
  */
-import { context, propagation, ROOT_CONTEXT, type Span, type Tracer, trace } from '@opentelemetry/api';
+import { type Context, context, propagation, ROOT_CONTEXT, type Span, type Tracer, trace } from '@opentelemetry/api';
+import { InvalidOptionsError } from '../errors.js';
 import type { OncelyEvents } from '../events.js';
 import type { StoredTrace } from '../model.js';
 import { OncelyMetrics, TRACKED_MAX } from './metrics.js';
@@ -41,7 +42,7 @@ export interface InstrumentableClient {
 interface Open {
   span: Span;
   /** The context the operation's attempts start in. */
-  context: ReturnType<typeof context.active>;
+  context: Context;
   target: Target | undefined;
   /** The CLIENT span of the attempt on the network, if one is. */
   attempt: Span | undefined;
@@ -57,8 +58,13 @@ interface Open {
  * const uninstrument = instrument(client, { propagate: true });
  */
 export function instrument(client: InstrumentableClient, options: InstrumentOptions = {}): () => void {
-  if (typeof client !== 'object' || client === null || typeof client.on !== 'function') {
-    throw new TypeError('instrument(client): client must be an oncely client');
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.on !== 'function' ||
+    typeof client.policyFor !== 'function'
+  ) {
+    throw new InvalidOptionsError('client', 'must be an oncely client (with on and policyFor)');
   }
   const checked = checkInstrumentOptions(options);
   const tracer: Tracer = checked.tracer ?? trace.getTracer('oncely');

@@ -27,7 +27,8 @@ describe('instrument options', () => {
   });
 
   it('refuses something that is not a client', () => {
-    expect(() => instrument({} as never)).toThrow(/must be an oncely client/);
+    expect(() => instrument({} as never)).toThrow(InvalidOptionsError);
+    expect(() => instrument({ on: () => () => undefined } as never)).toThrow(/`client`: must be an oncely client/);
   });
 });
 
