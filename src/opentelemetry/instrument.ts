@@ -46,6 +46,12 @@ interface Open {
   target: Target | undefined;
   /** The CLIENT span of the attempt on the network, if one is. */
   attempt: Span | undefined;
+  /**
+   * Requests this client handed to the network that never reached the server
+   * (a refused connection): resends as the conventions count them, not as
+   * oncely's `resendCount` does (attempts that may have reached the server).
+   */
+  refused: number;
   held: boolean;
 }
 
@@ -108,7 +114,14 @@ export function instrument(client: InstrumentableClient, options: InstrumentOpti
       linkTo: here ? undefined : event.trace,
       ...(startTime === undefined ? {} : { startTime }),
     });
-    const entry: Open = { span, context: contextWith(parent, span), target, attempt: undefined, held: false };
+    const entry: Open = {
+      span,
+      context: contextWith(parent, span),
+      target,
+      attempt: undefined,
+      refused: 0,
+      held: false,
+    };
     if (open.size >= TRACKED_MAX) forgetOldest();
     open.set(event.key, entry);
     metrics?.seen(event.key);
@@ -145,13 +158,14 @@ export function instrument(client: InstrumentableClient, options: InstrumentOpti
     client.on('attempt:sending', (event) => {
       const op = ensure(event);
       op.attempt?.end();
-      op.attempt = startAttemptSpan(tracer, op.context, op.target, event);
+      op.attempt = startAttemptSpan(tracer, op.context, op.target, event.attempt, event.resendCount + op.refused);
       if (propagate) propagation.inject(contextWith(op.context, op.attempt), event.headers);
     }),
     client.on('attempt:ended', (event) => {
       metrics?.attemptEnded(event.class);
       const op = ensure(event);
       if (op.attempt !== undefined) {
+        if (event.class === 'not_sent') op.refused++;
         endAttemptSpan(op.attempt, event);
         op.attempt = undefined;
         return;

@@ -109,10 +109,12 @@ export function startAttemptSpan(
   tracer: Tracer,
   parent: Context,
   target: Target | undefined,
-  sending: OncelyEvents['attempt:sending'],
+  attempt: number,
+  /** Requests of this operation sent before (`http.request.resend_count`, set on resends only). */
+  resendCount: number,
 ): Span {
-  const attributes: Attributes = { ...targetAttributes(target), [ATTR.attempt]: sending.attempt };
-  if (sending.resendCount > 0) attributes['http.request.resend_count'] = sending.resendCount;
+  const attributes: Attributes = { ...targetAttributes(target), [ATTR.attempt]: attempt };
+  if (resendCount > 0) attributes['http.request.resend_count'] = resendCount;
   return tracer.startSpan(target?.method ?? 'HTTP', { kind: SpanKind.CLIENT, attributes }, parent);
 }
 

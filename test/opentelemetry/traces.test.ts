@@ -4,6 +4,7 @@
  * operation, one CLIENT span per attempt that may reach the server, waits
  * and unsent tries as events, and the trace context stored at the write-ahead.
  */
+import { createServer } from 'node:net';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ClientOptions } from '../../src/index.js';
@@ -28,6 +29,15 @@ async function traced(options: Partial<ClientOptions> = {}, propagate = false) {
   next = h.rt.fetch;
   const uninstrument = instrument(h.client, { tracer: t.tracer, propagate });
   return { h, sent: spy.sent, uninstrument };
+}
+
+/** A port on 127.0.0.1 that nothing listens on: connecting to it is refused at once. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** Runs `fn` inside an active span (the application's own, say an HTTP handler's). */
@@ -164,6 +174,30 @@ describe('instrument(client): spans', () => {
     expect(attempts.map((a) => a.attributes['http.request.resend_count'])).toEqual(
       attempts.map((_, i) => (i === 0 ? undefined : i)),
     );
+  });
+
+  it('a refused connection (a real closed port): a CLIENT span with error.type not_sent, and the next is a resend', async () => {
+    const port = await closedPort();
+    let refuse = true;
+    const h = await harness({
+      ...RULES,
+      fetch: (input, init) => {
+        if (!refuse) return h.rt.fetch(input, init);
+        refuse = false;
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        url.port = String(port);
+        return h.rt.fetch(input instanceof Request ? new Request(url, input) : url, init);
+      },
+    });
+    instrument(h.client, { tracer: t.tracer });
+    await within(() => h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'rf1', json: {} })));
+    const op = t.operation('rf1');
+    const attempts = t.attempts(op);
+    expect(attempts.map((a) => a.attributes['error.type'])).toEqual(['not_sent', undefined]);
+    expect(attempts.map((a) => a.attributes['oncely.attempt.class'])).toEqual(['not_sent', 'completed']);
+    // The conventions count every request resent; oncely counts only those that may have reached the server.
+    expect(attempts[1]?.attributes['http.request.resend_count']).toBe(1);
+    expect(op.attributes).toMatchObject({ 'oncely.attempts': 1, 'oncely.not_sent': 1 });
   });
 
   it('a gate hold is an event on the operation span, released when the next attempt starts', async () => {
