@@ -2,6 +2,8 @@
  * Typed events for every transition of an operation. Listeners run
  * synchronously after the transition is durable; a throwing listener is
  * isolated (reported to `error` listeners) and never breaks the operation.
+ * Two run before what they name, for instrumentation to add to it:
+ * `creating` (the trace context stored) and `attempt:sending` (headers).
  */
 import type { AttemptClass, OperationState, StopReason, StoredTrace } from './model.js';
 
