@@ -13,7 +13,8 @@
  *
  * The context manager (async hooks) and the W3C propagator are registered
  * for every contender, as in an app that set up OpenTelemetry. Reported:
- * the median over rounds of each round's ratio to the baseline.
+ * medians over rounds of req/s and of this process's CPU time per request
+ * (steadier on a busy machine), and of each round's ratios to the baseline.
  *
  *   npx tsx bench/opentelemetry.ts [--quick] [--rounds=N]
  */
@@ -38,6 +39,14 @@ const dropping: SpanExporter = {
   shutdown: () => Promise.resolve(),
 };
 
+/** Per round: req/s and CPU µs per request, each also as a ratio to the uninstrumented client's. */
+interface Figures {
+  rps: number[];
+  ratio: number[];
+  cpuUs: number[];
+  cpuRatio: number[];
+}
+
 interface Contender {
   name: string;
   client: OncelyClient;
@@ -61,29 +70,35 @@ async function main(): Promise<void> {
   instrument(contenders[3]?.client as OncelyClient, { tracer, propagate: true });
 
   const rows: string[][] = [];
-  const data: Record<string, Record<string, { rps: number[]; ratio: number[] }>> = {};
+  const data: Record<string, Record<string, Figures>> = {};
   for (const inFlight of CONCURRENCIES) {
-    const byName: Record<string, { rps: number[]; ratio: number[] }> = {};
-    for (const c of contenders) byName[c.name] = { rps: [], ratio: [] };
+    const byName: Record<string, Figures> = {};
+    for (const c of contenders) byName[c.name] = { rps: [], ratio: [], cpuUs: [], cpuRatio: [] };
     // Warm-up, not measured: the JIT and the connection pool.
     for (const c of contenders) await measure(c.client, url, DURATION_MS / 3, inFlight);
     for (let round = 0; round < ROUNDS; round++) {
-      const rps: Record<string, number> = {};
-      for (const c of rotate(contenders, round)) rps[c.name] = await measure(c.client, url, DURATION_MS, inFlight);
-      const baseline = rps[contenders[0]?.name as string] as number;
+      const runs: Record<string, Run> = {};
+      for (const c of rotate(contenders, round)) runs[c.name] = await measure(c.client, url, DURATION_MS, inFlight);
+      const baseline = runs[contenders[0]?.name as string] as Run;
       for (const c of contenders) {
-        byName[c.name]?.rps.push(rps[c.name] as number);
-        byName[c.name]?.ratio.push((rps[c.name] as number) / baseline);
+        const run = runs[c.name] as Run;
+        const figures = byName[c.name] as Figures;
+        figures.rps.push(run.rps);
+        figures.ratio.push(run.rps / baseline.rps);
+        figures.cpuUs.push(run.cpuUs);
+        figures.cpuRatio.push(run.cpuUs / baseline.cpuUs);
       }
     }
     for (const c of contenders) {
-      const figures = byName[c.name] as { rps: number[]; ratio: number[] };
+      const figures = byName[c.name] as Figures;
       rows.push([
         c.name,
         String(inFlight),
         fmtInt(median(figures.rps)),
         fmtRatio(median(figures.ratio)),
-        fmtRatioSpread(figures.ratio),
+        fmtInt(median(figures.cpuUs)),
+        fmtRatio(median(figures.cpuRatio)),
+        fmtRatioSpread(figures.cpuRatio),
       ]);
     }
     data[`c${inFlight}`] = byName;
@@ -94,15 +109,22 @@ async function main(): Promise<void> {
   emit({
     id: 'opentelemetry',
     title: 'OpenTelemetry: what instrument(client) costs per request',
-    text: `${table(['contender', 'in flight', 'req/s (median)', 'vs not instrumented', 'spread'], rows)}\n\n${ROUNDS} rounds of ${DURATION_MS} ms per contender and concurrency, interleaved; memory store; server in its own process.`,
+    text: `${table(['contender', 'in flight', 'req/s', 'req/s vs not instr.', 'CPU µs/req', 'CPU vs not instr.', 'CPU ratio spread'], rows)}\n\n${ROUNDS} rounds of ${DURATION_MS} ms per contender and concurrency, interleaved; memory store; server in its own process.`,
     targets: [],
     data,
   });
 }
 
-/** Requests per second sending with `inFlight` workers for `durationMs`. */
-async function measure(client: OncelyClient, url: string, durationMs: number, inFlight: number): Promise<number> {
+interface Run {
+  rps: number;
+  /** This process's CPU time per request (user + system), in µs: steadier than req/s on a busy machine. */
+  cpuUs: number;
+}
+
+/** Sends with `inFlight` workers for `durationMs`. */
+async function measure(client: OncelyClient, url: string, durationMs: number, inFlight: number): Promise<Run> {
   let sent = 0;
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const until = t0 + durationMs;
   const worker = async (): Promise<void> => {
@@ -112,7 +134,8 @@ async function measure(client: OncelyClient, url: string, durationMs: number, in
     }
   };
   await Promise.all(Array.from({ length: inFlight }, worker));
-  return (sent / (performance.now() - t0)) * 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return { rps: (sent / (performance.now() - t0)) * 1000, cpuUs: (cpu.user + cpu.system) / sent };
 }
 
 await main();
