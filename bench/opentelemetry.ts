@@ -5,7 +5,7 @@
  * process (every round runs each once, in a rotated order):
  *
  * - oncely, not instrumented (the baseline);
- * - instrumented with the API alone (no SDK registered: what a library's
+ * - instrumented with the API alone (no SDK registered: what oncely's
  *   users who do not use OpenTelemetry pay);
  * - instrumented with the SDK (sdk-trace-base, a batch processor and an
  *   exporter that drops the spans: the cost of making them, not of shipping);
