@@ -34,6 +34,8 @@ const BENCHMARKS: Benchmark[] = [
   { id: 'outage', file: 'outage.ts', nodeFlags: [], writesSection: true },
   { id: 'bundle', file: 'bundle.ts', nodeFlags: [], writesSection: true },
   { id: 'memory', file: 'memory.ts', nodeFlags: ['--expose-gc'], writesSection: true },
+  // Issue 34: what instrument(client) from oncely/opentelemetry costs per request.
+  { id: 'opentelemetry', file: 'opentelemetry.ts', nodeFlags: [], writesSection: true },
   // Items 2 and 4 of the benchmark issue (file store) belong to the file-store
   // work: every `bench/file-store*.ts` is run here too, with its own defaults,
   // and its output is included as printed. (To join the targets table, accept

@@ -2,8 +2,10 @@
  * Typed events for every transition of an operation. Listeners run
  * synchronously after the transition is durable; a throwing listener is
  * isolated (reported to `error` listeners) and never breaks the operation.
+ * Two run before what they name, for instrumentation to add to it:
+ * `creating` (the trace context stored) and `attempt:sending` (headers).
  */
-import type { AttemptClass, OperationState, StopReason } from './model.js';
+import type { AttemptClass, OperationState, StopReason, StoredTrace } from './model.js';
 
 interface Base {
   /** The idempotency key. */
@@ -11,13 +13,30 @@ interface Base {
   /** `METHOD url` of the operation. */
   operation: string;
   fingerprint: string;
+  /** The trace context stored with the operation at its write-ahead (see `creating`), when there is one. */
+  trace?: StoredTrace | undefined;
 }
 
 export interface OncelyEvents {
+  /**
+   * `send` or `enqueue` was called, in the caller's (async) context, before
+   * the write-ahead. A listener may set `trace`: it is stored with a new
+   * operation (not with one already stored under its key). `oncely/opentelemetry`
+   * sets the active trace context here.
+   */
+  creating: { trace?: StoredTrace };
   /** A new operation was written down (before its first attempt). */
   enqueued: Base & { policy: string; deadlineAt: number };
   /** An attempt is recorded as started and is about to be sent. */
   'attempt:started': Base & { attempt: number; resendCount: number };
+  /**
+   * The attempt's request passed the checks before sending (online, headers,
+   * lease) and is handed to the transport now: from here it may reach the
+   * server. A listener may add headers to `headers` for this request alone
+   * (never stored, never part of the fingerprint, never overriding a header
+   * already set): `oncely/opentelemetry` injects `traceparent` there.
+   */
+  'attempt:sending': Base & { attempt: number; resendCount: number; headers: Record<string, string> };
   /** An attempt ended; its outcome is recorded. */
   'attempt:ended': Base & {
     attempt: number;
@@ -31,9 +50,18 @@ export interface OncelyEvents {
   'retry:scheduled': Base & { attempt: number; delayMs: number; reason: AttemptClass; hintMs: number | undefined };
   /** The host's outage gate is open (its retry budget ran dry): this retry is held until `untilMs` or until the gate changes. */
   held: Base & { untilMs: number };
-  /** The operation reached a terminal state. */
-  /** `attempts`: those that may have reached the server (as on `SendResult`); `notSent`: tries that never left. */
-  settled: Base & { state: OperationState; reason: StopReason | undefined; attempts: number; notSent: number };
+  /**
+   * The operation reached a terminal state. `attempts`: those that may have reached the server (as on
+   * `SendResult`); `notSent`: tries that never left; `mayHaveTakenEffect`: some attempt may have reached the
+   * server and taken effect (as on a failed outcome).
+   */
+  settled: Base & {
+    state: OperationState;
+    reason: StopReason | undefined;
+    attempts: number;
+    notSent: number;
+    mayHaveTakenEffect: boolean;
+  };
   /**
    * A verdict on an `unknown` operation was recorded: by its `reconcile`
    * hook or by `settle`. `error`: the hook threw or answered nonsense (the

@@ -60,6 +60,7 @@ export type {
   StopReason,
   StoredBody,
   StoredResult,
+  StoredTrace,
 } from './model.js';
 export type { BudgetOptions, PolicyOptions, ResolvedPolicy } from './options.js';
 export type { JitterKind } from './policy/backoff.js';

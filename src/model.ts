@@ -21,6 +21,7 @@ export type {
   StoredFailure,
   StoredRequest,
   StoredResult,
+  StoredTrace,
 } from './model/schema.js';
 export type { AttemptClass, EffectStatus, OperationState, SentStatus, StopReason } from './model/vocabulary.js';
 export {

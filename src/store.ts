@@ -31,6 +31,7 @@ export type {
   StoredFailure,
   StoredRequest,
   StoredResult,
+  StoredTrace,
 } from './model.js';
 export { ATTEMPT_CLASSES, OPERATION_STATES, parseRecord, RECORD_VERSION, STOP_REASONS } from './model.js';
 export type { ContractCase, StoreContractOptions } from './store/contract.js';

@@ -14,6 +14,13 @@ const body = s.tagged('encoding', {
 });
 const headers = s.dict(s.string());
 
+/** The W3C trace context stored at the write-ahead (`trace`). */
+export const TRACE_SPEC: Spec = s.shape({
+  traceId: s.string({ pattern: /^[0-9a-f]{32}$/, format: '32 lowercase hex digits' }),
+  spanId: s.string({ pattern: /^[0-9a-f]{16}$/, format: '16 lowercase hex digits' }),
+  flags: s.count(),
+});
+
 export const RECORD_SPEC: Spec = s.shape({
   v: s.literal(RECORD_VERSION),
   key: s.string({ nonEmpty: true }),
@@ -96,6 +103,7 @@ export const RECORD_SPEC: Spec = s.shape({
       ),
     }),
   ),
+  trace: s.optional(TRACE_SPEC),
 });
 
 const exact = exactCheck(RECORD_SPEC);

@@ -94,6 +94,19 @@ export type StoredFailure = z.infer<typeof failureSchema>;
 const leaseSchema = z.object({ owner: z.string(), until: int() });
 
 /**
+ * The W3C trace context that was active when the operation was created
+ * (`oncely/opentelemetry`): an operation resumed later, in another process,
+ * links its span to it. Never sent: a `traceparent` header is made per attempt.
+ */
+const traceSchema = z.object({
+  traceId: z.string().check(z.regex(/^[0-9a-f]{32}$/)),
+  spanId: z.string().check(z.regex(/^[0-9a-f]{16}$/)),
+  /** Trace flags (bit 0: sampled). */
+  flags: int(),
+});
+export type StoredTrace = z.infer<typeof traceSchema>;
+
+/**
  * What is left of attempts dropped from the middle of a long history (the
  * first and the latest are kept): a refused connection retried for a day
  * must not grow the record without bound, yet nothing that decides a state
@@ -183,6 +196,8 @@ export const recordSchema = z.object({
    */
   reference: z.optional(z.string().check(z.minLength(1))),
   reconciliation: z.optional(reconciliationSchema),
+  /** The trace context active at the write-ahead, when the client is instrumented (`oncely/opentelemetry`). */
+  trace: z.optional(traceSchema),
 });
 /** The persisted operation. */
 export type OperationRecord = z.infer<typeof recordSchema>;

@@ -35,9 +35,11 @@ function layerOf(path: string): Layer | undefined {
   if (path === 'store/store.ts' || path === 'store/memory.ts' || path === 'store/tracked.ts') return 'store';
   if (path.startsWith('flow/')) return 'flow';
   if (path === 'client.ts' || path === 'client-api.ts') return 'client';
-  if (/^(index|browser|node|testing|store|postgres|server|service-worker|tanstack-query)\.ts$/.test(path))
+  if (/^(index|browser|node|testing|store|postgres|server|service-worker|tanstack-query|opentelemetry)\.ts$/.test(path))
     return 'platform';
-  if (/^(browser|cli|node|testing|store|server|service-worker|tanstack-query)\//.test(path)) return 'platform';
+  if (/^(browser|cli|node|testing|store|server|service-worker|tanstack-query|opentelemetry)\//.test(path)) {
+    return 'platform';
+  }
   return undefined;
 }
 

@@ -47,6 +47,8 @@ const samples: OperationRecord[] = [
     state: 'unknown',
     request: { method: 'DELETE', url: 'https://x.test/a', headers: { 'x-a': '1' } },
     seq: 1_000_000_007,
+    // The trace context stored at the write-ahead (oncely/opentelemetry).
+    trace: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', flags: 1 },
     failure: {
       reason: 'attempts',
       class: 'ambiguous',

@@ -73,8 +73,11 @@ const BUDGETS: readonly Budget[] = [
   // Issue 34 part 2 (reconciling `unknown`: the hook asked and its verdict written on the version it saw, the
   // rechecks, `reconcile(key)`, `settle`, provider ids, the record's new fields), +2.9 KB each, of which 2.5 KB is
   // the lazy chunk only a rule with a hook (or a call to reconcile or settle) loads: 42.7 KB and 50.5 KB measured.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 43 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.8 * KB },
+  // Issue 34 part 1 (OpenTelemetry's hooks in the core: the `trace` record field and its check, the `creating` and
+  // `attempt:sending` events, headers added per attempt, `mayHaveTakenEffect` on `settled`; `oncely/opentelemetry`
+  // itself is its own entry), ~0.27 KB more: ceilings +0.3 KB each.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 43.3 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 51.1 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two.
@@ -83,8 +86,8 @@ const BUDGETS: readonly Budget[] = [
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
     // 43.6 KB with issue 32 (above): ceiling +0.3 KB. 46.5 KB with issue 34 part 2 (above; one file, so the
-    // reconcile chunk is in it): ceiling 46.8 KB.
-    ceilingGzipBytes: 46.8 * KB,
+    // reconcile chunk is in it), ~0.27 KB more with part 1 (OpenTelemetry's hooks): ceiling 47.1 KB.
+    ceilingGzipBytes: 47.1 * KB,
   },
 ];
 

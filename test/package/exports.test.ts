@@ -25,6 +25,7 @@ describe('package exports', () => {
       '.',
       './browser',
       './node',
+      './opentelemetry',
       './package.json',
       './postgres',
       './server',
@@ -39,6 +40,7 @@ describe('package exports', () => {
     '.',
     './browser',
     './node',
+    './opentelemetry',
     './postgres',
     './server',
     './service-worker',
@@ -114,6 +116,7 @@ describe('package exports', () => {
     ],
     'oncely/service-worker': [...CORE, 'createServiceWorkerDrainer'],
     'oncely/tanstack-query': ['OUTBOX_STATES', 'createMutationHandlers', 'mutationOptions', 'outboxQueryOptions'],
+    'oncely/opentelemetry': ['instrument'],
   };
 
   it.each(Object.entries(RUNTIME_NAMES))('import("%s") exposes exactly its runtime names', async (specifier, names) => {

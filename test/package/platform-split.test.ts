@@ -72,6 +72,10 @@ describe('platform split', () => {
     expect(imports.filter((i) => i.startsWith('node:') || i === 'idb-keyval')).toEqual([]);
   });
 
+  it('oncely/opentelemetry imports @opentelemetry/api alone: never an SDK, no node:*', async () => {
+    expect(await externalImports('src/opentelemetry.ts')).toEqual(['@opentelemetry/api']);
+  });
+
   it('oncely/server (Fetch handlers for workers, Deno, Bun too) imports no node:*, no pg', async () => {
     const imports = await externalImports('src/server.ts');
     // zod checks its options once, at construction (a server process, not a page bundle). The

@@ -10,7 +10,10 @@
  * is started here, before any other call can see the record.
  */
 import { InvalidOptionsError, InvalidRequestError, InvalidStateError, KeyConflictError } from '../../errors.js';
-import { type OperationRecord, SEQ_PER_MS } from '../../model.js';
+import type { Emitter, OncelyEvents } from '../../events.js';
+import { TRACE_SPEC } from '../../model/exact.js';
+import { exactCheck } from '../../model/spec.js';
+import { type OperationRecord, SEQ_PER_MS, type StoredTrace } from '../../model.js';
 import type { WriteOptions } from '../../store/store.js';
 import { create, startAttempt } from '../decide/transitions.js';
 import type { Loops } from '../drive/loops.js';
@@ -50,6 +53,16 @@ export interface AdmitOptions {
   startFirst?: boolean;
 }
 
+const isStoredTrace = exactCheck(TRACE_SPEC) as (raw: unknown) => raw is StoredTrace;
+
+/** The trace context a `creating` listener gives; a malformed one is dropped (stored, the record would fail its check). */
+function traceOfCaller(events: Emitter): StoredTrace | undefined {
+  if (!events.listens('creating')) return undefined;
+  const payload: OncelyEvents['creating'] = {};
+  events.emit('creating', payload);
+  return isStoredTrace(payload.trace) ? payload.trace : undefined;
+}
+
 export class Admission {
   readonly #engine: Engine;
   readonly #baseUrl: string | undefined;
@@ -85,11 +98,13 @@ export class Admission {
       );
     }
     const scope = typeof request === 'object' && request !== null ? request.scope : undefined;
+    // Asked now, in the caller's context: the trace context stored with a new record.
+    const trace = traceOfCaller(this.#engine.events);
     // Hashing may run off the main thread (WebCrypto): real work, reported as such.
-    if (scope === undefined) return runtime.track(this.#writeAhead(request, options));
+    if (scope === undefined) return runtime.track(this.#writeAhead(request, options, trace));
     const previous = this.#scopeAdmissions.get(scope);
     const admitted = (previous === undefined ? Promise.resolve() : previous.then(noop, noop)).then(() =>
-      runtime.track(this.#writeAhead(request, options)),
+      runtime.track(this.#writeAhead(request, options, trace)),
     );
     this.#scopeAdmissions.set(scope, admitted);
     const forget = (): void => {
@@ -105,7 +120,11 @@ export class Admission {
     return this.#lastSeq;
   }
 
-  async #writeAhead(request: OncelyRequest<unknown>, options: AdmitOptions): Promise<Admitted> {
+  async #writeAhead(
+    request: OncelyRequest<unknown>,
+    options: AdmitOptions,
+    trace: StoredTrace | undefined,
+  ): Promise<Admitted> {
     if (typeof request !== 'object' || request === null) throw new InvalidOptionsError('request', 'must be an object');
     const { store, runtime, endpoints, events, owner } = this.#engine;
     const url = resolveUrl(request.url, this.#baseUrl);
@@ -142,7 +161,7 @@ export class Admission {
             fresh = current === undefined;
             if (current !== undefined) return current;
             const nowMs = runtime.now();
-            const created = create(prepared, policy, request, nowMs, owner, this.#nextSeq());
+            const created = create(prepared, policy, request, nowMs, owner, this.#nextSeq(), trace);
             started = startFirst ? startAtOnce(this.#engine, created, policy, request.signal, nowMs) : undefined;
             return started === undefined ? created : startAttempt(created, owner, nowMs, started.timeoutMs);
           },
@@ -162,6 +181,7 @@ export class Admission {
           fingerprint: record.fingerprint,
           policy: record.policy,
           deadlineAt: record.deadlineAt,
+          trace: record.trace,
         });
       }
       // Started here, before any other admission of this key can see the record (see `#starting`).

@@ -6,7 +6,14 @@
  * refused, never merged. No other module builds a changed record.
  */
 import { LeaseLostError, NotFoundError } from '../../errors.js';
-import type { AttemptRecord, OperationRecord, StoredAnswer, StoredFailure, StoredResult } from '../../model.js';
+import type {
+  AttemptRecord,
+  OperationRecord,
+  StoredAnswer,
+  StoredFailure,
+  StoredResult,
+  StoredTrace,
+} from '../../model.js';
 import { isTerminal, RECORD_VERSION } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { OncelyRequest, PreparedOperation } from '../request/operation.js';
@@ -40,6 +47,8 @@ export function create(
   nowMs: number,
   owner: Owner,
   seq: number,
+  /** The caller's trace context (the `creating` event), stored to link a later resumption to it. */
+  trace?: StoredTrace,
 ): OperationRecord {
   // Optional fields are assigned afterwards, not spread into the literal (see `revise`).
   const record: OperationRecord = {
@@ -63,6 +72,7 @@ export function create(
   record.seq = seq;
   record.policySnapshot = snapshotOf(policy);
   if (prepared.reference !== undefined) record.reference = prepared.reference;
+  if (trace !== undefined) record.trace = trace;
   return record;
 }
 

@@ -51,6 +51,14 @@ export interface AttemptInput {
    * @default always
    */
   leaseHeld?: (() => boolean) | undefined;
+  /**
+   * Called once the request may leave (every check above passed) with an
+   * empty object: headers put there are added for this request alone,
+   * unless one of that name is set already or `fetch` would refuse it (the
+   * `attempt:sending` event).
+   * @default none
+   */
+  beforeSend?: ((headers: Record<string, string>) => void) | undefined;
 }
 
 /** What the transport saw; `bytes` is `undefined` for a 2xx body over the limit (not kept). */
@@ -89,6 +97,7 @@ export async function performAttempt(
       message: "this owner's lease ran out before the request was sent",
     });
   }
+  if (input.beforeSend !== undefined) addHeaders(headers, input.beforeSend);
   // One controller per attempt, linked to the caller's signal by a listener
   // that is removed afterwards (AbortSignal.any over a long-lived parent
   // retains memory per call on Node 20).
@@ -131,6 +140,17 @@ export async function performAttempt(
   } finally {
     stopTimeout();
     offCallerAbort?.();
+  }
+}
+
+/** Adds the headers `fill` gives to `headers`, never replacing one already set (any case) nor one `fetch` would refuse. */
+function addHeaders(headers: Record<string, string>, fill: (added: Record<string, string>) => void): void {
+  const added: Record<string, string> = {};
+  fill(added);
+  const names = Object.keys(headers).map((name) => name.toLowerCase());
+  for (const name in added) {
+    const value = added[name] as string;
+    if (!names.includes(name.toLowerCase()) && !headerProblem(name, value)) headers[name] = value;
   }
 }
 

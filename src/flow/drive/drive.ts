@@ -20,7 +20,7 @@ import { parseServerHintMs } from '../../policy/retry-after.js';
 import type { WriteOptions } from '../../store/store.js';
 import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
 import { classify } from '../decide/classify.js';
-import { decide, type Stop, stopWith } from '../decide/decide.js';
+import { decide, mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
 import { liveRule } from '../decide/policy-snapshot.js';
 import {
   assertFenced,
@@ -43,6 +43,7 @@ import { leaseStillOurs } from './lease-check.js';
 import {
   asOperationFailure,
   attemptsSent,
+  type Base,
   describe,
   emitEnded,
   finalAnswer,
@@ -82,7 +83,12 @@ export async function drive(
   const epoch = claimed.epoch;
   const policy = await policyOfClaimed(engine, claimed);
   const gate = gateFor(engine, policy, claimed.request.url);
-  const base = { key, operation: `${claimed.request.method} ${claimed.request.url}`, fingerprint: claimed.fingerprint };
+  const base: Base = {
+    key,
+    operation: `${claimed.request.method} ${claimed.request.url}`,
+    fingerprint: claimed.fingerprint,
+    trace: claimed.trace,
+  };
   // Durable unless `RELAXED`: the writes after an attempt's start, whose loss a resend under the same key repairs.
   const write = (fn: (r: OperationRecord) => OperationRecord, options?: WriteOptions) =>
     engine.store.update(
@@ -178,10 +184,13 @@ export async function drive(
         probeOut = probe;
       }
       const attempt = context.attempt;
-      if (events.listens('attempt:started')) {
-        const resendCount = attemptsSent(record) - 1;
-        events.emit('attempt:started', { ...base, attempt, resendCount });
-      }
+      const resendCount = attemptsSent(record) - 1;
+      if (events.listens('attempt:started')) events.emit('attempt:started', { ...base, attempt, resendCount });
+      // Headers a listener adds for this request alone (a trace context), right before it leaves.
+      const beforeSend = events.listens('attempt:sending')
+        ? (headers: Record<string, string>) =>
+            events.emit('attempt:sending', { ...base, attempt, resendCount, headers })
+        : undefined;
       if (attempt === 1) gate?.noteFirstAttempt();
 
       const output =
@@ -196,6 +205,7 @@ export async function drive(
                 followRedirects: followsRedirects(policy, record.request.method),
                 connectivity: engine.connectivity,
                 leaseHeld: leaseStillOurs(runtime, owner.leaseMs, startedAtMono),
+                beforeSend,
               }),
             )
           : credentialsFailed(credentials.error);
@@ -300,7 +310,9 @@ export async function drive(
   }
 }
 
-const attemptCounts = (r: OperationRecord) => countAttempts(r.attempts, r.attemptsOmitted);
+/** The `settled` event's counts, and whether the operation may have taken effect. */
+const attemptCounts = (r: OperationRecord) =>
+  Object.assign(countAttempts(r.attempts, r.attemptsOmitted), { mayHaveTakenEffect: mayHaveTakenEffect(r) });
 
 /** What the `headers` and `onUnauthorized` callbacks are told about an attempt. */
 function attemptContext(record: OperationRecord, started: boolean): AttemptContext {

@@ -4,7 +4,7 @@
  * gets when something escapes, and the one last look past the deadline.
  */
 import { isOncelyError, OperationError } from '../../errors.js';
-import type { OperationRecord, StoredAnswer, StoredResult } from '../../model.js';
+import type { OperationRecord, StoredAnswer, StoredResult, StoredTrace } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { AttemptEnd } from '../decide/attempt-history.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
@@ -79,7 +79,7 @@ export function attemptsSent(record: OperationRecord): number {
   return sent;
 }
 
-export type Base = { key: string; operation: string; fingerprint: string };
+export type Base = { key: string; operation: string; fingerprint: string; trace?: StoredTrace | undefined };
 
 export function emitEnded(engine: Engine, base: Base, record: OperationRecord, end: AttemptEnd): void {
   const last = record.attempts[record.attempts.length - 1];
