@@ -3,10 +3,12 @@
  * PostgreSQL): instead of listing every open record and trying each (every
  * worker of a fleet walking the same list, reading busy records and losing
  * compare-and-set races), ask the store for as many due operations as there
- * are free slots, already leased to us, and drive them. One claim statement
- * serves every slot that freed while the previous one was on the wire, so a
- * worker never idles while work is due and the statements per operation do
- * not grow with the fleet.
+ * are free slots, already leased to us, and drive them. A claim asks for
+ * every slot free when it is sent; a slot that frees while it is on the wire
+ * sends its own, so claims overlap instead of queueing behind each other (a
+ * worker never idles for two claim round trips while work is due), and the
+ * statements per operation stay at most one claim and one settle, whatever
+ * the fleet size.
  */
 import { isTerminal, type OperationRecord } from '../../model.js';
 import type { EndpointTable } from '../../options.js';
@@ -58,6 +60,8 @@ export async function claimingPass(
     }
   };
   const active = new Set<Promise<void>>();
+  /** Operations driven to the end of this pass so far. */
+  let ended = 0;
   const start = (key: string, scope: string | undefined, record: Parameters<typeof loops.drive>[4]): void => {
     const run = guarded(
       store,
@@ -71,39 +75,73 @@ export async function claimingPass(
         countHeld(summary, outcome.record?.lease?.until ?? runtime.now());
       } else await report(outcome);
     });
-    const tracked = run.finally(() => active.delete(tracked));
+    const tracked = run.finally(() => {
+      active.delete(tracked);
+      ended++;
+    });
     active.add(tracked);
   };
 
+  // Claims in flight, and the slots each asked for: a slot that frees while another claim is on the wire
+  // gets a claim of its own at once (as each graphile-worker slot fetches its own job), instead of
+  // waiting for that round trip and then its own, so no slot idles for two claims while work is due.
+  const claims = new Set<Promise<void>>();
+  let asked = 0;
+  // A claim found nothing and no operation ended while it was on the wire: ask again only once one ends
+  // (a slot frees, or a scope's next operation becomes its head).
+  let dry = false;
+  let claimError: { error: unknown } | undefined;
+  const claim = (room: number): void => {
+    const nowMs = Math.floor(runtime.now());
+    // Attempt 1 may start in the claim itself when nothing must happen first (start-at-once.ts).
+    const startFirstAttempt = mayStartNow(engine, undefined) && engine.mayAttempt === undefined;
+    const request = { owner: owner.id, leaseMs: owner.leaseMs, limit: room, dueBy: nowMs, nowMs, startFirstAttempt };
+    // Read before the claim is sent: the lease of an attempt it starts runs from here (lease-check.ts).
+    const atMono = runtime.monotonicNow();
+    asked += room;
+    const endedBefore = ended;
+    const sent: Promise<void> = claimDue(request).then(
+      (claimed) => {
+        asked -= room;
+        for (const record of claimed)
+          start(record.key, record.scope, {
+            record,
+            started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints),
+          });
+        if (claimed.length === 0 && ended === endedBefore) dry = true;
+      },
+      (error: unknown) => {
+        asked -= room;
+        claimError ??= { error };
+      },
+    );
+    const tracked = sent.finally(() => claims.delete(tracked));
+    claims.add(tracked);
+  };
+
   for (;;) {
-    if (shutdown.stopped) break;
-    const room = core.concurrency - active.size;
-    if (room > 0) {
-      const nowMs = Math.floor(runtime.now());
-      // Attempt 1 may start in the claim itself when nothing must happen first (start-at-once.ts).
-      const startFirstAttempt = mayStartNow(engine, undefined) && engine.mayAttempt === undefined;
-      const request = { owner: owner.id, leaseMs: owner.leaseMs, limit: room, dueBy: nowMs, nowMs, startFirstAttempt };
-      // Read before the claim is sent: the lease of an attempt it starts runs from here (lease-check.ts).
-      const atMono = runtime.monotonicNow();
-      const claimed = await claimDue(request);
-      for (const record of claimed)
-        start(record.key, record.scope, {
-          record,
-          started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints),
-        });
-      if (claimed.length > 0) continue;
+    if (shutdown.stopped || claimError !== undefined) break;
+    const room = core.concurrency - active.size - asked;
+    if (room > 0 && !dry) {
+      claim(room);
+      continue;
     }
-    if (active.size > 0) {
-      // A slot frees (or a scope's next operation becomes its head): claim again.
-      await Promise.race(active);
+    if (active.size > 0 || claims.size > 0) {
+      // A slot frees (or a scope's next operation becomes its head), or a claim comes back: look again.
+      const endedBefore = ended;
+      await Promise.race([...active, ...claims]);
+      if (ended > endedBefore) dry = false;
       continue;
     }
     if (options.waitForLeases !== true) break;
     // Asked to wait for other owners: until nothing is open, looking again every poll interval.
     if ((await store.list({ state: ['pending', 'in_flight'], limit: 1 })).length === 0) break;
     if (!(await pause(engine, engine.pollMs))) break;
+    dry = false;
   }
+  await Promise.all(claims);
   await Promise.all(active);
+  if (claimError !== undefined) throw claimError.error;
   if (callbackError !== undefined) throw callbackError.error;
   return summary;
 }
