@@ -26,7 +26,7 @@
  * last one reports nothing left. The other fleet idles meanwhile. Medians
  * over rounds.
  *
- *   npx tsx bench/fleet.ts [--quick] [--rounds=N] [--ops=300] [--only-sizes=1,2] [--unprepared] [--json <file>] [--save]
+ *   npx tsx bench/fleet.ts [--quick] [--rounds=N] [--ops=300] [--only-sizes=1,2] [--unprepared] [--cpu-prof=<dir>] [--json <file>] [--save]
  *
  * `--save` puts this section into bench/results.json (replacing the fleet
  * section there, keeping the others) for `npm run figures`.
@@ -77,9 +77,12 @@ const CONTENDERS: Contender[] = [
   },
 ];
 
+/** `--cpu-prof=<dir>`: every child writes a V8 CPU profile there (where a worker's time goes). */
+const CPU_PROF = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+
 function forkChild(file: string, args: string[]): Promise<{ child: ChildProcess; first: unknown }> {
   const proc = fork(file, args, {
-    execArgv: ['--import', 'tsx'],
+    execArgv: ['--import', 'tsx', ...(CPU_PROF === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // graphile-worker's switch for not formatting a log line per job (oncely writes none either).
     env: { ...process.env, NO_LOG_SUCCESS: '1' },
@@ -194,13 +197,17 @@ async function main(): Promise<void> {
     server.child.kill();
     await cluster.stop();
   }
-  const section = fleetSection(rows, { opsPerSec: median(memoryRounds), cpuPerOp: median(memoryCpu) }, {
-    ops: OPS,
-    rounds: ROUNDS,
-    warmup: WARMUP,
-    latencyMs: LATENCY_MS,
-    concurrency: CONCURRENCY,
-  });
+  const section = fleetSection(
+    rows,
+    { opsPerSec: median(memoryRounds), cpuPerOp: median(memoryCpu) },
+    {
+      ops: OPS,
+      rounds: ROUNDS,
+      warmup: WARMUP,
+      latencyMs: LATENCY_MS,
+      concurrency: CONCURRENCY,
+    },
+  );
   emit(section);
   if (process.argv.includes('--save')) saveSection(section);
 }

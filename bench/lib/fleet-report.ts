@@ -163,7 +163,13 @@ export function fleetSection(
     '',
     cpuTable,
   ].join('\n');
-  return { id: 'fleet', title: 'Fleet: PostgreSQL workers draining one table', text, targets: targets(rows), data: { setup, rows, memory } };
+  return {
+    id: 'fleet',
+    title: 'Fleet: PostgreSQL workers draining one table',
+    text,
+    targets: targets(rows),
+    data: { setup, rows, memory },
+  };
 }
 
 function targets(rows: FleetRow[]): TargetCheck[] {

@@ -84,7 +84,8 @@ export interface ClusterOptions {
 /** Starts a fresh cluster; throws with the server log when it cannot. */
 export async function startCluster(bin: string, options: ClusterOptions = {}): Promise<PostgresCluster> {
   const settings = Object.entries(options.settings ?? {}).map(([name, value]) => {
-    if (!/^[a-z_.]+$/.test(name) || !/^[\w.,-]+$/.test(value)) throw new Error(`startCluster: bad setting ${name}=${value}`);
+    if (!/^[a-z_.]+$/.test(name) || !/^[\w.,-]+$/.test(value))
+      throw new Error(`startCluster: bad setting ${name}=${value}`);
     return ` -c ${name}=${value}`;
   });
   const root = process.getuid?.() === 0;

@@ -3,12 +3,14 @@
  * PostgreSQL): instead of listing every open record and trying each (every
  * worker of a fleet walking the same list, reading busy records and losing
  * compare-and-set races), ask the store for as many due operations as there
- * are free slots, already leased to us, and drive them. A claim asks for
- * every slot free when it is sent; a slot that frees while it is on the wire
- * sends its own, so claims overlap instead of queueing behind each other (a
- * worker never idles for two claim round trips while work is due), and the
- * statements per operation stay at most one claim and one settle, whatever
- * the fleet size.
+ * are free slots, plus a small prefetch, already leased to us, and drive
+ * them. A slot that frees starts a prefetched operation at once while a claim
+ * refills the prefetch, so a slot does not wait for a claim's round trip
+ * while work is due; claims overlap instead of queueing behind each other;
+ * and the statements per operation stay at most one claim and one settle,
+ * whatever the fleet size. A prefetched operation whose claim started its
+ * attempt is sent only while that claim's lease is surely ours
+ * (lease-check.ts), else given back unsent.
  */
 import { isTerminal, type OperationRecord } from '../../model.js';
 import type { EndpointTable } from '../../options.js';
@@ -37,6 +39,14 @@ function startedBy(record: OperationRecord, owner: string, nowMs: number, atMono
     atMono,
   };
   return started;
+}
+
+/**
+ * Operations claimed ahead of free slots: a quarter of `concurrency`, at least one. Small, because a
+ * claimed operation waits for a slot under its lease, and because the rest of the fleet cannot take it.
+ */
+export function prefetchOf(concurrency: number): number {
+  return Math.max(1, Math.ceil(concurrency / 4));
 }
 
 export async function claimingPass(
@@ -82,9 +92,11 @@ export async function claimingPass(
     active.add(tracked);
   };
 
-  // Claims in flight, and the slots each asked for: a slot that frees while another claim is on the wire
-  // gets a claim of its own at once (as each graphile-worker slot fetches its own job), instead of
-  // waiting for that round trip and then its own, so no slot idles for two claims while work is due.
+  // Claimed and waiting for a slot (the prefetch): a slot that frees starts one at once, and a claim to
+  // refill the prefetch goes out meanwhile, so a slot never waits for a claim's round trip while work is due.
+  const ready: { record: OperationRecord; started: StartedAttempt | undefined }[] = [];
+  const prefetch = prefetchOf(core.concurrency);
+  // Claims in flight, and how many operations each asked for: claims overlap instead of queueing.
   const claims = new Set<Promise<void>>();
   let asked = 0;
   // A claim found nothing and no operation ended while it was on the wire: ask again only once one ends
@@ -104,10 +116,7 @@ export async function claimingPass(
       (claimed) => {
         asked -= room;
         for (const record of claimed)
-          start(record.key, record.scope, {
-            record,
-            started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints),
-          });
+          ready.push({ record, started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints) });
         if (claimed.length === 0 && ended === endedBefore) dry = true;
       },
       (error: unknown) => {
@@ -121,7 +130,11 @@ export async function claimingPass(
 
   for (;;) {
     if (shutdown.stopped || claimError !== undefined) break;
-    const room = core.concurrency - active.size - asked;
+    while (ready.length > 0 && active.size < core.concurrency) {
+      const next = ready.shift() as (typeof ready)[number];
+      start(next.record.key, next.record.scope, next);
+    }
+    const room = core.concurrency + prefetch - active.size - ready.length - asked;
     if (room > 0 && !dry) {
       claim(room);
       continue;
@@ -140,6 +153,10 @@ export async function claimingPass(
     dry = false;
   }
   await Promise.all(claims);
+  // Claimed but not started when the pass stopped early (a failed claim): driven, not left to their leases.
+  // After `close()`, they are left: their leases end on the store's clock and another owner takes them
+  // over, resending an attempt the claim started (if it did) under the same key.
+  if (!shutdown.stopped) for (const next of ready.splice(0)) start(next.record.key, next.record.scope, next);
   await Promise.all(active);
   if (claimError !== undefined) throw claimError.error;
   if (callbackError !== undefined) throw callbackError.error;

@@ -1,12 +1,14 @@
 /**
  * `resume()` on a store that claims on its own clock (`claimDue`, as the
  * PostgreSQL store does): it drives exactly what the store hands out, asks
- * for no more than its free slots, claims again as slots free, and never
+ * for its free slots plus a small prefetch (never sending more than its
+ * slots at once), claims again as slots free, and never
  * takes another owner's lease on its own clock's word. The store here is the
  * memory store with a `claimDue` whose clock is a variable of the test.
  */
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../../src/client.js';
+import { prefetchOf } from '../../../src/flow/calls/claim-pass.js';
 import type { OperationRecord } from '../../../src/model.js';
 import { sampleRecord } from '../../../src/store/contract.js';
 import { memoryStore } from '../../../src/store/memory.js';
@@ -47,7 +49,7 @@ function claimingStore(now: () => number, clock: { now: number }) {
 const ok = () => new Response('{"id":"p"}', { status: 201, headers: { 'content-type': 'application/json' } });
 
 describe('resume() on a store that claims on its own clock', () => {
-  it('asks for no more than its free slots, claims again as they free, and drives all', async () => {
+  it('asks for its free slots and a small prefetch, never sends more than its slots, claims again as they free, and drives all', async () => {
     const rt = createFakeRuntime();
     const { store, limits } = claimingStore(rt.now, { now: 0 });
     for (let i = 0; i < 7; i++) {
@@ -72,8 +74,9 @@ describe('resume() on a store that claims on its own clock', () => {
     const summary = await rt.run(client.resume());
     expect(summary).toMatchObject({ driven: 7, succeeded: 7 });
     expect(most).toBe(3);
-    expect(limits[0]).toBe(3);
-    expect(limits.every((n) => n >= 1 && n <= 3)).toBe(true);
+    expect(prefetchOf(3)).toBe(1);
+    expect(limits[0]).toBe(4);
+    expect(limits.every((n) => n >= 1 && n <= 4)).toBe(true);
     // The last claim found nothing: that is how the pass knew it was done.
     expect(limits.length).toBeGreaterThan(2);
     await client.close();
