@@ -6,9 +6,9 @@
  * are free slots, plus a small prefetch, already leased to us, and drive
  * them. A slot that frees starts a prefetched operation at once while a claim
  * refills the prefetch, so a slot does not wait for a claim's round trip
- * while work is due; claims overlap instead of queueing behind each other;
- * and the statements per operation stay at most one claim and one settle,
- * whatever the fleet size. A prefetched operation whose claim started its
+ * while work is due; one claim is on the wire at a time, asking for every
+ * slot that freed meanwhile, so the statements per operation stay below one
+ * claim and one settle, whatever the fleet size. A prefetched operation whose claim started its
  * attempt is sent only while that claim's lease is surely ours
  * (lease-check.ts), else given back unsent.
  */
@@ -96,7 +96,8 @@ export async function claimingPass(
   // refill the prefetch goes out meanwhile, so a slot never waits for a claim's round trip while work is due.
   const ready: { record: OperationRecord; started: StartedAttempt | undefined }[] = [];
   const prefetch = prefetchOf(core.concurrency);
-  // Claims in flight, and how many operations each asked for: claims overlap instead of queueing.
+  // The claim in flight (one at a time: the slots that free while it is on the wire start prefetched
+  // operations, and the next claim asks for all of them at once, so claims stay fewer than operations).
   const claims = new Set<Promise<void>>();
   let asked = 0;
   // A claim found nothing and no operation ended while it was on the wire: ask again only once one ends
@@ -135,7 +136,7 @@ export async function claimingPass(
       start(next.record.key, next.record.scope, next);
     }
     const room = core.concurrency + prefetch - active.size - ready.length - asked;
-    if (room > 0 && !dry) {
+    if (room > 0 && !dry && claims.size === 0) {
       claim(room);
       continue;
     }
