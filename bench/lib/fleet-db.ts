@@ -34,6 +34,9 @@ export interface FleetDatabase {
 
 export async function openFleetDatabase(url: string, api: string, table: string): Promise<FleetDatabase> {
   const admin = new pg.Pool({ connectionString: url, max: 2 });
+  // An idle connection's death must not crash the benchmark (graphile-worker warns when a pool has no handlers).
+  admin.on('error', () => undefined);
+  admin.on('connect', (connection) => connection.on('error', () => undefined));
   await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   const store = postgresStore({ connectionString: url, table, poolSize: 8 });
   await store.migrate();
