@@ -63,9 +63,10 @@ const BUDGETS: readonly Budget[] = [
   // typed store failures before sending), ~0.6 KB: 39.2 KB and 46.8 KB measured.
   // Issue 32 (the host gate probing a refusing host, `notSent` counts, field paths in schema issues, a failed
   // outcome's error always an oncely error, TimeoutError like fetch), ~0.25 KB: 39.9 KB and 47.5 KB measured;
-  // ceilings +0.3 KB each.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 40 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.6 * KB },
+  // ceilings +0.3 KB each. Issue 29 round three (the claim pass's prefetch: a slot that frees starts a claimed
+  // operation while one claim refills it), ~0.1 KB: 40.0 KB and 47.7 KB measured; ceilings +0.3 KB each.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 40.3 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.9 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two.
@@ -73,8 +74,8 @@ const BUDGETS: readonly Budget[] = [
     entry: 'oncely/service-worker',
     imports: ['createServiceWorkerDrainer'],
     measure: 'whole',
-    // 43.6 KB with issue 32 (above): ceiling +0.3 KB.
-    ceilingGzipBytes: 43.7 * KB,
+    // 43.6 KB with issue 32 (above): ceiling +0.3 KB. 43.7 KB with the claim pass's prefetch: ceiling +0.3 KB.
+    ceilingGzipBytes: 44 * KB,
   },
 ];
 

@@ -96,54 +96,51 @@ export async function claimingPass(
   // refill the prefetch goes out meanwhile, so a slot never waits for a claim's round trip while work is due.
   const ready: { record: OperationRecord; started: StartedAttempt | undefined }[] = [];
   const prefetch = prefetchOf(core.concurrency);
-  // The claim in flight (one at a time: the slots that free while it is on the wire start prefetched
-  // operations, and the next claim asks for all of them at once, so claims stay fewer than operations).
-  const claims = new Set<Promise<void>>();
-  let asked = 0;
+  // The claim on the wire: one at a time (the slots that free meanwhile start prefetched operations, and
+  // the next claim asks for all of them at once, so claims stay fewer than operations).
+  let claiming: Promise<void> | undefined;
   // A claim found nothing and no operation ended while it was on the wire: ask again only once one ends
   // (a slot frees, or a scope's next operation becomes its head).
   let dry = false;
   let claimError: { error: unknown } | undefined;
-  const claim = (room: number): void => {
+  const claim = (limit: number): void => {
     const nowMs = Math.floor(runtime.now());
     // Attempt 1 may start in the claim itself when nothing must happen first (start-at-once.ts).
     const startFirstAttempt = mayStartNow(engine, undefined) && engine.mayAttempt === undefined;
-    const request = { owner: owner.id, leaseMs: owner.leaseMs, limit: room, dueBy: nowMs, nowMs, startFirstAttempt };
     // Read before the claim is sent: the lease of an attempt it starts runs from here (lease-check.ts).
     const atMono = runtime.monotonicNow();
-    asked += room;
     const endedBefore = ended;
-    const sent: Promise<void> = claimDue(request).then(
-      (claimed) => {
-        asked -= room;
-        for (const record of claimed)
-          ready.push({ record, started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints) });
-        if (claimed.length === 0 && ended === endedBefore) dry = true;
-      },
-      (error: unknown) => {
-        asked -= room;
-        claimError ??= { error };
-      },
-    );
-    const tracked = sent.finally(() => claims.delete(tracked));
-    claims.add(tracked);
+    claiming = claimDue({ owner: owner.id, leaseMs: owner.leaseMs, limit, dueBy: nowMs, nowMs, startFirstAttempt })
+      .then(
+        (claimed) => {
+          for (const record of claimed)
+            ready.push({ record, started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints) });
+          if (claimed.length === 0 && ended === endedBefore) dry = true;
+        },
+        (error: unknown) => {
+          claimError ??= { error };
+        },
+      )
+      .finally(() => {
+        claiming = undefined;
+      });
+  };
+  const startReady = (slots: number): void => {
+    for (const next of ready.splice(0, slots)) start(next.record.key, next.record.scope, next);
   };
 
   for (;;) {
     if (shutdown.stopped || claimError !== undefined) break;
-    while (ready.length > 0 && active.size < core.concurrency) {
-      const next = ready.shift() as (typeof ready)[number];
-      start(next.record.key, next.record.scope, next);
-    }
-    const room = core.concurrency + prefetch - active.size - ready.length - asked;
-    if (room > 0 && !dry && claims.size === 0) {
+    startReady(core.concurrency - active.size);
+    const room = core.concurrency + prefetch - active.size - ready.length;
+    if (claiming === undefined && !dry && room > 0) {
       claim(room);
       continue;
     }
-    if (active.size > 0 || claims.size > 0) {
-      // A slot frees (or a scope's next operation becomes its head), or a claim comes back: look again.
+    if (active.size > 0 || claiming !== undefined) {
+      // A slot frees (or a scope's next operation becomes its head), or the claim comes back: look again.
       const endedBefore = ended;
-      await Promise.race([...active, ...claims]);
+      await Promise.race(claiming === undefined ? active : [...active, claiming]);
       if (ended > endedBefore) dry = false;
       continue;
     }
@@ -153,11 +150,11 @@ export async function claimingPass(
     if (!(await pause(engine, engine.pollMs))) break;
     dry = false;
   }
-  await Promise.all(claims);
+  await claiming;
   // Claimed but not started when the pass stopped early (a failed claim): driven, not left to their leases.
   // After `close()`, they are left: their leases end on the store's clock and another owner takes them
   // over, resending an attempt the claim started (if it did) under the same key.
-  if (!shutdown.stopped) for (const next of ready.splice(0)) start(next.record.key, next.record.scope, next);
+  if (!shutdown.stopped) startReady(ready.length);
   await Promise.all(active);
   if (claimError !== undefined) throw claimError.error;
   if (callbackError !== undefined) throw callbackError.error;
