@@ -104,6 +104,7 @@ const stop = (procs: ChildProcess[]) =>
   Promise.all(procs.map((w) => new Promise((resolve) => w.once('exit', resolve).send({ cmd: 'exit' }))));
 
 async function main(): Promise<void> {
+  const startedAt = new Date().toISOString();
   const bin = findPostgresBin();
   if (bin === undefined) throw new Error('PostgreSQL server binaries not found (Debian: apt-get install postgresql)');
   const cluster = await startCluster(bin, { settings: FLEET_CLUSTER_SETTINGS });
@@ -207,6 +208,7 @@ async function main(): Promise<void> {
       latencyMs: LATENCY_MS,
       concurrency: CONCURRENCY,
     },
+    startedAt,
   );
   emit(section);
   if (process.argv.includes('--save')) saveSection(section);
