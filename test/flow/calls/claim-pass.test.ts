@@ -82,6 +82,43 @@ describe('resume() on a store that claims on its own clock', () => {
     await client.close();
   });
 
+  it('a failed claim ends the pass with its error, after driving what it had claimed ahead', async () => {
+    const rt = createFakeRuntime();
+    const { store, limits } = claimingStore(rt.now, { now: 0 });
+    for (let i = 0; i < 9; i++) {
+      await store.put(
+        sampleRecord(`k${i}`, { seq: i, createdAt: rt.now(), nextAttemptAt: 0, deadlineAt: rt.now() + 3_600_000 }),
+      );
+    }
+    const claimDue = store.claimDue?.bind(store);
+    let calls = 0;
+    store.claimDue = async (request) => {
+      if (++calls > 1) throw new Error('connection lost');
+      return (await claimDue?.(request)) ?? [];
+    };
+    const sent: string[] = [];
+    const client = createClient({
+      store,
+      runtime: rt,
+      concurrency: 5,
+      fetch: async (input, init) => {
+        sent.push(new Headers(init?.headers).get('idempotency-key') ?? String(input));
+        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+        return ok();
+      },
+    });
+    await expect(rt.run(client.resume())).rejects.toThrow('connection lost');
+    // The first claim took 5 slots + 2 ahead. When a slot freed, one of those 2 started and the next claim
+    // (failing) went out with the other still waiting: it is sent too, not left to its lease. Each once.
+    expect(prefetchOf(5)).toBe(2);
+    expect(limits).toEqual([7]);
+    expect(sent).toHaveLength(7);
+    expect(new Set(sent).size).toBe(7);
+    const open = await store.list({ state: ['pending', 'in_flight'] });
+    expect(open.map((r) => r.key).sort()).toEqual(['k7', 'k8']);
+    await client.close();
+  });
+
   it('leaves an operation another owner holds until the store says its lease ended, whatever the client clock says', async () => {
     const rt = createFakeRuntime();
     const clock = { now: 0 };
