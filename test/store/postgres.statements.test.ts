@@ -4,13 +4,17 @@
  * `preparedStatements: false` it sends them unnamed (a pooler that cannot
  * keep a session's prepared statements). Both give the same records. The
  * pools here have one connection, so `pg_prepared_statements` (a session's
- * own) shows what the store left on it.
+ * own) shows what the store left on it. And the claim's plan: read off the
+ * index in claim order, no sort of the backlog.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvalidOptionsError } from '../../src/errors.js';
 import { postgresStore } from '../../src/postgres.js';
 import { sampleRecord } from '../../src/store/contract.js';
+import { claimValues } from '../../src/store/postgres/claim.js';
+import { validateOptions } from '../../src/store/postgres/options.js';
+import { statements } from '../../src/store/postgres/statements.js';
 import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 describe('postgresStore preparedStatements', () => {
@@ -78,6 +82,33 @@ describe.runIf(bin !== undefined)('postgresStore statements on a real PostgreSQL
       again: r.again.length,
     });
     expect(shape(unnamed)).toEqual(shape(named));
+  });
+
+  it('a claim reads a backlog of 300 in claim order off its index and stops at its limit, sorting nothing', async () => {
+    const store = db.store({ table: 'claim_plan' });
+    for (let i = 0; i < 300; i += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, j) =>
+          store.put(sampleRecord(`k${i + j}`, { nextAttemptAt: 1 + ((i + j) % 7) })),
+        ),
+      );
+    }
+    const sql = statements(validateOptions({ pool: db.pool, table: 'claim_plan' }).names, false);
+    const values = claimValues('', { owner: 'w', leaseMs: 1_000, limit: 4, dueBy: 10_000, nowMs: 10_000 });
+    const client = await db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<{ 'QUERY PLAN': string }>({
+        text: `EXPLAIN (ANALYZE, FORMAT TEXT) ${sql.claim.text}`,
+        values,
+      });
+      const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).toMatch(/Index Scan using claim_plan_claim_order on claim_plan o .*rows=4 loops=1/);
+      expect(plan).not.toMatch(/Sort/);
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
   });
 
   it('two tables on one connection get statements of their own names', async () => {
