@@ -22,6 +22,8 @@ export interface WorkerConfig {
   leaseMs: number;
   url?: string;
   table?: string;
+  /** oncely's `preparedStatements` (false: as before they were named, to measure what naming them saves). */
+  preparedStatements?: boolean;
 }
 
 export interface DrainReport {
@@ -31,6 +33,8 @@ export interface DrainReport {
   statements: number;
   /** Round trip of each claim statement, ms. */
   claimMs: number[];
+  /** Each whole claim call (`store.claimDue`: a connection from the pool, the statement, each row checked), ms. */
+  claimCallMs: number[];
   /** Passes of `resume()` (each ends with one look for open rows). */
   passes: number;
   cpuMs: number;
@@ -40,6 +44,7 @@ export interface DrainReport {
 const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
 let statements = 0;
 let claimMs: number[] = [];
+let claimCallMs: number[] = [];
 
 /**
  * Counts every statement the store sends (all go through `Pool.prototype.query`
@@ -50,7 +55,8 @@ function countStatements(): void {
   Object.assign(pg.Pool.prototype, {
     async query(this: pg.Pool, ...args: unknown[]) {
       statements++;
-      const text = typeof args[0] === 'string' ? args[0] : '';
+      const first = args[0];
+      const text = typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? '');
       if (!text.startsWith('WITH picked')) return query.apply(this, args);
       const t0 = performance.now();
       try {
@@ -70,7 +76,21 @@ const store =
         connectionString: config.url as string,
         table: config.table ?? 'fleet_bench',
         poolSize: config.concurrency + 2,
+        preparedStatements: config.preparedStatements ?? true,
       });
+// Times each whole claim call as the client makes it (it calls the store's method, bound when the client is built).
+if (config.mode === 'postgres' && 'claimDue' in store) {
+  const claimDue = store.claimDue.bind(store);
+  store.claimDue = async (request) => {
+    const t0 = performance.now();
+    try {
+      return await claimDue(request);
+    } finally {
+      claimCallMs.push(performance.now() - t0);
+    }
+  };
+}
+
 const client = createClient({
   store,
   baseUrl: config.api,
@@ -126,6 +146,7 @@ process.on('message', (message: { cmd: 'drain' | 'exit'; count?: number }) => {
   void (async () => {
     statements = 0;
     claimMs = [];
+    claimCallMs = [];
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const done = config.mode === 'postgres' ? await drainPostgres() : await sendMemory(message.count ?? 0);
@@ -135,6 +156,7 @@ process.on('message', (message: { cmd: 'drain' | 'exit'; count?: number }) => {
       ...done,
       statements,
       claimMs,
+      claimCallMs,
       cpuMs: (cpu.user + cpu.system) / 1000,
       wallMs: performance.now() - t0,
     };

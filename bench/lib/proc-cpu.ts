@@ -12,6 +12,8 @@ interface Stat {
   pid: number;
   ppid: number;
   ticks: number;
+  /** CPU of its children that ended and were waited for (a postmaster's backends that closed). */
+  childTicks: number;
 }
 
 function stats(): Stat[] {
@@ -22,7 +24,12 @@ function stats(): Stat[] {
       const text = readFileSync(`/proc/${name}/stat`, 'utf8');
       // The command name is in parentheses and may hold spaces: the fields start after the last ')'.
       const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      out.push({ pid: Number(name), ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+      out.push({
+        pid: Number(name),
+        ppid: Number(fields[1]),
+        ticks: Number(fields[11]) + Number(fields[12]),
+        childTicks: Number(fields[13]) + Number(fields[14]),
+      });
     } catch {
       // The process ended while we looked.
     }
@@ -44,12 +51,16 @@ export function postmasterPid(port: number): number | undefined {
   return undefined;
 }
 
-/** CPU ms used so far by `pid` and its live children (backends that ended are not counted: keep connections open). */
+/**
+ * CPU ms used so far by `pid` and its children: the live ones, and those that ended (a backend whose
+ * connection a pool closed: the postmaster waited for it, so its CPU is in the postmaster's children's time).
+ */
 export function treeCpuMs(pid: number | undefined): number {
   if (pid === undefined) return Number.NaN;
   try {
     const all = stats();
-    const ticks = all.filter((s) => s.pid === pid || s.ppid === pid).reduce((sum, s) => sum + s.ticks, 0);
+    const ended = all.find((s) => s.pid === pid)?.childTicks ?? 0;
+    const ticks = ended + all.filter((s) => s.pid === pid || s.ppid === pid).reduce((sum, s) => sum + s.ticks, 0);
     return (ticks * 1000) / TICKS_PER_SECOND;
   } catch {
     return Number.NaN;

@@ -25,7 +25,7 @@ export interface StatementCounts {
 export async function countStatements(requests: number): Promise<StatementCounts[] | undefined> {
   const bin = findPostgresBin();
   if (bin === undefined) return undefined;
-  const cluster = await startCluster(bin, { shared_preload_libraries: 'pg_stat_statements' });
+  const cluster = await startCluster(bin, { settings: { shared_preload_libraries: 'pg_stat_statements' } });
   const pool = new pg.Pool({ connectionString: cluster.url, max: 4 });
   try {
     await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');

@@ -72,12 +72,22 @@ async function unprivileged(): Promise<{ name: string; uid: number; gid: number 
   throw new Error('running as root, and neither a postgres nor a nobody user exists to run PostgreSQL as');
 }
 
+export interface ClusterOptions {
+  /**
+   * Server settings beside the defaults, each passed as `-c name=value`.
+   * @default {}
+   * @example { shared_preload_libraries: 'pg_stat_statements' }
+   */
+  settings?: Record<string, string>;
+}
+
 /** Starts a fresh cluster; throws with the server log when it cannot. */
-export async function startCluster(
-  bin: string,
-  /** Server settings besides the defaults, e.g. `{ shared_preload_libraries: 'pg_stat_statements' }`. */
-  settings: Record<string, string> = {},
-): Promise<PostgresCluster> {
+export async function startCluster(bin: string, options: ClusterOptions = {}): Promise<PostgresCluster> {
+  const settings = Object.entries(options.settings ?? {}).map(([name, value]) => {
+    if (!/^[a-z_.]+$/.test(name) || !/^[\w.,-]+$/.test(value))
+      throw new Error(`startCluster: bad setting ${name}=${value}`);
+    return ` -c ${name}=${value}`;
+  });
   const root = process.getuid?.() === 0;
   const user = root ? await unprivileged() : undefined;
   const dir = fs.mkdtempSync(join(tmpdir(), 'oncely-pg-'));
@@ -101,9 +111,7 @@ export async function startCluster(
       '-l',
       log,
       '-o',
-      [`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200`]
-        .concat(Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`))
-        .join(' '),
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200${settings.join('')}`,
     ]);
   } catch (error) {
     const text = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';

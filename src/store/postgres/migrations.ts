@@ -91,6 +91,19 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE scope IS NOT NULL AND state IN ('pending', 'in_flight');
     `,
   },
+  {
+    version: 3,
+    description: 'open records in claim order',
+    sql: (n) => `
+      -- The claim's order exactly (due, write order, insertion order): a claim reads its rows off the index
+      -- in order and stops at its limit, whatever the backlog and whatever the statistics say. The index it
+      -- replaces lacked seq, so a claim could read and sort every due row first (300 rows, half a megabyte,
+      -- before statistics were gathered). Its prefix serves every query the old one did.
+      CREATE INDEX "${n.base}_claim_order" ON ${n.table} (tenant, next_attempt_at, write_order, seq)
+        WHERE state IN ('pending', 'in_flight');
+      DROP INDEX ${n.schema}."${n.base}_open";
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -70,6 +70,17 @@ export interface PostgresStoreOptions {
    * @example postgresStore({ connectionString, now: runtime.now })
    */
   now?: () => number;
+  /**
+   * Send the statements every operation runs (read, write, claim) as named
+   * prepared statements: each connection parses and plans them once, which
+   * saves the database most of its work per claim. Set `false` behind a
+   * connection pooler that cannot keep a session's prepared statements
+   * (PgBouncer in transaction mode before 1.21, or without
+   * `max_prepared_statements`).
+   * @default true
+   * @example postgresStore({ connectionString, preparedStatements: false })
+   */
+  preparedStatements?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -77,6 +88,7 @@ export interface ResolvedOptions {
   connectionTimeoutMs: number;
   migrate: boolean;
   now: () => number;
+  preparedStatements: boolean;
   names: TableNames;
 }
 
@@ -133,11 +145,15 @@ export function validateOptions(options: PostgresStoreOptions): ResolvedOptions 
   if (options.now !== undefined && typeof options.now !== 'function') {
     throw new InvalidOptionsError('now', 'must be a function');
   }
+  if (options.preparedStatements !== undefined && typeof options.preparedStatements !== 'boolean') {
+    throw new InvalidOptionsError('preparedStatements', 'must be a boolean');
+  }
   return {
     tenant,
     connectionTimeoutMs: timeout ?? 10_000,
     migrate: options.migrate ?? true,
     now: options.now ?? Date.now,
+    preparedStatements: options.preparedStatements ?? true,
     names: {
       schema: `"${schema}"`,
       table: `"${schema}"."${table}"`,

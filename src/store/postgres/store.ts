@@ -48,14 +48,14 @@ export type { PostgresStoreOptions } from './options.js';
  * const client = createClient({ store, concurrency: 16 });
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  const { tenant, names, now, connectionTimeoutMs, ...resolved } = validateOptions(options);
+  const { tenant, names, now, connectionTimeoutMs, preparedStatements, ...resolved } = validateOptions(options);
   const pools = openPools(options, connectionTimeoutMs);
   const pool = pools.durable;
   const table = names.table;
   const cache = new RecordCache();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
   const wake = wakeChannel(ownConnection(pool, connectionTimeoutMs), names.channel, tenant);
-  const sql = statements(names);
+  const sql = statements(names, preparedStatements);
 
   let ready: Promise<unknown> | undefined;
   /** Migrates once per handle before first use (unless told not to); a failure is retried on the next call. */
@@ -90,7 +90,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
 
   async function read(key: string): Promise<{ row: StoredRow | undefined; record: OperationRecord | undefined }> {
-    const { rows } = await pool.query<StoredRow>(sql.get, [tenant, key]);
+    const { rows } = await pool.query<StoredRow>({ ...sql.get, values: [tenant, key] });
     const row = rows[0];
     if (row === undefined) return { row: undefined, record: undefined };
     const record = await judge(key, row);
@@ -107,15 +107,14 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     const values = columnValues(next);
     const result =
       row === undefined
-        ? await via.query<Omit<StoredRow, 'raw'>>(sql.insert, [tenant, key, ...values, leaseLeftMs(next, now())])
-        : await via.query<Omit<StoredRow, 'raw'>>(sql.update, [
-            tenant,
-            key,
-            row.rev,
-            row.epoch,
-            ...values,
-            leaseLeftMs(next, now()),
-          ]);
+        ? await via.query<Omit<StoredRow, 'raw'>>({
+            ...sql.insert,
+            values: [tenant, key, ...values, leaseLeftMs(next, now())],
+          })
+        : await via.query<Omit<StoredRow, 'raw'>>({
+            ...sql.update,
+            values: [tenant, key, row.rev, row.epoch, ...values, leaseLeftMs(next, now())],
+          });
     const written = result.rows[0];
     return written === undefined ? undefined : { ...written, raw: values[values.length - 1] as string };
   }
@@ -260,11 +259,14 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
     async claimDue(request) {
       await whenReady();
-      const text = request.keys === undefined ? sql.claim : sql.claimKeys;
+      const statement = request.keys === undefined ? sql.claim : sql.claimKeys;
       // A claim alone commits without waiting for the disk (pools.ts): the claimer's next write is durable and
       // covers it. One that starts attempts is that durable write: it must be on disk before a request leaves.
       const via = request.startFirstAttempt === true ? pool : pools.relaxed;
-      const { rows } = await via.query<StoredRow & { key: string }>(text, claimValues(tenant, request));
+      const { rows } = await via.query<StoredRow & { key: string }>({
+        ...statement,
+        values: claimValues(tenant, request),
+      });
       const claimed: OperationRecord[] = [];
       for (const row of rows) {
         // Checked like any read: a corrupt row, or one whose columns disagree with it, is moved aside.

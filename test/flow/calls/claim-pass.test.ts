@@ -1,12 +1,14 @@
 /**
  * `resume()` on a store that claims on its own clock (`claimDue`, as the
  * PostgreSQL store does): it drives exactly what the store hands out, asks
- * for no more than its free slots, claims again as slots free, and never
+ * for its free slots plus a small prefetch (never sending more than its
+ * slots at once), claims again as slots free, and never
  * takes another owner's lease on its own clock's word. The store here is the
  * memory store with a `claimDue` whose clock is a variable of the test.
  */
 import { describe, expect, it } from 'vitest';
 import { createClient } from '../../../src/client.js';
+import { prefetchOf } from '../../../src/flow/calls/claim-pass.js';
 import type { OperationRecord } from '../../../src/model.js';
 import { sampleRecord } from '../../../src/store/contract.js';
 import { memoryStore } from '../../../src/store/memory.js';
@@ -47,7 +49,7 @@ function claimingStore(now: () => number, clock: { now: number }) {
 const ok = () => new Response('{"id":"p"}', { status: 201, headers: { 'content-type': 'application/json' } });
 
 describe('resume() on a store that claims on its own clock', () => {
-  it('asks for no more than its free slots, claims again as they free, and drives all', async () => {
+  it('asks for its free slots and a small prefetch, never sends more than its slots, claims again as they free, and drives all', async () => {
     const rt = createFakeRuntime();
     const { store, limits } = claimingStore(rt.now, { now: 0 });
     for (let i = 0; i < 7; i++) {
@@ -72,10 +74,48 @@ describe('resume() on a store that claims on its own clock', () => {
     const summary = await rt.run(client.resume());
     expect(summary).toMatchObject({ driven: 7, succeeded: 7 });
     expect(most).toBe(3);
-    expect(limits[0]).toBe(3);
-    expect(limits.every((n) => n >= 1 && n <= 3)).toBe(true);
+    expect(prefetchOf(3)).toBe(1);
+    expect(limits[0]).toBe(4);
+    expect(limits.every((n) => n >= 1 && n <= 4)).toBe(true);
     // The last claim found nothing: that is how the pass knew it was done.
     expect(limits.length).toBeGreaterThan(2);
+    await client.close();
+  });
+
+  it('a failed claim ends the pass with its error, after driving what it had claimed ahead', async () => {
+    const rt = createFakeRuntime();
+    const { store, limits } = claimingStore(rt.now, { now: 0 });
+    for (let i = 0; i < 9; i++) {
+      await store.put(
+        sampleRecord(`k${i}`, { seq: i, createdAt: rt.now(), nextAttemptAt: 0, deadlineAt: rt.now() + 3_600_000 }),
+      );
+    }
+    const claimDue = store.claimDue?.bind(store);
+    let calls = 0;
+    store.claimDue = async (request) => {
+      if (++calls > 1) throw new Error('connection lost');
+      return (await claimDue?.(request)) ?? [];
+    };
+    const sent: string[] = [];
+    const client = createClient({
+      store,
+      runtime: rt,
+      concurrency: 5,
+      fetch: async (input, init) => {
+        sent.push(new Headers(init?.headers).get('idempotency-key') ?? String(input));
+        for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+        return ok();
+      },
+    });
+    await expect(rt.run(client.resume())).rejects.toThrow('connection lost');
+    // The first claim took 5 slots + 2 ahead. When a slot freed, one of those 2 started and the next claim
+    // (failing) went out with the other still waiting: it is sent too, not left to its lease. Each once.
+    expect(prefetchOf(5)).toBe(2);
+    expect(limits).toEqual([7]);
+    expect(sent).toHaveLength(7);
+    expect(new Set(sent).size).toBe(7);
+    const open = await store.list({ state: ['pending', 'in_flight'] });
+    expect(open.map((r) => r.key).sort()).toEqual(['k7', 'k8']);
     await client.close();
   });
 
