@@ -30,6 +30,8 @@ export interface ChunkSet {
   gzipBytes: number;
   /** Minified bytes contributed by each package (`src` for oncely's own code). */
   minifiedByPackage: Record<string, number>;
+  /** The source files with code in these chunks (paths from the package root; dependencies under node_modules). */
+  modules: string[];
 }
 
 /**
@@ -147,6 +149,15 @@ async function split(
       minifiedBytes: bytes.reduce((sum, b) => sum + b.length, 0),
       gzipBytes: bytes.reduce((sum, b) => sum + gzip(b), 0),
       minifiedByPackage: byPackage(names.map((name) => outputs[name] as Metafile['outputs'][string])),
+      modules: [
+        ...new Set(
+          names.flatMap((name) =>
+            Object.entries(outputs[name]?.inputs ?? {})
+              .filter(([, use]) => use.bytesInOutput > 0)
+              .map(([file]) => file),
+          ),
+        ),
+      ].sort(),
     };
   };
   const names = Object.keys(outputs).filter((name) => !name.endsWith('.map'));
