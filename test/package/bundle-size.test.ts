@@ -40,7 +40,8 @@ const BUDGETS: readonly Budget[] = [
     ceilingGzipBytes: 45 * KB,
     targetGzipBytes: 30 * KB,
   },
-  // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above).
+  // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
+  // 36.6 KB with the Retry-After jitter kept inside its cap.
   {
     entry: 'oncely',
     imports: ['createClient'],
