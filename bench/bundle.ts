@@ -2,12 +2,14 @@
  * 5. Browser bundle size, bundled with esbuild for the browser (every
  * dependency included), minified and gzipped (-9).
  *
- * The targets are about start-up: what a checkout page loads and runs before
- * its own code starts, for an app that imports only the client. The same code
- * is split as an app's bundler splits it (esbuild `splitting`): the start-up
- * path is the entry chunk and the chunks it imports statically; the lazy
- * chunks (the client's working parts, loaded with `import()` as the client
- * is created) are reported beside them, and so is the whole entry as one file.
+ * The targets are what a page pays before its first `send`: a page that
+ * imports only the client, creates it at load and sends one POST. The code
+ * is split as an app's bundler splits it (esbuild `splitting`), and every
+ * chunk that page downloads counts: the start-up path (the entry chunk and
+ * the chunks it imports statically) and each chunk the client loads with
+ * `import()` while it is created and sends. Reported beside it: the start-up
+ * path alone, what loads only later (the live view, `clear()`), and the
+ * whole entry as one file.
  *
  *   npx tsx bench/bundle.ts
  */
@@ -15,8 +17,9 @@ import { type BundleSize, bundleSize, ENTRIES, gzipShareOf } from './lib/bundle-
 import { emit } from './lib/section.js';
 import { fmtFixed, table } from './lib/stats.js';
 
-const BROWSER_TARGET_GZIP_BYTES = 22 * 1024;
-const CORE_TARGET_GZIP_BYTES = 18 * 1024;
+const BROWSER_TARGET_GZIP_BYTES = 30 * 1024;
+const BROWSER_STRETCH_GZIP_BYTES = 25 * 1024;
+const CORE_TARGET_GZIP_BYTES = 24 * 1024;
 const kb = (bytes: number): string => fmtFixed(bytes / 1024, 1);
 
 async function main(): Promise<void> {
@@ -27,10 +30,12 @@ async function main(): Promise<void> {
     coreClient,
     ...(await Promise.all(Object.keys(ENTRIES).map((entry) => bundleSize(entry)))),
   ];
+  const later = (s: BundleSize): number => s.startup.gzipBytes + s.lazy.gzipBytes - s.firstSend.gzipBytes;
   const rows = sizes.map((s) => [
     s.entry,
+    `${kb(s.firstSend.gzipBytes)} (${s.firstSend.chunks})`,
     `${kb(s.startup.gzipBytes)} (${s.startup.chunks})`,
-    `${kb(s.lazy.gzipBytes)} (${s.lazy.chunks})`,
+    `${kb(later(s))} (${s.startup.chunks + s.lazy.chunks - s.firstSend.chunks})`,
     kb(s.gzipBytes),
     kb(s.minifiedBytes),
   ]);
@@ -42,22 +47,35 @@ async function main(): Promise<void> {
   const where = (dep: string): string =>
     (browserClient.startup.minifiedByPackage[dep] ?? 0) > 0
       ? 'start-up'
-      : (browserClient.lazy.minifiedByPackage[dep] ?? 0) > 0
-        ? 'lazy'
-        : '—';
+      : (browserClient.firstSend.minifiedByPackage[dep] ?? 0) > 0
+        ? 'before the first send'
+        : (browserClient.lazy.minifiedByPackage[dep] ?? 0) > 0
+          ? 'later'
+          : '—';
   const shareRows = [
     ...deps.map((dep) => [dep, kb(browser?.minifiedByPackage[dep] ?? 0), kb(shares[dep] ?? 0), where(dep)]),
-    ['oncely (src), by difference', kb(browser?.minifiedByPackage.src ?? 0), kb(own), 'both'],
+    ['oncely (src), by difference', kb(browser?.minifiedByPackage.src ?? 0), kb(own), 'all'],
   ];
   emit({
     id: 'bundle',
     title: '5. Browser bundle size (esbuild, platform browser, minified, gzip -9, all dependencies)',
     text: [
-      'Start-up path: the entry chunk and the chunks it imports statically (chunk count in brackets), each',
-      'gzipped on its own. Lazy: chunks reached only through `import()`; the client starts loading them as it',
-      'is created, beside the page, and its first call waits for them. Whole: the entry as one file.',
+      'Before the first send: every chunk a page downloads when it creates the client at load and sends one POST',
+      '(chunk count in brackets), each gzipped on its own: the start-up path (the entry chunk and the chunks it',
+      'imports statically) and every chunk the client loads with `import()` as it is created. Later: chunks',
+      'loaded only by `subscribe` (the live view) or `clear()`. Whole: the entry as one file.',
       '',
-      table(['entry', 'start-up gzip KB', 'lazy gzip KB', 'whole gzip KB', 'whole minified KB'], rows),
+      table(
+        [
+          'entry',
+          'before first send gzip KB',
+          'start-up path gzip KB',
+          'later gzip KB',
+          'whole gzip KB',
+          'whole minified KB',
+        ],
+        rows,
+      ),
       '',
       'What each part adds to the whole `oncely/browser` (gzip: the entry bundled with and without that',
       'package), and where `{ createBrowserClient }` loads it:',
@@ -66,20 +84,24 @@ async function main(): Promise<void> {
     ].join('\n'),
     targets: [
       {
-        name: "{ createBrowserClient } from 'oncely/browser' ≤ 22 KB gzip (start-up path)",
-        measured: `${kb(browserClient.startup.gzipBytes)} KB (+ ${kb(browserClient.lazy.gzipBytes)} KB lazy)`,
-        met: browserClient.startup.gzipBytes <= BROWSER_TARGET_GZIP_BYTES,
+        name: "{ createBrowserClient } from 'oncely/browser' ≤ 30 KB gzip before the first send (stretch 25)",
+        measured: `${kb(browserClient.firstSend.gzipBytes)} KB in ${browserClient.firstSend.chunks} chunks (start-up path ${kb(browserClient.startup.gzipBytes)} KB)`,
+        met: browserClient.firstSend.gzipBytes <= BROWSER_TARGET_GZIP_BYTES,
         goal: 'bundle',
       },
       {
-        name: "{ createClient } from 'oncely' ≤ 18 KB gzip (start-up path)",
-        measured: `${kb(coreClient.startup.gzipBytes)} KB (+ ${kb(coreClient.lazy.gzipBytes)} KB lazy)`,
-        met: coreClient.startup.gzipBytes <= CORE_TARGET_GZIP_BYTES,
+        name: "{ createClient } from 'oncely' ≤ 24 KB gzip before the first send",
+        measured: `${kb(coreClient.firstSend.gzipBytes)} KB in ${coreClient.firstSend.chunks} chunks (start-up path ${kb(coreClient.startup.gzipBytes)} KB)`,
+        met: coreClient.firstSend.gzipBytes <= CORE_TARGET_GZIP_BYTES,
         goal: 'bundle',
       },
     ],
     data: {
-      targetGzipBytes: { browserClient: BROWSER_TARGET_GZIP_BYTES, coreClient: CORE_TARGET_GZIP_BYTES },
+      targetGzipBytes: {
+        browserClient: BROWSER_TARGET_GZIP_BYTES,
+        browserClientStretch: BROWSER_STRETCH_GZIP_BYTES,
+        coreClient: CORE_TARGET_GZIP_BYTES,
+      },
       sizes,
       gzipShares: shares,
     },

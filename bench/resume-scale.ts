@@ -20,16 +20,20 @@
  * `npm run build` first (this script refuses a dist/ older than src/).
  *
  * Reported per size: wall time of `resume()` in the child, time per
- * operation (wall / N) and its ratio to the first size, time to the first
- * attempt (sweep, listing and ordering), RSS of the child before `resume()`
+ * operation after start-up ((wall − time to the first attempt) / N) and its
+ * ratio to the first size, the same with start-up included (wall / N), time
+ * to the first attempt (sweep, listing and ordering), RSS of the child before `resume()`
  * (Node and the modules), and peak RSS (the kernel's `maxRSS` of the
  * child; VmHWM, and RSS and heap sampled every 20 ms, are in the JSON, with a
  * timeline). Checked: `resume()` counted N operations, all succeeded, and
  * `onOutcome` was called N times; the server saw exactly N distinct keys,
  * and no key twice.
  *
- * Targets (for the largest size against the first): peak RSS ≤ 200 MB in
- * every run, and the median time per operation ≤ 1.0× that of the first size.
+ * Targets (for the largest size against the first): peak RSS ≤ 180 MB in
+ * every run, and the median time per operation after start-up ≤ 1.0× that of
+ * the first size. Start-up is left out of that ratio because it is paid once
+ * per pass: at 1,000 operations it is a large share of the wall time, so the
+ * ratio with it included is met by the start-up cost alone.
  * Figures go to `bench/resume-scale.json` (with `--json <file>`, as `npm run
  * bench` runs it: a section of bench/results.json instead). Each operation is
  * one durable write (the claim, which starts attempt 1 in the same write) and
@@ -120,7 +124,7 @@ const RUNS = Number(option('runs') ?? (QUICK ? '2' : '3'));
 if (!Number.isInteger(RUNS) || RUNS <= 0) throw new Error('--runs must be a positive integer');
 
 const TARGET_RATIO = 1.0;
-const TARGET_RSS_MB = 200;
+const TARGET_RSS_MB = 180;
 
 interface RunResult {
   fillMs: number;
@@ -128,6 +132,8 @@ interface RunResult {
   server: ServerStats;
   /** Time per operation, ms (resume wall time / N). */
   msPerOp: number;
+  /** Time per operation after start-up, ms ((resume wall time − time to the first attempt) / N). */
+  msPerOpAfterStart: number;
   /** Records still pending or in flight afterwards (read back in this process). */
   leftOpen: number;
   problems: string[];
@@ -141,6 +147,10 @@ interface SizeResult {
   msPerOp: number;
   /** `msPerOp` over that of the first size. */
   ratio: number;
+  /** Median over runs of the time per operation after start-up, ms. */
+  msPerOpAfterStart: number;
+  /** `msPerOpAfterStart` over that of the first size (the target). */
+  ratioAfterStart: number;
   /** Highest `maxRSS` of the child over runs, MB. */
   peakRssMB: number;
   /** `maxRSS` of the child in each run, MB, in run order. */
@@ -219,6 +229,7 @@ async function runOnce(size: number, run: number): Promise<{ result: RunResult; 
         child,
         server: stats,
         msPerOp: child.resumeMs / size,
+        msPerOpAfterStart: (child.resumeMs - (child.firstAttemptMs ?? 0)) / size,
         leftOpen,
         problems,
       },
@@ -229,7 +240,7 @@ async function runOnce(size: number, run: number): Promise<{ result: RunResult; 
   }
 }
 
-async function runSize(size: number): Promise<Omit<SizeResult, 'ratio'>> {
+async function runSize(size: number): Promise<Omit<SizeResult, 'ratio' | 'ratioAfterStart'>> {
   const runs: RunResult[] = [];
   let bytes = 0;
   for (let run = 0; run < RUNS; run++) {
@@ -243,6 +254,7 @@ async function runSize(size: number): Promise<Omit<SizeResult, 'ratio'>> {
     storeMB: Math.round((bytes / 2 ** 20) * 10) / 10,
     runs,
     msPerOp: perOp[Math.floor(perOp.length / 2)] ?? Number.NaN,
+    msPerOpAfterStart: median(runs.map((r) => r.msPerOpAfterStart)),
     peakRssMB: Math.max(...runs.map((r) => r.child.maxRssMB)),
     peakRssByRunMB: runs.map((r) => r.child.maxRssMB),
     verified: runs.every((r) => r.problems.length === 0),
@@ -268,22 +280,29 @@ try {
   const began = performance.now();
   childFile = await bundleChild(root);
   console.error(`resume at scale: sizes ${SIZES.join(', ')}, concurrency ${CONCURRENCY}`);
-  const raw: Omit<SizeResult, 'ratio'>[] = [];
+  const raw: Omit<SizeResult, 'ratio' | 'ratioAfterStart'>[] = [];
   for (const size of SIZES) raw.push(await runSize(size));
   const base = raw[0]?.msPerOp ?? 1;
-  const results: SizeResult[] = raw.map((r) => ({ ...r, ratio: r.msPerOp / base }));
+  const baseAfterStart = raw[0]?.msPerOpAfterStart ?? 1;
+  const results: SizeResult[] = raw.map((r) => ({
+    ...r,
+    ratio: r.msPerOp / base,
+    ratioAfterStart: r.msPerOpAfterStart / baseAfterStart,
+  }));
 
   const first = (SIZES[0] ?? 0).toLocaleString('en-US');
   const lines = [
-    `| pending ops | runs | resume wall (median) | time/op (median) | ratio vs ${first} | first attempt after | ` +
+    `| pending ops | runs | resume wall (median) | time/op after start-up (median) | ratio vs ${first} | ` +
+      `time/op, start-up included | ratio vs ${first} | first attempt after | ` +
       'RSS before resume | peak RSS (maxRSS) per run | peak heap used | verified |',
-    `|${'---|'.repeat(10)}`,
+    `|${'---|'.repeat(12)}`,
   ];
   for (const r of results) {
     const children = r.runs.map((run) => run.child);
     const effects = r.runs.map((run) => run.server.effects.toLocaleString('en-US')).join(', ');
     lines.push(
       `| ${r.size.toLocaleString('en-US')} | ${r.runs.length} | ${fmt(median(children.map((c) => c.resumeMs)) / 1000, 1)} s | ` +
+        `${fmt(r.msPerOpAfterStart)} ms (${r.runs.map((run) => fmt(run.msPerOpAfterStart)).join(', ')}) | ${fmt(r.ratioAfterStart)}× | ` +
         `${fmt(r.msPerOp)} ms | ${fmt(r.ratio)}× | ${fmt(median(children.map((c) => c.firstAttemptMs ?? 0)) / 1000, 1)} s | ` +
         `${fmt(median(children.map((c) => c.rssBeforeMB)), 0)} MB | ${r.peakRssByRunMB.map((mb) => fmt(mb, 0)).join(', ')} MB | ` +
         `${fmt(Math.max(...children.map((c) => c.heapPeakSampledMB)), 0)} MB | ` +
@@ -302,9 +321,9 @@ try {
             goal: 'resume' as const,
           },
           {
-            name: `time per operation at ${largest.size.toLocaleString('en-US')} ≤ ${fmt(TARGET_RATIO, 1)}× of ${first}`,
-            measured: `${fmt(largest.ratio)}×`,
-            met: largest.ratio <= TARGET_RATIO,
+            name: `time per operation after start-up at ${largest.size.toLocaleString('en-US')} ≤ ${fmt(TARGET_RATIO, 1)}× of ${first}`,
+            measured: `${fmt(largest.ratioAfterStart)}× (${fmt(largest.msPerOpAfterStart)} vs ${fmt(results[0]?.msPerOpAfterStart ?? Number.NaN)} ms; per run ${largest.runs.map((r) => fmt(r.msPerOpAfterStart)).join(', ')} vs ${results[0]?.runs.map((r) => fmt(r.msPerOpAfterStart)).join(', ')} ms); start-up included: ${fmt(largest.ratio)}×`,
+            met: largest.ratioAfterStart <= TARGET_RATIO,
             goal: 'resume' as const,
           },
         ];

@@ -80,8 +80,12 @@ export interface PolicyOptions extends RequestPolicyOptions {
     maxRetryAfterMs?: number;
     /**
      * Random spread added on top of a hint, so clients told the same
-     * `Retry-After` do not return in one wave.
+     * `Retry-After` do not return in one wave. Once the wait has grown to
+     * its cap (three hints, after "not applied" answers in a row) the spread
+     * is taken off the cap instead of added to it: never more than three
+     * hints between tries.
      * @default 1_000
+     * @example { retryAfter: { jitterMs: 500 } }
      */
     jitterMs?: number;
   };

@@ -11,7 +11,10 @@
  *   statically (what a page loads and runs before its own code starts); the
  *   lazy chunks are those reached only through `import()` (the client starts
  *   loading its working parts as it is created, see src/client.ts). Each
- *   chunk is gzipped on its own, as a server sends it.
+ *   chunk is gzipped on its own, as a server sends it;
+ * - what a page pays before its first `send`: the start-up path plus every
+ *   chunk the client loads with `import()` while it is created and sends
+ *   (all of them except those reached only through `LOADED_LATER`).
  */
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -27,7 +30,26 @@ export interface ChunkSet {
   gzipBytes: number;
   /** Minified bytes contributed by each package (`src` for oncely's own code). */
   minifiedByPackage: Record<string, number>;
+  /** The source files with code in these chunks (paths from the package root; dependencies under node_modules). */
+  modules: string[];
 }
+
+/**
+ * Modules loaded with `import()` only by what a page does later, if ever:
+ * the live view on the first `subscribe`, `clear()`, reconciliation (a rule
+ * with a `reconcile` hook whose operation would end `unknown`, or a call to
+ * `reconcile`/`settle`). Their chunks (and the chunks only they import) are
+ * the only ones left out of `firstSend`; every other `import()` counts,
+ * since the client starts it as it is created.
+ */
+export const LOADED_LATER: readonly string[] = [
+  'src/browser/subscribe.ts',
+  'src/browser/clear.ts',
+  'src/flow/calls/reconcile.ts',
+  // Only reconcile.ts imports these: they travel in its chunk.
+  'src/flow/drive/reconcile.ts',
+  'src/flow/decide/reconcile.ts',
+];
 
 export interface BundleSize {
   entry: string;
@@ -40,6 +62,8 @@ export interface BundleSize {
   startup: ChunkSet;
   /** Split: what loads through `import()`. */
   lazy: ChunkSet;
+  /** Split: every chunk a page downloads before its first `send` (the start-up path included). */
+  firstSend: ChunkSet;
 }
 
 /** The public entries and the source files they are built from. */
@@ -84,7 +108,7 @@ export async function bundleSize(entry: string, imports?: readonly string[]): Pr
   const whole = await build({ ...common, ...input(entry, imports) });
   const output = whole.outputFiles[0];
   if (output === undefined) throw new Error(`esbuild produced nothing for ${entry}`);
-  const { startup, lazy } = await split(entry, imports);
+  const { startup, lazy, firstSend } = await split(entry, imports);
   return {
     entry: imports === undefined ? entry : `{ ${imports.join(', ')} } from '${entry}'`,
     minifiedBytes: output.contents.length,
@@ -92,6 +116,7 @@ export async function bundleSize(entry: string, imports?: readonly string[]): Pr
     minifiedByPackage: byPackage(Object.values(whole.metafile.outputs)),
     startup,
     lazy,
+    firstSend,
   };
 }
 
@@ -99,20 +124,29 @@ export async function bundleSize(entry: string, imports?: readonly string[]): Pr
 async function split(
   entry: string,
   imports: readonly string[] | undefined,
-): Promise<{ startup: ChunkSet; lazy: ChunkSet }> {
+): Promise<{ startup: ChunkSet; lazy: ChunkSet; firstSend: ChunkSet }> {
   const result = await build({ ...common, ...input(entry, imports), splitting: true, outdir: 'split-out' });
   const outputs = result.metafile.outputs;
   const contents = new Map(result.outputFiles.map((f) => [f.path, f.contents]));
   const path = (name: string): string => `${root}${name}`.replaceAll('\\', '/');
   const first = Object.keys(outputs).find((name) => outputs[name]?.entryPoint !== undefined);
   if (first === undefined) throw new Error(`esbuild split ${entry} without an entry chunk`);
-  const onStartup = new Set<string>();
-  const pending = [first];
-  for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
-    if (onStartup.has(name)) continue;
-    onStartup.add(name);
-    for (const i of outputs[name]?.imports ?? []) if (i.kind === 'import-statement') pending.push(i.path);
-  }
+  const later = (name: string): boolean => LOADED_LATER.includes(outputs[name]?.entryPoint ?? '');
+  const reached = (followDynamic: boolean): Set<string> => {
+    const seen = new Set<string>();
+    const pending = [first];
+    for (let name = pending.pop(); name !== undefined; name = pending.pop()) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      for (const i of outputs[name]?.imports ?? []) {
+        if (i.kind === 'import-statement') pending.push(i.path);
+        else if (i.kind === 'dynamic-import' && followDynamic && !later(i.path)) pending.push(i.path);
+      }
+    }
+    return seen;
+  };
+  const onStartup = reached(false);
+  const beforeSend = reached(true);
   const chunkSet = (names: string[]): ChunkSet => {
     const bytes = names.map((name) => {
       const file = contents.get(path(name)) ?? contents.get(name);
@@ -124,12 +158,22 @@ async function split(
       minifiedBytes: bytes.reduce((sum, b) => sum + b.length, 0),
       gzipBytes: bytes.reduce((sum, b) => sum + gzip(b), 0),
       minifiedByPackage: byPackage(names.map((name) => outputs[name] as Metafile['outputs'][string])),
+      modules: [
+        ...new Set(
+          names.flatMap((name) =>
+            Object.entries(outputs[name]?.inputs ?? {})
+              .filter(([, use]) => use.bytesInOutput > 0)
+              .map(([file]) => file),
+          ),
+        ),
+      ].sort(),
     };
   };
   const names = Object.keys(outputs).filter((name) => !name.endsWith('.map'));
   return {
     startup: chunkSet(names.filter((name) => onStartup.has(name))),
     lazy: chunkSet(names.filter((name) => !onStartup.has(name))),
+    firstSend: chunkSet(names.filter((name) => beforeSend.has(name))),
   };
 }
 

@@ -34,7 +34,7 @@ import { backgroundSync } from './background-sync.js';
 import { RELAYED_EVENTS } from './channel.js';
 import type { ClearOptions, ClearResult } from './clear.js';
 import { browserConnectivity } from './connectivity.js';
-import type { DrainLoop } from './drain-loop.js';
+import { createDrainLoop, type DrainLoop } from './drain-loop.js';
 import { globalEnv } from './env.js';
 import { BrowserEmitter, listen } from './events.js';
 import { Hints } from './hints.js';
@@ -108,13 +108,13 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     changed: refresh,
   });
 
-  // The drain loop and dispatcher are loaded with `import()` (off a page's start-up path), starting now.
-  // Every call that can make the core dispatch waits for it first: a chunk that failed to load then fails
-  // the call before anything is written ahead, never a stored operation's dispatch (the caller would see
-  // an error for an operation the drainer sends later).
+  // The drain loop and dispatcher, built behind one promise. Every call that can make the core dispatch
+  // waits for it first: a loop that failed to build then fails the call before anything is written ahead,
+  // never a stored operation's dispatch (the caller would see an error for an operation the drainer sends
+  // later). Bundled with the client, not loaded with `import()`: a page needs it before its first send.
   const loop: () => Promise<DrainLoop> = lazy(
     async () =>
-      (await import('./drain-loop.js')).createDrainLoop({
+      createDrainLoop({
         store,
         runtime,
         owner,
@@ -196,7 +196,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     }),
   );
 
-  /** Start-up has reached the drain loop; it starts once its chunk is here (on a later call if it failed now). */
+  /** Start-up has reached the drain loop; it starts once it is built (on a later call if that failed now). */
   let startDue = false;
   let started = false;
   async function drainLoop(): Promise<DrainLoop> {

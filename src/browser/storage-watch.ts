@@ -6,22 +6,20 @@
  * wipe once: as `store:wiped`, to `onStoreWiped`, and to the other tabs
  * (which could not notice by themselves: the markers are renewed by then).
  *
- * The checks themselves (persistence.ts) are loaded with `import()` on the
- * first one, off a page's start-up path; a failed load is reported like a
- * failed check.
+ * The checks themselves are in persistence.ts, bundled with the client: the
+ * first one runs as the client is created, before a page's first send.
  */
-import { lazy } from '../flow/calls/lazy.js';
 import type { Runtime } from '../runtime.js';
 import type { KeyValueStorage, StorageManagerLike } from './env.js';
 import type { BrowserEmitter } from './events.js';
-import type { WipeReport } from './persistence.js';
+import { checkForWipe, requestPersistence, type WipeReport } from './persistence.js';
 
 export interface StorageWatchOptions {
   database: string;
   /** The database to check; undefined when the store is not the default one (wipe detection covers that one only). */
   indexedDB: IDBFactory | undefined;
   localStorage: KeyValueStorage | undefined;
-  runtime: Pick<Runtime, 'now' | 'uuid' | 'track'>;
+  runtime: Pick<Runtime, 'now' | 'uuid'>;
   events: Pick<BrowserEmitter, 'emit'>;
   onStoreWiped: ((report: WipeReport) => void) | undefined;
   /** Tells the other tabs about a wipe found here. */
@@ -32,13 +30,11 @@ export interface StorageWatchOptions {
 
 export class StorageWatch {
   readonly #options: StorageWatchOptions;
-  readonly #checks: () => Promise<typeof import('./persistence.js')>;
   #persisted: boolean | undefined;
   #wiped: WipeReport | undefined;
 
   constructor(options: StorageWatchOptions) {
     this.#options = options;
-    this.#checks = lazy(() => import('./persistence.js'), options.runtime);
   }
 
   get status(): { persisted: boolean | undefined; wiped: WipeReport | undefined } {
@@ -49,7 +45,6 @@ export class StorageWatch {
   async check(): Promise<void> {
     const { database, indexedDB, localStorage, runtime } = this.#options;
     try {
-      const { checkForWipe } = await this.#checks();
       const check = await checkForWipe({ database, indexedDB, localStorage, now: runtime.now, uuid: runtime.uuid });
       if (check.status === 'wiped') this.report(check.report, true);
     } catch (error) {
@@ -74,7 +69,6 @@ export class StorageWatch {
   /** Asks for persistent storage; never rejects. */
   async persist(storage: StorageManagerLike | undefined): Promise<void> {
     try {
-      const { requestPersistence } = await this.#checks();
       const answer = await requestPersistence(storage);
       if (answer === undefined) return;
       this.#persisted = answer;

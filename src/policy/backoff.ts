@@ -49,12 +49,30 @@ export function backoffDelayMs(
 
 /**
  * The delay that honours a server hint: the hint is the earliest moment of
- * the next attempt (never shortened), and a bounded random spread is added
- * on top, because an exact hint puts every client that received it on the
- * same beat (waves of N requests every second).
+ * the next attempt (never shortened), and a bounded random spread is added,
+ * because an exact hint puts every client that received it on the same beat
+ * (waves of N requests every second).
+ *
+ * `grownMs` is the wait the caller grew from the hint (after "not applied"
+ * answers in a row; the hint itself the first time) and `capMs` the most it
+ * grows to. The spread stays inside the cap: the wait is `grownMs` plus a
+ * random share of `jitterBoundMs` while that fits, and once it does not, the
+ * cap minus a random share. A cap on top of which the spread was added made
+ * gaps of cap + jitter (4 s for `Retry-After: 1`), so a client could learn of
+ * a recovery that long after it. A cap smaller than the hint plus the spread
+ * (`Retry-After: 0`) is raised to that: the spread is what breaks the wave.
  *
  * @internal Set through `PolicyOptions.retryAfter`.
+ * @example hintedDelayMs({ hintMs: 1_000, grownMs: 3_000, capMs: 3_000 }, 1_000, Math.random) // 2_000–3_000
  */
-export function hintedDelayMs(hintMs: number, jitterBoundMs: number, random: () => number): number {
-  return Math.round(hintMs + random() * jitterBoundMs);
+export function hintedDelayMs(
+  wait: { hintMs: number; grownMs: number; capMs: number },
+  jitterBoundMs: number,
+  random: () => number,
+): number {
+  const { hintMs, grownMs } = wait;
+  const capMs = Math.max(wait.capMs, hintMs + jitterBoundMs);
+  const upperMs = Math.min(Math.max(grownMs, hintMs) + jitterBoundMs, capMs);
+  const lowerMs = Math.max(hintMs, upperMs - jitterBoundMs);
+  return Math.round(lowerMs + random() * (upperMs - lowerMs));
 }

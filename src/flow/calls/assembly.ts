@@ -1,10 +1,7 @@
 /**
  * The working parts of a client: store placement, transport (ky), admission,
- * loops and remediation, built from its checked options. `createClient`
- * loads this module with `import()` as it returns (client.ts), so the code
- * that sends (the loop, classification, decisions, ky) is not on an app's
- * start-up path: a page parses and runs the small client first, and this
- * chunk arrives beside it, before a first call needs it.
+ * loops and remediation, built from its checked options as `createClient`
+ * returns (client.ts).
  */
 import type { Emitter } from '../../events.js';
 import type { OperationRecord } from '../../model.js';

@@ -7,8 +7,8 @@
  * (`Runtime.track`), so a test's virtual clock never runs ahead of it.
  *
  * @example
- * const parts = lazy(() => import('./flow/calls/assembly.js'), runtime);
- * const { assemble } = await parts();
+ * const liveView = lazy(() => import('./subscribe.js'), runtime);
+ * const { LiveView } = await liveView();
  */
 import type { Runtime } from '../../runtime.js';
 

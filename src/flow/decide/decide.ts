@@ -92,7 +92,8 @@ export function decide(input: DecideInput): Decision {
         c,
       );
     }
-    delayMs = hintedDelayMs(notAppliedGrowthMs(record, hint), policy.retryAfter.jitterMs, input.random);
+    const wait = { hintMs: hint, grownMs: notAppliedGrowthMs(record, hint), capMs: hint * NOT_APPLIED_MAX_HINTS };
+    delayMs = hintedDelayMs(wait, policy.retryAfter.jitterMs, input.random);
   } else {
     delayMs = backoffDelayMs(policy.backoff, record.backoff.retries, record.backoff.lastDelayMs, input.random);
   }
@@ -167,7 +168,8 @@ export function attemptsThatCount(record: OperationRecord): number {
  * doubles with each such answer in a row, up to `NOT_APPLIED_MAX_HINTS`
  * hints. Separate clients (200 browsers) cannot coordinate: growing waits
  * lower the load an outage draws, and the cap keeps the time from recovery
- * to the next try within three of the server's own intervals (plus jitter).
+ * to the next try within three of the server's own intervals (the jitter
+ * inside them, see `hintedDelayMs`).
  */
 export function notAppliedGrowthMs(record: OperationRecord, hintMs: number): number {
   let streak = 0;
