@@ -135,8 +135,12 @@ describe.runIf(bin !== undefined)('postgresStore claimDue on a real PostgreSQL',
     const store = db.store();
     for (let i = 0; i < 120; i++) await store.put(sampleRecord(`k${i}`, { nextAttemptAt: i }));
     const handles = Array.from({ length: 12 }, () => db.reopen(store));
-    const rounds = await Promise.all(handles.map((h, i) => claim(h, `w${i}`, 1_000, 7)));
-    const again = await Promise.all(handles.map((h, i) => claim(h, `w${i}`, 1_000, 20)));
+    // Leases long enough to outlive both rounds on the database's clock: with the helper's 1 s, a loaded machine
+    // took longer than that between the rounds, and the second round took the ended leases over (as it should).
+    const claimLong = (h: PostgresStore, owner: string, limit: number) =>
+      h.claimDue({ owner, leaseMs: 600_000, limit, dueBy: 1_000, nowMs: 1_000 });
+    const rounds = await Promise.all(handles.map((h, i) => claimLong(h, `w${i}`, 7)));
+    const again = await Promise.all(handles.map((h, i) => claimLong(h, `w${i}`, 20)));
     const keys = [...rounds, ...again].flat().map((r) => r.key);
     expect(keys).toHaveLength(120);
     expect(new Set(keys).size).toBe(120);
