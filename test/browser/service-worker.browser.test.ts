@@ -133,6 +133,19 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     }
   }
 
+  /** `promise`, or a rejection naming `what` after `ms`: a wait that would otherwise hang until the test's timeout. */
+  async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+    });
+    try {
+      return await Promise.race([promise, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   const effectsDone = (api: ReferenceServer, keys: string[]) => () =>
     keys.every((k) => api.ledger.effectCount(k) === 1);
 
@@ -291,7 +304,7 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     const hold = api.hold({ path: '/payments' });
     await ctx.setOffline(false);
     // The server has charged and holds its answer: the worker's fetch is open.
-    await hold.arrived;
+    await within(hold.arrived, 20_000, "the worker's first request after going online");
     expect(api.ledger.effectCount(key ?? '')).toBe(1);
     expect(await chromium.stopWorker()).toBeGreaterThan(0);
     hold.release();
@@ -312,7 +325,7 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     expect(next).not.toBe(stopped);
     expect(api.ledger.requestsFor(key ?? '').map((r) => r.outcome)).toEqual(['effect', 'replay']);
     expect(api.ledger.totalEffects()).toBe(1);
-  });
+  }, 60_000);
 
   it('5. a 503 burst and an ambiguous attempt in the worker are classified exactly as in a page', async () => {
     type Run = Array<Array<[string | undefined, number | undefined]>>;
