@@ -245,6 +245,8 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     // A short budget: the worker hands over mid-queue to the page that waits for the lock.
     const { path, db } = appPath(api, { budget: '300' });
     const writer = await appPage(ctx, path);
+    // Collects the worker's wake-up reports (no client, no lock).
+    const observer = await started().openPage(ctx, `/?observe=1&db=${db}`);
     const keys = await queueOfflineAndClose(
       ctx,
       writer,
@@ -252,13 +254,23 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
       Array.from({ length: 40 }, (_, i) => ({ url: '/orders', json: { i } })),
     );
     const chromium = await chromiumOf(ctx, started().url);
-    await ctx.setOffline(false);
     // On a loaded machine the 300 ms budget can run out before the worker's first send (its sync then fails, and
-    // Chromium would retry it minutes later): fire syncs, as Chromium's own retries would, until it has sent one.
-    const end = Date.now() + 30_000;
-    while (api.ledger.requests.length === 0) {
-      if (Date.now() > end) throw new Error('the worker sent nothing in 30 s of syncs');
-      await new Promise((r) => setTimeout(r, 250));
+    // Chromium would retry it minutes later): each time a wake-up ends with nothing sent, fire the next sync, as
+    // Chromium's own retries would. Waits on the first request or a wake-up's report, never on a clock.
+    const reports = () => observer.evaluate(() => window.sw?.reports().length ?? 0);
+    let seen = await reports();
+    await ctx.setOffline(false);
+    const firstRequest = api.waitForRequests(1);
+    for (let woken = 0; api.ledger.requests.length === 0; woken++) {
+      if (woken === 10) throw new Error('the worker sent nothing in 10 wake-ups');
+      const reported = observer.waitForFunction((n) => (window.sw?.reports().length ?? 0) > n, seen, {
+        polling: 25,
+        timeout: 30_000,
+      });
+      // Left behind when the request comes first.
+      reported.catch(() => undefined);
+      await Promise.race([firstRequest, reported]);
+      seen = await reports();
       // A sync that ends with work left fails its event; that is not this test's concern.
       if (api.ledger.requests.length === 0) await chromium.sync(`oncely:${db}`).catch(() => undefined);
     }
