@@ -6,29 +6,14 @@
  *
  * Run: npm run demo:web          (PORT=0 npm run demo:web picks a free port)
  */
+import { launchDemo } from '../web-demo/launch.js';
 import { startCheckoutDemo } from './server.js';
 
-const DEFAULT_PORT = 4300;
-const port = process.env.PORT === undefined || process.env.PORT === '' ? DEFAULT_PORT : Number(process.env.PORT);
-if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-  console.error(`PORT=${process.env.PORT} is not a port number`);
-  process.exit(1);
-}
-
-let demo: Awaited<ReturnType<typeof startCheckoutDemo>>;
-try {
-  demo = await startCheckoutDemo({ port });
-} catch (error) {
-  const inUse = (error as { code?: unknown }).code === 'EADDRINUSE';
-  console.error(
-    inUse
-      ? `Port ${port} is in use. Try another one: PORT=0 npm run demo:web`
-      : `The demo could not start: ${error instanceof Error ? error.message : String(error)}`,
-  );
-  process.exit(1);
-}
-
-console.log(`oncely checkout demo
+await launchDemo({
+  defaultPort: 4300,
+  command: 'npm run demo:web',
+  start: (port) => startCheckoutDemo({ port }),
+  banner: (demo) => `oncely checkout demo
 
   Open  ${demo.url}
   API   ${demo.referenceServer.url}  (the reference idempotent server: its ledger is the proof)
@@ -42,17 +27,5 @@ Things to try:
   - Open ${demo.url}?sw=1, go offline in devtools, pay, close the tab, go back
     online: the service worker sends it (Chromium's Background Sync).
 
-Ctrl-C to stop.`);
-
-let stopping = false;
-const stop = (): void => {
-  if (stopping) return;
-  stopping = true;
-  console.log('\nStopping…');
-  demo.close().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+Ctrl-C to stop.`,
+});

@@ -19,11 +19,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { type Fault, type ReferenceServer, startReferenceServer } from 'oncely/testing';
+import { bundleForBrowser, type StaticFile, sendJson, startPageServer } from '../web-demo/page-server.js';
 import { DEMO_POLICY } from './policy.js';
 import {
   type DemoConfig,
@@ -50,39 +49,9 @@ export interface CheckoutDemo {
   close(): Promise<void>;
 }
 
-interface StaticFile {
-  body: string;
-  type: string;
-}
-
 const MAX_BODY_BYTES = 16 * 1024;
 
 const here = (name: string): string => fileURLToPath(new URL(name, import.meta.url));
-
-/**
- * `page.ts` → one ES module for the browser; `sw.ts` → one classic script (a
- * service worker). Needs `npm run build` (they import oncely from dist/).
- */
-async function bundlePage(entry = './page.ts', format: 'esm' | 'iife' = 'esm'): Promise<string> {
-  try {
-    const result = await build({
-      entryPoints: [here(entry)],
-      bundle: true,
-      format,
-      platform: 'browser',
-      target: 'es2022',
-      write: false,
-      sourcemap: 'inline',
-      logLevel: 'silent',
-    });
-    const output = result.outputFiles[0];
-    if (output === undefined) throw new Error('esbuild produced no output');
-    return output.text;
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new Error(`Could not bundle the checkout page (run \`npm run build\` first?): ${detail}`);
-  }
-}
 
 /** The faults one armed failure of `kind` stands for. */
 function faultsFor(kind: FailureKind): Fault[] {
@@ -95,11 +64,6 @@ function faultsFor(kind: FailureKind): Fault[] {
     return Array.from({ length: DEMO_POLICY.maxAttempts ?? 5 }, () => ({ kind: 'drop-after-commit', match }));
   }
   return [{ kind, match }];
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(body));
 }
 
 function readJson(req: IncomingMessage): Promise<unknown> {
@@ -126,20 +90,11 @@ function readJson(req: IncomingMessage): Promise<unknown> {
   });
 }
 
-function listen(server: ReturnType<typeof createServer>, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
 export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Promise<CheckoutDemo> {
   const [script, worker, html, css] = await Promise.all([
-    bundlePage(),
-    bundlePage('./sw.ts', 'iife'),
+    bundleForBrowser(here('./page.ts')),
+    // The page's service worker (registered by the page opened with `?sw=1`): a classic script.
+    bundleForBrowser(here('./sw.ts'), { format: 'iife' }),
     readFile(here('./index.html'), 'utf8'),
     readFile(here('./styles.css'), 'utf8'),
   ]);
@@ -205,71 +160,24 @@ export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Prom
     sendJson(res, 200, ledgerView());
   }
 
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    const method = req.method ?? 'GET';
-    if (path === '/control/fail') {
-      if (method !== 'POST') {
-        sendJson(res, 405, { error: 'POST only' });
-        return;
-      }
-      await fail(req, res);
-      return;
-    }
-    if (method !== 'GET' && method !== 'HEAD') {
-      sendJson(res, 405, { error: 'GET only' });
-      return;
-    }
-    if (path === '/config.json') {
-      sendJson(res, 200, config);
-      return;
-    }
-    if (path === '/control/ledger') {
-      sendJson(res, 200, ledgerView());
-      return;
-    }
-    if (path === PAYMENTS_LOOKUP_PATH) {
-      const payment = payments.get(new URL(req.url ?? '/', 'http://127.0.0.1').searchParams.get('reference') ?? '');
-      const lookup: PaymentLookup = payment === undefined ? { found: false } : { found: true, payment };
-      sendJson(res, 200, lookup);
-      return;
-    }
-    const file = Object.hasOwn(files, path) ? files[path] : undefined;
-    if (file === undefined) {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
-      return;
-    }
-    res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store' });
-    res.end(method === 'HEAD' ? undefined : file.body);
-  }
-
-  const server = createServer((req, res) => {
-    route(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 400, { error: error instanceof Error ? error.message : String(error) });
-      else res.destroy();
-    });
-  });
-  let port: number;
-  try {
-    port = await listen(server, options.port ?? 0);
-  } catch (error) {
-    await referenceServer.close();
-    throw error;
-  }
-
-  let closed: Promise<void> | undefined;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    referenceServer,
-    close() {
-      closed ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-        await referenceServer.close();
-      })();
-      return closed;
+  const page = await startPageServer({
+    port: options.port ?? 0,
+    files,
+    json: {
+      '/config.json': () => config,
+      '/control/ledger': ledgerView,
+      [PAYMENTS_LOOKUP_PATH]: (url): PaymentLookup => {
+        const payment = payments.get(url.searchParams.get('reference') ?? '');
+        return payment === undefined ? { found: false } : { found: true, payment };
+      },
     },
-  };
+    async control(req, res, path) {
+      if (path !== '/control/fail') return false;
+      if (req.method !== 'POST') sendJson(res, 405, { error: 'POST only' });
+      else await fail(req, res);
+      return true;
+    },
+    closeBackend: () => referenceServer.close(),
+  });
+  return { url: page.url, referenceServer, close: page.close };
 }

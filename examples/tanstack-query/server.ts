@@ -9,11 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { type ReferenceServer, startReferenceServer } from 'oncely/testing';
+import { bundleForBrowser, type StaticFile, startPageServer } from '../web-demo/page-server.js';
 import type { DemoConfig, LedgerView } from './protocol.js';
 
 export interface TanstackDemoOptions {
@@ -32,51 +30,13 @@ export interface TanstackDemo {
 
 const here = (name: string): string => fileURLToPath(new URL(name, import.meta.url));
 
-/** `page.ts` → one ES module for the browser. Needs `npm run build` (it imports oncely from dist/). */
-async function bundlePage(): Promise<string> {
-  try {
-    const result = await build({
-      entryPoints: [here('./page.ts')],
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      target: 'es2022',
-      write: false,
-      minify: true,
-      define: { 'process.env.NODE_ENV': '"production"' },
-      logLevel: 'silent',
-    });
-    const output = result.outputFiles[0];
-    if (output === undefined) throw new Error('esbuild produced no output');
-    return output.text;
-  } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw new Error(`Could not bundle the page (run \`npm run build\` first?): ${detail}`);
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(JSON.stringify(body));
-}
-
-function listen(server: ReturnType<typeof createServer>, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
 export async function startTanstackDemo(options: TanstackDemoOptions = {}): Promise<TanstackDemo> {
   const [script, html, css] = await Promise.all([
-    bundlePage(),
+    bundleForBrowser(here('./page.ts'), { production: true }),
     readFile(here('./index.html'), 'utf8'),
     readFile(here('./styles.css'), 'utf8'),
   ]);
-  const files: Record<string, { body: string; type: string }> = {
+  const files: Record<string, StaticFile> = {
     '/': { body: html, type: 'text/html; charset=utf-8' },
     '/index.html': { body: html, type: 'text/html; charset=utf-8' },
     '/styles.css': { body: css, type: 'text/css; charset=utf-8' },
@@ -94,51 +54,11 @@ export async function startTanstackDemo(options: TanstackDemoOptions = {}): Prom
     return { effects, totalEffects: ledger.totalEffects(), requests: ledger.requests.length };
   }
 
-  function route(req: IncomingMessage, res: ServerResponse): void {
-    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD') {
-      sendJson(res, 405, { error: 'GET only' });
-      return;
-    }
-    if (path === '/config.json') {
-      sendJson(res, 200, config);
-      return;
-    }
-    if (path === '/control/ledger') {
-      sendJson(res, 200, ledgerView());
-      return;
-    }
-    const file = Object.hasOwn(files, path) ? files[path] : undefined;
-    if (file === undefined) {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found');
-      return;
-    }
-    res.writeHead(200, { 'content-type': file.type, 'cache-control': 'no-store' });
-    res.end(method === 'HEAD' ? undefined : file.body);
-  }
-
-  const server = createServer(route);
-  let port: number;
-  try {
-    port = await listen(server, options.port ?? 0);
-  } catch (error) {
-    await referenceServer.close();
-    throw error;
-  }
-  let closed: Promise<void> | undefined;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    referenceServer,
-    close() {
-      closed ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-        await referenceServer.close();
-      })();
-      return closed;
-    },
-  };
+  const page = await startPageServer({
+    port: options.port ?? 0,
+    files,
+    json: { '/config.json': () => config, '/control/ledger': ledgerView },
+    closeBackend: () => referenceServer.close(),
+  });
+  return { url: page.url, referenceServer, close: page.close };
 }
