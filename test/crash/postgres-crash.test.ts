@@ -13,19 +13,12 @@
  *
  * CI: 30 kills. `npm run soak:postgres`: 200 (ONCELY_PG_KILLS).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postgresStore } from '../../src/postgres.js';
-import { type ReferenceServer, seededRandom, startReferenceServer } from '../../src/testing.js';
+import { seededRandom } from '../../src/testing.js';
 import { waitForLine } from '../helpers/file-worker.js';
-import {
-  disposePgWorkerBuild,
-  enqueueOfflinePg,
-  pgWorkerCommand,
-  postgresForSuite,
-  spawnPgWorker,
-  startTestDatabase,
-  type TestDatabase,
-} from '../helpers/postgres.js';
+import { usePgFleetSuite } from '../helpers/pg-fleet-suite.js';
+import { enqueueOfflinePg, postgresForSuite, spawnPgWorker } from '../helpers/postgres.js';
 import type { PgWorkerConfig } from './postgres-worker.js';
 
 const KILLS = Number(process.env.ONCELY_PG_KILLS ?? 30);
@@ -38,20 +31,11 @@ const MOMENTS = ['before-send', 'mid-request', 'lost-response', 'timer'] as cons
 const bin = postgresForSuite('postgres crash');
 
 describe.runIf(bin !== undefined)(`${KILLS} SIGKILLs across a fleet on one table`, () => {
-  let db: TestDatabase;
-  let server: ReferenceServer;
-  beforeAll(async () => {
-    db = await startTestDatabase(bin as string);
-    server = await startReferenceServer();
-    await pgWorkerCommand();
-  }, 60_000);
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    disposePgWorkerBuild();
-  });
+  const suite = usePgFleetSuite(bin);
 
   it('0 duplicate effects, 0 lost operations, 0 key changes', async () => {
+    const db = suite.db();
+    const server = suite.server();
     const started = Date.now();
     const seed = Number(process.env.ONCELY_PG_SEED ?? Math.floor(Math.random() * 2 ** 31));
     const table = 'crash';

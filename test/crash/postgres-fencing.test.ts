@@ -6,36 +6,20 @@
  * epoch refuses the write; the operation took effect once, under the new
  * owner's record.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postgresStore } from '../../src/postgres.js';
-import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
 import { waitForLine } from '../helpers/file-worker.js';
-import {
-  disposePgWorkerBuild,
-  pgWorkerCommand,
-  postgresForSuite,
-  spawnPgWorker,
-  startTestDatabase,
-  type TestDatabase,
-} from '../helpers/postgres.js';
+import { usePgFleetSuite } from '../helpers/pg-fleet-suite.js';
+import { postgresForSuite, spawnPgWorker } from '../helpers/postgres.js';
 
 const bin = postgresForSuite('postgres fencing');
 
 describe.runIf(bin !== undefined)('a stalled worker cannot write after another took over', () => {
-  let db: TestDatabase;
-  let server: ReferenceServer;
-  beforeAll(async () => {
-    db = await startTestDatabase(bin as string);
-    server = await startReferenceServer();
-    await pgWorkerCommand();
-  }, 60_000);
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    disposePgWorkerBuild();
-  });
+  const suite = usePgFleetSuite(bin);
 
   it('the paused owner is refused; the operation completes once under the new owner', async () => {
+    const db = suite.db();
+    const server = suite.server();
     const table = 'fencing';
     const base = { url: db.url, table, baseUrl: server.url, path: '/fence/payments', concurrency: 4 };
     // The server commits the first request, then holds its response.

@@ -5,18 +5,11 @@
  * and operations of one scope must take effect in creation order, one at
  * a time, although any process may send any of them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postgresStore } from '../../src/postgres.js';
-import { type ReferenceRequest, type ReferenceServer, startReferenceServer } from '../../src/testing.js';
-import {
-  disposePgWorkerBuild,
-  enqueueOfflinePg,
-  pgWorkerCommand,
-  postgresForSuite,
-  spawnPgWorker,
-  startTestDatabase,
-  type TestDatabase,
-} from '../helpers/postgres.js';
+import type { ReferenceRequest } from '../../src/testing.js';
+import { usePgFleetSuite } from '../helpers/pg-fleet-suite.js';
+import { enqueueOfflinePg, postgresForSuite, spawnPgWorker } from '../helpers/postgres.js';
 
 const OPERATIONS = Number(process.env.ONCELY_PG_OPERATIONS ?? 300);
 const PROCESSES = 4;
@@ -27,40 +20,27 @@ const PER_SCOPE = 5;
 const bin = postgresForSuite('postgres race');
 
 describe.runIf(bin !== undefined)('four processes drain one PostgreSQL table', () => {
-  let db: TestDatabase;
-  let server: ReferenceServer;
   /** Per scope: the index of the last effect, and whether one is under way. */
   const scopes = new Map<string, { last: number; busy: boolean }>();
   const scopeProblems: string[] = [];
 
-  beforeAll(async () => {
-    db = await startTestDatabase(bin as string);
-    server = await startReferenceServer({
-      // The business effect: checks scope order as it happens (a replay does not come here).
-      handle: async (req: ReferenceRequest) => {
-        const body = req.body as { scope?: string; index?: number };
-        if (body.scope !== undefined && body.index !== undefined) {
-          const seen = scopes.get(body.scope) ?? { last: -1, busy: false };
-          if (seen.busy) scopeProblems.push(`${body.scope}: effect ${body.index} while another was under way`);
-          if (body.index !== seen.last + 1)
-            scopeProblems.push(`${body.scope}: effect ${body.index} after ${seen.last}`);
-          seen.busy = true;
-          scopes.set(body.scope, seen);
-          // Widen the window in which a second sender of the scope would show.
-          await new Promise((resolve) => setTimeout(resolve, 2));
-          seen.busy = false;
-          seen.last = body.index;
-        }
-        return { status: 201, body: { id: `res_${req.effectNumber}` } };
-      },
-    });
-    await pgWorkerCommand();
-  }, 60_000);
-
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    disposePgWorkerBuild();
+  const suite = usePgFleetSuite(bin, {
+    // The business effect: checks scope order as it happens (a replay does not come here).
+    handle: async (req: ReferenceRequest) => {
+      const body = req.body as { scope?: string; index?: number };
+      if (body.scope !== undefined && body.index !== undefined) {
+        const seen = scopes.get(body.scope) ?? { last: -1, busy: false };
+        if (seen.busy) scopeProblems.push(`${body.scope}: effect ${body.index} while another was under way`);
+        if (body.index !== seen.last + 1) scopeProblems.push(`${body.scope}: effect ${body.index} after ${seen.last}`);
+        seen.busy = true;
+        scopes.set(body.scope, seen);
+        // Widen the window in which a second sender of the scope would show.
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        seen.busy = false;
+        seen.last = body.index;
+      }
+      return { status: 201, body: { id: `res_${req.effectNumber}` } };
+    },
   });
 
   // Two ways to a first attempt: claimed, then started in a second write (a credentials callback must run
@@ -71,6 +51,8 @@ describe.runIf(bin !== undefined)('four processes drain one PostgreSQL table', (
   ])(
     `${OPERATIONS} operations: ${OPERATIONS} effects, never two requests of one key at once, scope order kept (%o)`,
     async ({ table, credentials, unsent }) => {
+      const db = suite.db();
+      const server = suite.server();
       const operations = Array.from({ length: OPERATIONS }, (_, i) => {
         if (i >= SCOPES * PER_SCOPE) return { url: '/race/payments', json: { op: i } };
         const scope = `${table}-cart-${i % SCOPES}`;

@@ -6,17 +6,10 @@
  * clock; one behind sees its own as far in the future. Neither may matter:
  * no key is ever sent by two workers at once, and each takes effect once.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postgresStore } from '../../src/postgres.js';
-import { type ReferenceServer, startReferenceServer } from '../../src/testing.js';
-import {
-  disposePgWorkerBuild,
-  pgWorkerCommand,
-  postgresForSuite,
-  spawnPgWorker,
-  startTestDatabase,
-  type TestDatabase,
-} from '../helpers/postgres.js';
+import { usePgFleetSuite } from '../helpers/pg-fleet-suite.js';
+import { postgresForSuite, spawnPgWorker } from '../helpers/postgres.js';
 
 const LEASE_MS = 500;
 const SKEWS = [10 * LEASE_MS, -10 * LEASE_MS, 10 * LEASE_MS, -10 * LEASE_MS];
@@ -27,25 +20,16 @@ const ANSWER_MS = 2_000;
 const bin = postgresForSuite('postgres skew');
 
 describe.runIf(bin !== undefined)('workers with skewed clocks share one PostgreSQL table', () => {
-  let db: TestDatabase;
-  let server: ReferenceServer;
-  beforeAll(async () => {
-    db = await startTestDatabase(bin as string);
-    server = await startReferenceServer({
-      handle: async () => {
-        await new Promise((resolve) => setTimeout(resolve, ANSWER_MS));
-        return { status: 201, body: { ok: true } };
-      },
-    });
-    await pgWorkerCommand();
-  }, 60_000);
-  afterAll(async () => {
-    await server?.close();
-    await db?.close();
-    disposePgWorkerBuild();
+  const suite = usePgFleetSuite(bin, {
+    handle: async () => {
+      await new Promise((resolve) => setTimeout(resolve, ANSWER_MS));
+      return { status: 201, body: { ok: true } };
+    },
   });
 
   it(`clocks ±${10 * LEASE_MS} ms off (lease ${LEASE_MS} ms): 0 keys sent by two workers at once, one effect each`, async () => {
+    const db = suite.db();
+    const server = suite.server();
     const table = 'skew';
     const spawn = (skewMs: number, i: number) =>
       spawnPgWorker({
