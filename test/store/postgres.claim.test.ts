@@ -120,6 +120,44 @@ describe.runIf(bin !== undefined)('postgresStore claimDue on a real PostgreSQL',
     expect(await store.quarantined()).toEqual([]);
   });
 
+  it('a document whose attempts are not a list is claimed as it is and moved aside, not an error for the claim', async () => {
+    const store = db.store();
+    const policySnapshot = { attemptTimeoutMs: 2_000 };
+    await store.put(sampleRecord('bad', { nextAttemptAt: 1, deadlineAt: 100_000, policySnapshot }));
+    await store.put(sampleRecord('good', { nextAttemptAt: 2, deadlineAt: 100_000, policySnapshot }));
+    await db.pool.query(
+      `UPDATE "public"."${db.tableOf(store)}" SET record = record || '{"attempts": {}}' WHERE key = 'bad'`,
+    );
+    const claimed = await store.claimDue({
+      owner: 'w',
+      leaseMs: 1_000,
+      limit: 10,
+      dueBy: 10_000,
+      nowMs: 10_000,
+      startFirstAttempt: true,
+    });
+    expect(claimed.map((r) => [r.key, r.state, r.attempts.length])).toEqual([['good', 'in_flight', 1]]);
+    expect((await store.quarantined()).map((q) => q.id)).toEqual(['bad']);
+  });
+
+  it('a document read as a clean copy (an unknown field dropped) is what the next update sees, without that field', async () => {
+    const store = db.store();
+    await store.put(sampleRecord('x', { nextAttemptAt: 1 }));
+    await db.pool.query(
+      `UPDATE "public"."${db.tableOf(store)}" SET record = record || '{"note": "edited by hand"}' WHERE key = 'x'`,
+    );
+    const seen: object[] = [];
+    // Writes nothing: the record read is kept for the next update of this key.
+    await store.update('x', (r) => r);
+    await store.update('x', (r) => {
+      if (r !== undefined) seen.push(r);
+      return r && { ...r, nextAttemptAt: 5 };
+    });
+    expect(seen.length).toBeGreaterThan(0);
+    for (const r of seen) expect(Object.keys(r)).not.toContain('note');
+    expect((await db.reopen(store).get('x'))?.nextAttemptAt).toBe(5);
+  });
+
   it('only the head of each scope is claimable, in write order', async () => {
     const store = db.store();
     await store.put(sampleRecord('s1', { scope: 's', seq: 1, nextAttemptAt: 5 }));

@@ -78,6 +78,18 @@ describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
     await expect(db.store({ table: 'from_the_future' }).get('k')).rejects.toThrow(/newer than this oncely knows/);
   });
 
+  it('documents are compressed with lz4 when the server has it (migration 4), pglz otherwise', async () => {
+    const store = db.store({ table: 'compressed' });
+    await store.migrate();
+    const { rows } = await db.pool.query<{ lz4: boolean; method: string }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)) AS lz4,
+         (SELECT attcompression::text FROM pg_attribute
+           WHERE attrelid = '"public"."compressed"'::regclass AND attname = 'record') AS method`,
+    );
+    // 'l' is lz4; '' the server's default (pglz unless configured otherwise).
+    expect(rows[0]?.method).toBe(rows[0]?.lz4 ? 'l' : '');
+  });
+
   it('a schema of its own is created', async () => {
     const store = db.store({ schema: 'payments_eu', table: 'ops' });
     await store.put(sampleRecord('k1'));

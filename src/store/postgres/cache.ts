@@ -11,24 +11,23 @@ import type { StoredRow } from './rows.js';
 /** Enough for every operation a worker has in flight, and then some. */
 const MAX_ENTRIES = 4_096;
 
-interface Entry {
-  row: StoredRow;
-  /** The record as validated JSON text: each use parses a copy no caller can share. */
-  text: string;
-}
-
 export class RecordCache {
-  readonly #entries = new Map<string, Entry>();
+  readonly #entries = new Map<string, StoredRow>();
 
+  /** The row and its record, parsed from the row's text at each use: a copy no caller can share. */
   get(key: string): { row: StoredRow; record: OperationRecord } | undefined {
-    const entry = this.#entries.get(key);
-    if (entry === undefined) return undefined;
-    return { row: entry.row, record: JSON.parse(entry.text) as OperationRecord };
+    const row = this.#entries.get(key);
+    if (row === undefined) return undefined;
+    return { row, record: JSON.parse(row.raw) as OperationRecord };
   }
 
-  remember(key: string, row: StoredRow, record: OperationRecord): void {
+  /**
+   * `row` as read and judged, or as written: its `raw` is the document's text as the database holds it
+   * (the text a read would return, up to key order and spacing), so remembering serialises nothing.
+   */
+  remember(key: string, row: StoredRow): void {
     this.#entries.delete(key);
-    this.#entries.set(key, { row, text: JSON.stringify(record) });
+    this.#entries.set(key, row);
     if (this.#entries.size > MAX_ENTRIES) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);

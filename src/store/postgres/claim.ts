@@ -23,10 +23,6 @@ import { DB_NOW_MS, readColumns } from './rows.js';
 
 const OPEN = `state IN ('pending', 'in_flight')`;
 
-/** The attempt timeout of the policy stored with the row's record (`policySnapshot`), when there is one. */
-const SNAPSHOT_TIMEOUT = `CASE WHEN jsonb_typeof(o.record -> 'policySnapshot' -> 'attemptTimeoutMs') = 'number'
-  THEN (o.record -> 'policySnapshot' ->> 'attemptTimeoutMs')::float8 END`;
-
 /**
  * `$1` tenant, `$2` owner, `$3` lease ms, `$4` limit, `$5` due by, `$6` the
  * caller's now (an integer), `$7` whether to start first attempts, and with
@@ -40,39 +36,53 @@ const SNAPSHOT_TIMEOUT = `CASE WHEN jsonb_typeof(o.record -> 'policySnapshot' ->
  * `in_flight`, and the lease covers the attempt: `$6` + the attempt timeout
  * (the stored policy's, cut at the deadline) + the lease, but never past
  * the deadline plus one attempt timeout. Any other record is claimed as is.
+ *
+ * Cost: the document is stored compressed, and every function that reads it
+ * decompresses it whole. So `picked` reads the two fields the decision needs
+ * (the stored attempt timeout, the attempts) once per row, and the
+ * decision is taken on those small values (`sized`); the new document is the
+ * old one with its top-level fields replaced in one `||` (four nested
+ * `jsonb_set`s rebuilt it four times). Together a third of the claim's time
+ * in the database.
  */
 export function claimSql(n: TableNames, byKeys: boolean): string {
   const head = `(o.scope IS NULL OR NOT EXISTS (
       SELECT 1 FROM ${n.table} h WHERE h.tenant = o.tenant AND h.scope = o.scope AND h.${OPEN}
         AND (h.write_order, h.seq) < (o.write_order, o.seq)))`;
-  const go = `($7::boolean AND o.state = 'pending' AND jsonb_array_length(o.record -> 'attempts') = 0
-      AND ${SNAPSHOT_TIMEOUT} IS NOT NULL AND o.deadline_at > $6::float8)`;
-  const timeout = `GREATEST(1, LEAST(${SNAPSHOT_TIMEOUT}, o.deadline_at - $6::float8))`;
-  const startedUntil = `LEAST($6::float8 + ${timeout} + $3::float8,
-      GREATEST(o.deadline_at, $6::float8) + ${SNAPSHOT_TIMEOUT})`;
+  // The attempt timeout of the policy stored with the record (`policySnapshot`), when there is one.
+  const stored = `CASE WHEN jsonb_typeof(p.snapshot_timeout) = 'number' THEN p.snapshot_timeout::float8 END`;
+  const go = `($7::boolean AND p.state = 'pending' AND p.attempts = '[]'::jsonb AND p.timeout IS NOT NULL
+      AND p.deadline_at > $6::float8)`;
+  const timeout = `GREATEST(1, LEAST(p.timeout, p.deadline_at - $6::float8))`;
+  const startedUntil = `LEAST($6::float8 + ${timeout} + $3::float8, GREATEST(p.deadline_at, $6::float8) + p.timeout)`;
+  const lease = `'epoch', r.lease_epoch + 1, 'lease', jsonb_build_object('owner', $2::text, 'until', p.until)`;
   return `WITH picked AS (
-      SELECT o.key, ${go} AS go,
-        ceil(CASE WHEN ${go} THEN ${startedUntil} ELSE $6::float8 + $3::float8 END)::bigint AS until
+      SELECT o.key, o.state, o.deadline_at,
+        o.record -> 'policySnapshot' -> 'attemptTimeoutMs' AS snapshot_timeout,
+        o.record -> 'attempts' AS attempts
       FROM ${n.table} o
       WHERE o.tenant = $1 AND o.${OPEN} AND o.next_attempt_at <= $5::float8
         AND (o.lease_owner IS NULL OR o.lease_ends_db <= ${DB_NOW_MS})
         AND ${byKeys ? 'o.key = ANY($8::text[])' : head}
       ORDER BY o.next_attempt_at, o.write_order, o.seq
       LIMIT $4
-      FOR UPDATE SKIP LOCKED)
+      FOR UPDATE SKIP LOCKED),
+    timed AS (SELECT p.key, p.state, p.deadline_at, p.attempts, ${stored} AS timeout FROM picked p),
+    decided AS (SELECT p.key, p.deadline_at, p.timeout, ${go} AS go FROM timed p),
+    sized AS (
+      SELECT p.key, p.go,
+        ceil(CASE WHEN p.go THEN ${startedUntil} ELSE $6::float8 + $3::float8 END)::bigint AS until
+      FROM decided p)
     UPDATE ${n.table} r SET
       lease_owner = $2, lease_epoch = r.lease_epoch + 1, lease_expires_at = p.until,
       lease_ends_db = ${DB_NOW_MS} + (p.until - $6::float8),
       state = CASE WHEN p.go THEN 'in_flight' ELSE r.state END,
-      record = jsonb_set(jsonb_set(jsonb_set(jsonb_set(r.record,
-        '{epoch}', to_jsonb(r.lease_epoch + 1)),
-        '{lease}', jsonb_build_object('owner', $2::text, 'until', p.until)),
-        '{state}', to_jsonb(CASE WHEN p.go THEN 'in_flight' ELSE r.state END)),
-        '{attempts}', CASE WHEN p.go
-          THEN jsonb_build_array(jsonb_build_object('n', 1, 'owner', $2::text, 'startedAt', $6::bigint, 'sent', 'maybe'))
-          ELSE r.record -> 'attempts' END),
+      record = r.record || CASE WHEN p.go
+        THEN jsonb_build_object(${lease}, 'state', 'in_flight', 'attempts',
+          jsonb_build_array(jsonb_build_object('n', 1, 'owner', $2::text, 'startedAt', $6::bigint, 'sent', 'maybe')))
+        ELSE jsonb_build_object(${lease}, 'state', r.state) END,
       rev = r.rev + 1, updated_at = now()
-    FROM picked p WHERE r.tenant = $1 AND r.key = p.key
+    FROM sized p WHERE r.tenant = $1 AND r.key = p.key
     RETURNING r.key, ${readColumns('r.')}`;
 }
 

@@ -39,8 +39,11 @@ export interface StoredRow {
   col_owner?: string | null;
 }
 
-/** A stored document that is not a valid record of its key. */
-export type Checked = { ok: true; record: OperationRecord } | { ok: false; problems: string[] };
+/**
+ * A stored document judged: its record, and whether that record is exactly the document as stored (false:
+ * a clean copy without unknown keys, which the document's text does not spell), or its problems.
+ */
+export type Checked = { ok: true; record: OperationRecord; exact: boolean } | { ok: false; problems: string[] };
 
 /**
  * `checkDocument`, then the columns claims and drains decide on against the
@@ -73,7 +76,7 @@ export function checkDocument(key: string, raw: string): Checked {
   const parsed = parseRecord(value);
   if (!parsed.ok) return parsed;
   if (parsed.record.key !== key) return { ok: false, problems: [`stored under ${key} but names ${parsed.record.key}`] };
-  return parsed;
+  return { ok: true, record: parsed.record, exact: parsed.record === value };
 }
 
 /** Validates a record before it is written: an invalid record is a bug, never data. */

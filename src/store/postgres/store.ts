@@ -29,6 +29,7 @@ import {
   checkRow,
   columnValues,
   filterSql,
+  jsonText,
   leaseLeftMs,
   READ_COLUMNS,
   type StoredRow,
@@ -68,10 +69,14 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     return ready;
   }
 
-  /** A row's record, or undefined when there is none or it was corrupt (then moved aside and reported). */
-  async function judge(key: string, row: StoredRow): Promise<OperationRecord | undefined> {
+  /**
+   * A row's record, or undefined when it was corrupt (then moved aside and reported); with the row as the
+   * cache keeps it (its text the record's: the stored text unless the record is a clean copy of it).
+   */
+  async function judge(key: string, row: StoredRow): Promise<{ record: OperationRecord; row: StoredRow } | undefined> {
     const checked: Checked = checkRow(key, row);
-    if (checked.ok) return checked.record;
+    if (checked.ok)
+      return { record: checked.record, row: checked.exact ? row : { ...row, raw: jsonText(checked.record) } };
     cache.forget(key);
     const at = now();
     const moved = await pool.query<{ raw: string }>(sql.quarantine, [
@@ -93,8 +98,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     const { rows } = await pool.query<StoredRow>({ ...sql.get, values: [tenant, key] });
     const row = rows[0];
     if (row === undefined) return { row: undefined, record: undefined };
-    const record = await judge(key, row);
-    return record === undefined ? { row: undefined, record: undefined } : { row, record };
+    return (await judge(key, row)) ?? { row: undefined, record: undefined };
   }
 
   /** Writes `next` over the row version read (or inserts when there was none); false when someone wrote first. */
@@ -142,7 +146,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       cache.forget(key);
       return undefined;
     }
-    cache.remember(key, written, valid);
+    cache.remember(key, written);
     return { record: valid };
   }
 
@@ -168,8 +172,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         leaseLeftMs(valid, now()),
       ]);
       const written = rows[0];
-      if (written !== undefined)
-        cache.remember(valid.key, { ...written, raw: values[values.length - 1] as string }, valid);
+      if (written !== undefined) cache.remember(valid.key, { ...written, raw: values[values.length - 1] as string });
     },
 
     async update(key: string, fn: Updater, options?: WriteOptions) {
@@ -181,13 +184,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const { row, record: current } = await read(key);
         const next = fn(current);
         if (next === current || next === undefined) {
-          if (row !== undefined && current !== undefined) cache.remember(key, row, current);
+          if (row !== undefined && current !== undefined) cache.remember(key, row);
           return current;
         }
         const valid = checkedNext(key, next);
         const written = await write(key, row, valid, via);
         if (written !== undefined) {
-          cache.remember(key, written, valid);
+          cache.remember(key, written);
           return valid;
         }
         // Someone wrote between our read and our write: read again, decide again.
@@ -218,9 +221,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const records: OperationRecord[] = [];
         let movedAside = false;
         for (const row of rows) {
-          const record = await judge(row.key, row);
-          if (record === undefined) movedAside = true;
-          else records.push(record);
+          const judged = await judge(row.key, row);
+          if (judged === undefined) movedAside = true;
+          else records.push(judged.record);
         }
         // A corrupt row took a place under the limit: list again without it.
         if (!movedAside || filter?.limit === undefined) return records;
@@ -270,10 +273,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const claimed: OperationRecord[] = [];
       for (const row of rows) {
         // Checked like any read: a corrupt row, or one whose columns disagree with it, is moved aside.
-        const record = await judge(row.key, row);
-        if (record === undefined) continue;
-        cache.remember(row.key, row, record);
-        claimed.push(record);
+        const judged = await judge(row.key, row);
+        if (judged === undefined) continue;
+        cache.remember(row.key, judged.row);
+        claimed.push(judged.record);
       }
       return claimed.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
     },
