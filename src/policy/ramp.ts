@@ -82,7 +82,9 @@ export class Ramp {
       this.#released += 1;
       return { go: true };
     }
-    return { go: false, untilMs: Math.min(floorAt, Math.ceil(this.#widenedAt + this.#stepMs)) };
+    // The next step, if it is still to come; past it the window waits for successes, which tell the held.
+    const stepAt = Math.ceil(this.#widenedAt + this.#stepMs);
+    return { go: false, untilMs: stepAt > nowMs ? Math.min(floorAt, stepAt) : floorAt };
   }
 
   /** A release not used (its operation stopped before sending): its answer is not waited for. */

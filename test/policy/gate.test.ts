@@ -143,8 +143,9 @@ describe('host gate', () => {
     gate.reportSuccess(true, 1_000, 'probe');
     for (let i = 0; i < 8; i++) gate.admitRetry(`h${i}`, 1_000, noJitter);
     for (let i = 0; i < 3; i++) gate.reportSuccess(false, 1_100, `h${i}`);
-    // Step 500 ms; 3 of 8 answered: no wider at 1 600.
-    expect(gate.admitRetry('h8', 1_600, noJitter)).toMatchObject({ kind: 'hold' });
+    // Step 500 ms; 3 of 8 answered: no wider at 1 600, and the held wait for a success or their place on
+    // the spread (8 × 10 000 / 20 = 4 s), not for a step already past (which would make them ask every ms).
+    expect(gate.admitRetry('h8', 1_600, noJitter)).toEqual({ kind: 'hold', untilMs: 5_000 });
     // The fourth success makes half: the window widens at once, and the held are told.
     let notified = 0;
     gate.onChange(() => notified++);
