@@ -15,7 +15,7 @@
  *   by a ramp (policy/ramp.ts): a few at once, then twice as many every
  *   `rampMs / 20` while half of those released have succeeded, and never
  *   slower than spread over `rampMs`. Operations waiting out their own backoff after a failure
- *   are woken too (`onRecovery`), or the last of them would come back up to
+ *   are woken too (`onChange`'s `recovered`), or the last of them would come back up to
  *   `maxDelayMs` after the host did. A failure opens the gate again; once
  *   nothing is held and every release has succeeded (or the ramp's time is
  *   over), it closes with a full budget.
@@ -70,8 +70,7 @@ export class HostGate {
   readonly #held = new Set<string>();
   /** Admissions handed out whose attempt has not started, by operation: what each took (see `giveBack`). */
   readonly #unspent = new Map<string, 'token' | 'probe' | 'slot'>();
-  readonly #listeners = new Set<() => void>();
-  readonly #recoveryListeners = new Set<() => void>();
+  readonly #listeners = new Set<(recovered: boolean) => void>();
 
   constructor(settings: GateSettings) {
     this.settings = settings;
@@ -122,10 +121,10 @@ export class HostGate {
       this.#open(nowMs, random);
     }
     if (this.#mode === 'half-open' && this.#ramp !== undefined) {
-      const answer = this.#ramp.ask(id, nowMs);
-      if (!answer.go) {
+      const untilMs = this.#ramp.ask(id, nowMs);
+      if (untilMs !== undefined) {
         this.#held.add(id);
-        return { kind: 'hold', untilMs: answer.untilMs };
+        return { kind: 'hold', untilMs };
       }
       this.#held.delete(id);
       this.#unspent.set(id, 'slot');
@@ -153,7 +152,6 @@ export class HostGate {
   /** Operation `id` no longer waits (it stopped, e.g. at its deadline). */
   forget(id: string): void {
     this.#held.delete(id);
-    this.#ramp?.forget(id);
   }
 
   /**
@@ -167,9 +165,11 @@ export class HostGate {
   /**
    * Operation `id` will not use its admission (it stopped or let go before
    * its attempt started): what the admission took is given back, so a lost
-   * probe cannot hold the host shut, a lost token cannot shrink the budget,
-   * and the ramp does not wait for the answer of a release never sent.
-   * Nothing to give back: no-op.
+   * probe cannot hold the host shut and a lost token cannot shrink the
+   * budget. A ramp's release is not given back: the ramp waits for half of
+   * its releases to succeed before it widens, and one never sent only slows
+   * that (its spread over `rampMs` goes on regardless). Nothing to give
+   * back: no-op.
    */
   giveBack(id: string): void {
     const took = this.#unspent.get(id);
@@ -177,7 +177,6 @@ export class HostGate {
     this.#unspent.delete(id);
     if (took === 'token') this.#tokens = Math.min(this.settings.capacity, this.#tokens + 1);
     else if (took === 'probe') this.releaseProbe(id);
-    else this.#ramp?.giveBack();
   }
 
   /**
@@ -193,8 +192,7 @@ export class HostGate {
     if (this.#mode === 'open') {
       this.#mode = 'half-open';
       this.#ramp = new Ramp(nowMs, this.settings.rampMs, this.#held.size);
-      this.#notify();
-      for (const fn of [...this.#recoveryListeners]) fn();
+      this.#notify(true);
       return;
     }
     if (this.#mode !== 'half-open' || this.#ramp === undefined) return;
@@ -275,20 +273,15 @@ export class HostGate {
     return probe && this.#probeOut && (id === undefined || id === this.#probeHolder);
   }
 
-  /** Calls `fn` whenever held operations should ask again. Returns an unsubscribe. */
-  onChange(fn: () => void): () => void {
+  /**
+   * Calls `fn` whenever held operations should ask again. `recovered`: a
+   * success proved the host back after the gate opened, so an operation
+   * waiting out its own backoff after a failure asks the gate again too,
+   * instead of at its own time. Returns an unsubscribe.
+   */
+  onChange(fn: (recovered: boolean) => void): () => void {
     this.#listeners.add(fn);
     return () => this.#listeners.delete(fn);
-  }
-
-  /**
-   * Calls `fn` when a success proves the host back after the gate opened:
-   * an operation waiting out its own backoff after a failure asks the gate
-   * again then, instead of at its own time. Returns an unsubscribe.
-   */
-  onRecovery(fn: () => void): () => void {
-    this.#recoveryListeners.add(fn);
-    return () => this.#recoveryListeners.delete(fn);
   }
 
   /** Trips the breaker: hold retries, probe from now on (never before the hint). */
@@ -319,8 +312,8 @@ export class HostGate {
     return Math.round(base + random() * this.settings.probeIntervalMs * 0.1);
   }
 
-  #notify(): void {
-    for (const fn of [...this.#listeners]) fn();
+  #notify(recovered = false): void {
+    for (const fn of [...this.#listeners]) fn(recovered);
   }
 }
 

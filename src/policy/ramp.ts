@@ -23,8 +23,6 @@ export const RAMP_FIRST = 8;
 /** The doubling's pace: `rampMs` is this many steps. */
 export const RAMP_STEPS = 20;
 
-export type RampAnswer = { go: true } | { go: false; untilMs: number };
-
 /** @internal */
 export class Ramp {
   readonly #startAt: number;
@@ -32,7 +30,7 @@ export class Ramp {
   readonly #stepMs: number;
   /** The floor's spacing: the held at the proof spread over `rampMs`. */
   readonly #slotMs: number;
-  /** Place in line of each operation waiting, given in order of first asking. */
+  /** Place in line of each operation waiting, given in order of first asking (kept until the ramp ends). */
   readonly #place = new Map<string, number>();
   #nextPlace = 0;
   /** Operations whose place is below this may go now. */
@@ -49,27 +47,17 @@ export class Ramp {
     this.#slotMs = rampMs / Math.max(1, heldAtProof);
   }
 
-  /** Operations let go since the proof (and not given back). */
-  get released(): number {
-    return this.#released;
-  }
-
-  /** Successes seen since the proof. */
-  get succeeded(): number {
-    return this.#succeeded;
-  }
-
   /** The floor is over: everyone may go. */
   over(nowMs: number): boolean {
     return nowMs >= this.#endAt;
   }
 
   /**
-   * May operation `id` go now? If not, ask again when the next step or its
-   * place on the floor comes, whichever is first (or when told the window
-   * widened).
+   * May operation `id` go now (`undefined`)? If not, the time to ask again:
+   * the next step or its place on the floor, whichever is first (or sooner,
+   * when told the window widened).
    */
-  ask(id: string, nowMs: number): RampAnswer {
+  ask(id: string, nowMs: number): number | undefined {
     this.#widen(nowMs);
     let place = this.#place.get(id);
     if (place === undefined) {
@@ -80,21 +68,11 @@ export class Ramp {
     if (place < this.#window || nowMs >= floorAt) {
       this.#place.delete(id);
       this.#released += 1;
-      return { go: true };
+      return undefined;
     }
     // The next step, if it is still to come; past it the window waits for successes, which tell the held.
     const stepAt = Math.ceil(this.#widenedAt + this.#stepMs);
-    return { go: false, untilMs: stepAt > nowMs ? Math.min(floorAt, stepAt) : floorAt };
-  }
-
-  /** A release not used (its operation stopped before sending): its answer is not waited for. */
-  giveBack(): void {
-    this.#released = Math.max(0, this.#released - 1);
-  }
-
-  /** Operation `id` stopped waiting: its place is not kept. */
-  forget(id: string): void {
-    this.#place.delete(id);
+    return stepAt > nowMs ? Math.min(floorAt, stepAt) : floorAt;
   }
 
   /** A success since the proof. Returns `true` when it widened the window: the held should ask again. */

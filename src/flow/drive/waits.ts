@@ -16,7 +16,8 @@ import type { AttemptOutput } from './attempt.js';
  * ended early because what the wait was for is over: after an unsent
  * attempt (the network or the server was unreachable), the platform saying
  * it is back online; after a failure the host answered, a success proving
- * the host back (its gate's `onRecovery`; the gate then paces the retry).
+ * the host back (its gate's `onChange` with `recovered`; the gate then
+ * paces the retry).
  */
 export async function waitUntilDue(
   engine: Engine,
@@ -29,9 +30,9 @@ export async function waitUntilDue(
   const connectivity = engine.connectivity;
   const subscribe =
     last?.class === 'not_sent'
-      ? connectivity?.onOnline.bind(connectivity)
+      ? connectivity && ((wake: () => void) => connectivity.onOnline(wake))
       : last?.class === 'retryable' || last?.class === 'ambiguous'
-        ? gate?.onRecovery.bind(gate)
+        ? gate && ((wake: () => void) => gate.onChange((recovered) => recovered && wake()))
         : undefined;
   if (subscribe === undefined) {
     await pause(engine, record.nextAttemptAt - nowMs, signal);
