@@ -3,7 +3,7 @@
  * operations (a file store, one client) against a host that refuses every
  * connection for 15 s, then serves. Side by side, at the same time, each
  * against its own server: oncely's default (the host gate probes a refusing
- * host about once a second and its first success releases everyone) and
+ * host every 500–600 ms and its first success releases everyone) and
  * `budget: false` (no gate: each operation backs off alone, up to
  * `maxDelayMs`, as before the gate knew about refusals).
  *

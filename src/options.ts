@@ -162,13 +162,15 @@ export interface BudgetOptions {
   ratio?: number;
   /**
    * While a host is failing, one probe retry is let through per interval
-   * (never before its `Retry-After`); the others are held.
+   * (never before its `Retry-After`); the others are held. A host that
+   * refuses connections is probed every 0.5–0.6 intervals.
    * @default 1_000
    */
   probeIntervalMs?: number;
   /**
-   * After a successful probe, held operations are released spread over this
-   * time instead of all at once.
+   * After a successful probe, held operations are released by a slow start
+   * (a few at once, then twice as many every `rampMs / 20` while half of
+   * those released succeed), and never slower than spread over this time.
    * @default 500
    */
   rampMs?: number;

@@ -12,21 +12,27 @@
  * - `open`: the budget ran dry; retries are held, and one probe goes through
  *   per interval (never before the server's `Retry-After`);
  * - `half-open`: a success proved recovery; the held operations are released
- *   spread over a ramp instead of all at once. A failure opens the gate
- *   again; once the ramp is over and nothing is held, it closes with a full
- *   budget.
+ *   by a ramp (policy/ramp.ts): a few at once, then twice as many every
+ *   `rampMs / 20` while half of those released have succeeded, and never
+ *   slower than spread over `rampMs`. Operations waiting out their own backoff after a failure
+ *   are woken too (`onChange`'s `recovered`), or the last of them would come back up to
+ *   `maxDelayMs` after the host did. A failure opens the gate again; once
+ *   nothing is held and every release has succeeded (or the ramp's time is
+ *   over), it closes with a full budget.
  *
  * Beside the budget, the gate knows whether the host refuses connections
  * (`reportRefused`): an unsent attempt costs no token, but 200 operations
  * each backing off alone notice the host's return only at their own next
  * try (up to `maxDelayMs` later), and each tries in the meantime. While the
  * host refuses, every attempt to it (a first one too) waits for one probe
- * at a time, about `probeIntervalMs` apart (jittered, growing slowly), and
- * any answer from the host releases them all at once.
+ * at a time, 500–600 ms apart by default (policy/refused-probe.ts), and any
+ * answer from the host releases them all at once.
  *
  * Deterministic: every method takes `nowMs` (and `random` where it jitters);
  * nothing here sleeps. The loop asks, then waits as told (flow/drive/gating.ts).
  */
+import { Ramp } from './ramp.js';
+import { REFUSED_PROBE_STEADY_MS, refusedProbeDelayMs } from './refused-probe.js';
 
 export interface GateSettings {
   /** Tokens at start and at most. */
@@ -35,14 +41,14 @@ export interface GateSettings {
   ratio: number;
   /** One probe per this interval while the gate is open. */
   probeIntervalMs: number;
-  /** Held operations are released spread over this time after recovery (half-open). */
+  /** After recovery (half-open), held operations are released no slower than spread over this time. */
   rampMs: number;
 }
 
-/** `go`: send at `atMs` (now or a ramp slot). `hold`: ask again at `untilMs`, or when the gate changes. */
+/** `go`: send at `atMs`. `hold`: ask again at `untilMs`, or when the gate changes. */
 export type Admission = { kind: 'go'; atMs: number; probe: boolean } | { kind: 'hold'; untilMs: number };
 
-/** `closed`: passing. `open`: holding, one probe per interval. `half-open`: releasing the held over the ramp. */
+/** `closed`: passing. `open`: holding, one probe per interval. `half-open`: releasing the held by the ramp. */
 export type GateMode = 'closed' | 'open' | 'half-open';
 
 /** @internal */
@@ -55,16 +61,16 @@ export class HostGate {
   #probeOut = false;
   /** The operation the probe out was admitted to: only its report or release counts as the probe's. */
   #probeHolder: string | undefined;
-  #rampStartAt = 0;
-  #rampSlotMs = 0;
-  #rampNext = 0;
-  /** The host refuses connections (see `reportRefused`); how many probes it refused in a row. */
+  /** The release after a proven recovery; only while half-open. */
+  #ramp: Ramp | undefined;
+  /** The host refuses connections (see `reportRefused`): since when, and how many probes it refused past the steady minute. */
   #refusing = false;
+  #refusedSinceMs = 0;
   #refusedStreak = 0;
   readonly #held = new Set<string>();
   /** Admissions handed out whose attempt has not started, by operation: what each took (see `giveBack`). */
   readonly #unspent = new Map<string, 'token' | 'probe' | 'slot'>();
-  readonly #listeners = new Set<() => void>();
+  readonly #listeners = new Set<(recovered: boolean) => void>();
 
   constructor(settings: GateSettings) {
     this.settings = settings;
@@ -104,9 +110,7 @@ export class HostGate {
       this.#held.delete(id);
       return { kind: 'go', atMs: nowMs, probe: false };
     }
-    if (this.#mode === 'half-open' && nowMs >= this.#rampStartAt + this.settings.rampMs && this.#held.size === 0) {
-      this.#close();
-    }
+    if (this.#mode === 'half-open' && this.#ramp?.over(nowMs) === true && this.#held.size === 0) this.#close();
     if (this.#mode === 'closed') {
       if (this.#tokens >= 1) {
         this.#tokens -= 1;
@@ -116,12 +120,15 @@ export class HostGate {
       }
       this.#open(nowMs, random);
     }
-    if (this.#mode === 'half-open') {
-      const slot = this.#rampStartAt + this.#rampNext * this.#rampSlotMs;
-      this.#rampNext += 1;
+    if (this.#mode === 'half-open' && this.#ramp !== undefined) {
+      const untilMs = this.#ramp.ask(id, nowMs);
+      if (untilMs !== undefined) {
+        this.#held.add(id);
+        return { kind: 'hold', untilMs };
+      }
       this.#held.delete(id);
       this.#unspent.set(id, 'slot');
-      return { kind: 'go', atMs: Math.max(nowMs, Math.round(slot)), probe: false };
+      return { kind: 'go', atMs: nowMs, probe: false };
     }
     return this.#probeOrHold(id, nowMs);
   }
@@ -159,8 +166,10 @@ export class HostGate {
    * Operation `id` will not use its admission (it stopped or let go before
    * its attempt started): what the admission took is given back, so a lost
    * probe cannot hold the host shut and a lost token cannot shrink the
-   * budget. A ramp slot is a time, not a share: one left unused is a gap in
-   * the ramp, which ends on time regardless. Nothing to give back: no-op.
+   * budget. A ramp's release is not given back: the ramp waits for half of
+   * its releases to succeed before it widens, and one never sent only slows
+   * that (its spread over `rampMs` goes on regardless). Nothing to give
+   * back: no-op.
    */
   giveBack(id: string): void {
     const took = this.#unspent.get(id);
@@ -173,18 +182,23 @@ export class HostGate {
   /**
    * The host answered well. While open, any success (a probe, or a first
    * attempt of a new operation) is proof of recovery: go half-open and start
-   * the ramp.
+   * the ramp, waking the held and those waiting out their own backoff.
+   * While half-open, each success may widen the ramp; the last one closes
+   * the gate.
    */
   reportSuccess(probe: boolean, nowMs: number, id?: string): void {
     if (this.#isCurrentProbe(probe, id)) this.#probeOut = false;
     this.#reachable();
     if (this.#mode === 'open') {
       this.#mode = 'half-open';
-      this.#rampStartAt = nowMs;
-      this.#rampSlotMs = this.settings.rampMs / Math.max(1, this.#held.size);
-      this.#rampNext = 0;
-      this.#notify();
+      this.#ramp = new Ramp(nowMs, this.settings.rampMs, this.#held.size);
+      this.#notify(true);
+      return;
     }
+    if (this.#mode !== 'half-open' || this.#ramp === undefined) return;
+    const widened = this.#ramp.success(nowMs);
+    if (this.#held.size === 0 && this.#ramp.settled()) this.#close();
+    else if (widened) this.#notify();
   }
 
   /**
@@ -209,12 +223,14 @@ export class HostGate {
    * The host refused a connection (or its name did not resolve): nothing was
    * sent, so no token is spent, but no attempt to it can succeed until it
    * comes back. From the first refusal every attempt waits for one probe at
-   * a time; each refused probe puts the next one a little further off
-   * (`refusedProbeDelayMs`), and any answer releases everyone (`#reachable`).
+   * a time, at a steady 500–600 ms (by default) for the first minute, then
+   * each refused probe a little further off (`refusedProbeDelayMs`), and any
+   * answer releases everyone (`#reachable`).
    */
   reportRefused(probe: boolean, nowMs: number, random: () => number, id?: string): void {
     if (!this.#refusing) {
       this.#refusing = true;
+      this.#refusedSinceMs = nowMs;
       this.#refusedStreak = 0;
       this.#forgetProbe();
       this.#nextProbeAt = nowMs + refusedProbeDelayMs(this.settings.probeIntervalMs, 0, random);
@@ -222,7 +238,7 @@ export class HostGate {
     }
     if (!this.#isCurrentProbe(probe, id)) return;
     this.#probeOut = false;
-    this.#refusedStreak += 1;
+    if (nowMs - this.#refusedSinceMs >= REFUSED_PROBE_STEADY_MS) this.#refusedStreak += 1;
     this.#nextProbeAt = nowMs + refusedProbeDelayMs(this.settings.probeIntervalMs, this.#refusedStreak, random);
     this.#notify();
   }
@@ -257,8 +273,13 @@ export class HostGate {
     return probe && this.#probeOut && (id === undefined || id === this.#probeHolder);
   }
 
-  /** Calls `fn` whenever held operations should ask again. Returns an unsubscribe. */
-  onChange(fn: () => void): () => void {
+  /**
+   * Calls `fn` whenever held operations should ask again. `recovered`: a
+   * success proved the host back after the gate opened, so an operation
+   * waiting out its own backoff after a failure asks the gate again too,
+   * instead of at its own time. Returns an unsubscribe.
+   */
+  onChange(fn: (recovered: boolean) => void): () => void {
     this.#listeners.add(fn);
     return () => this.#listeners.delete(fn);
   }
@@ -266,6 +287,7 @@ export class HostGate {
   /** Trips the breaker: hold retries, probe from now on (never before the hint). */
   #open(nowMs: number, random: () => number): void {
     this.#mode = 'open';
+    this.#ramp = undefined;
     this.#forgetProbe();
     this.#nextProbeAt = this.#probeTime(nowMs, random);
   }
@@ -280,6 +302,7 @@ export class HostGate {
   /** The ramp is over: back to passing, with a full budget. */
   #close(): void {
     this.#mode = 'closed';
+    this.#ramp = undefined;
     this.#tokens = this.settings.capacity;
   }
 
@@ -289,26 +312,9 @@ export class HostGate {
     return Math.round(base + random() * this.settings.probeIntervalMs * 0.1);
   }
 
-  #notify(): void {
-    for (const fn of [...this.#listeners]) fn();
+  #notify(recovered = false): void {
+    for (const fn of [...this.#listeners]) fn(recovered);
   }
-}
-
-/** Each refused probe waits this much longer than the one before: 1 s, 1.03 s, 1.06 s, … (15 s in: ~1.4 s). */
-export const REFUSED_PROBE_GROWTH = 1.03;
-/** The wait between probes of a refusing host stops growing at this many probe intervals (10 s by default). */
-export const REFUSED_PROBE_MAX_INTERVALS = 10;
-
-/**
- * The wait before the next probe of a host that refused `streak` probes in
- * a row: short (the host may be back in a second: a restart, a deploy) and
- * growing slowly, so a long outage costs few connections; jittered down by
- * up to a fifth, so clients started together do not probe in step and the
- * wait never exceeds the nominal one.
- */
-export function refusedProbeDelayMs(intervalMs: number, streak: number, random: () => number): number {
-  const nominal = Math.min(intervalMs * REFUSED_PROBE_MAX_INTERVALS, intervalMs * REFUSED_PROBE_GROWTH ** streak);
-  return Math.round(nominal * (1 - 0.2 * random()));
 }
 
 /**

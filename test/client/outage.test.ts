@@ -14,7 +14,7 @@ const OPERATIONS = 200;
 const OUTAGE_MS = 10_000;
 
 describe('outage: budget + gate', () => {
-  it('keeps outage load ≤ 1.2× first attempts and finishes every operation within 2 s of recovery', async () => {
+  it('keeps outage load ≤ 1.2× first attempts and finishes every operation within 1.2 s of recovery', async () => {
     const h = await harness({ policy: { deadlineMs: 60_000 } });
     const start = h.rt.now();
     const recoveredAt = start + OUTAGE_MS;
@@ -32,7 +32,9 @@ describe('outage: budget + gate', () => {
     expect(h.server.ledger.totalEffects()).toBe(OPERATIONS);
     expect(duringOutage).toBeGreaterThanOrEqual(OPERATIONS);
     expect(duringOutage).toBeLessThanOrEqual(OPERATIONS * 1.2);
-    expect(lastEffectAt - recoveredAt).toBeLessThanOrEqual(2_000);
+    // The target is 2 s; the gate's first success releases everyone waiting (the held and those in their own
+    // backoff) by a ramp of a few 25 ms steps, so noticing (≤ ~1.1 s after Retry-After: 1) is nearly all of it.
+    expect(lastEffectAt - recoveredAt).toBeLessThanOrEqual(1_200);
     // Held operations were reported as such.
     expect(h.events.some((e) => e.name === 'held')).toBe(true);
   });

@@ -40,7 +40,9 @@ const BUDGETS: readonly Budget[] = [
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 47.6 * KB,
+    // Issue 33, P3: the host gate's release after a proven recovery (its slow start, and the wake of those
+    // waiting out their own backoff) and the refused-probe schedule, ~0.35 KB: 47.7 KB measured, ceiling + 0.1 KB.
+    ceilingGzipBytes: 47.7 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -49,7 +51,8 @@ const BUDGETS: readonly Budget[] = [
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 39.7 * KB,
+    // Issue 33, P3 (the gate's release, above): 39.7 KB measured, ceiling + 0.1 KB.
+    ceilingGzipBytes: 39.8 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -59,7 +62,8 @@ const BUDGETS: readonly Budget[] = [
   // loaded with import() (the loader and its chunk glue are gone). Issue 34 (reconciliation, 2.9 KB of it its lazy
   // chunk; OpenTelemetry's hooks, 0.3 KB) and issue 29's claim prefetch (0.1 KB): 42.3 KB and 49.8 KB measured;
   // ceilings that + 0.3 KB.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.6 * KB },
+  // Issue 33, P3 (the gate's release, above): 42.6 KB measured, ceiling + 0.1 KB.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.7 * KB },
   { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.1 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
@@ -70,7 +74,8 @@ const BUDGETS: readonly Budget[] = [
     measure: 'whole',
     // Issue 33: 42.0 KB measured (the working parts no longer behind import()); ceiling lowered from 43.7 KB.
     // Issues 34 and 29 (above; one file, so the reconcile chunk is in it): 46.1 KB measured, ceiling + 0.3 KB.
-    ceilingGzipBytes: 46.4 * KB,
+    // Issue 33, P3 (the gate's release, above): 46.4 KB measured, ceiling + 0.1 KB.
+    ceilingGzipBytes: 46.5 * KB,
   },
 ];
 

@@ -51,7 +51,7 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   // After the deadline's stop (a held-back operation still ends on time), before any wait or attempt.
   if (!mayAttemptNow(engine, record)) return { kind: 'release' };
   if (record.nextAttemptAt > now && !s.dueNow) {
-    return { kind: 'again', dueNow: await waitUntilDue(engine, record, now, signal) };
+    return { kind: 'again', dueNow: await waitUntilDue(engine, record, now, signal, gate) };
   }
   if (engine.connectivity !== undefined && !engine.connectivity.online()) {
     await waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);

@@ -6,35 +6,46 @@
  */
 
 import type { OperationRecord } from '../../model.js';
+import type { HostGate } from '../../policy/gate.js';
 import type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
 import { onAbort } from '../transport/abort.js';
 import type { AttemptOutput } from './attempt.js';
 
 /**
- * Waits for the next attempt's time. After an unsent attempt (the network
- * or the server was unreachable), the platform saying it is back online
- * ends the wait early: resolves `true` then ("due now").
+ * Waits for the next attempt's time. Resolves `true` ("due now") when it
+ * ended early because what the wait was for is over: after an unsent
+ * attempt (the network or the server was unreachable), the platform saying
+ * it is back online; after a failure the host answered, a success proving
+ * the host back (its gate's `onChange` with `recovered`; the gate then
+ * paces the retry).
  */
 export async function waitUntilDue(
   engine: Engine,
   record: OperationRecord,
   nowMs: number,
   signal: AbortSignal | undefined,
+  gate?: HostGate,
 ): Promise<boolean> {
   const last = record.attempts[record.attempts.length - 1];
   const connectivity = engine.connectivity;
-  if (connectivity === undefined || last?.class !== 'not_sent') {
+  const subscribe =
+    last?.class === 'not_sent'
+      ? connectivity && ((wake: () => void) => connectivity.onOnline(wake))
+      : last?.class === 'retryable' || last?.class === 'ambiguous'
+        ? gate && ((wake: () => void) => gate.onChange((recovered) => recovered && wake()))
+        : undefined;
+  if (subscribe === undefined) {
     await pause(engine, record.nextAttemptAt - nowMs, signal);
     return false;
   }
-  const online = new AbortController();
-  const unsubscribe = connectivity.onOnline(() => online.abort());
+  const woken = new AbortController();
+  const unsubscribe = subscribe(() => woken.abort());
   try {
-    await pause(engine, record.nextAttemptAt - nowMs, signal, online.signal);
+    await pause(engine, record.nextAttemptAt - nowMs, signal, woken.signal);
   } finally {
     unsubscribe();
   }
-  return online.signal.aborted && !engine.shutdown.stopped && signal?.aborted !== true;
+  return woken.signal.aborted && !engine.shutdown.stopped && signal?.aborted !== true;
 }
 
 /**
