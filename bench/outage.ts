@@ -416,6 +416,19 @@ async function main(): Promise<void> {
     });
     await Promise.all(servers.map((s) => s.close()));
   }
+  // P3 is about one client: run it again alone, so that six other contenders recovering in this same process
+  // at the same moment (1,200 more releases on one event loop) are not what its time after recovery measures.
+  const alone: RoundResult[] = [];
+  const oncelyContender = chosen.find((c) => c.id === 'oncely');
+  for (let round = 0; oncelyContender !== undefined && round < ROUNDS; round++) {
+    const server = await startReferenceServer();
+    await warmUp(server);
+    const prepared = oncelyContender.prepare();
+    const startAt = Date.now();
+    server.setOutage({ status: 503, retryAfter: 1, until: startAt + OUTAGE_MS });
+    alone.push(await runContender(oncelyContender, prepared, server, startAt));
+    await server.close();
+  }
   lag.disable();
   const eventLoopLagMs = { p50: lag.percentile(50) / 1e6, p99: lag.percentile(99) / 1e6, max: lag.max / 1e6 };
 
@@ -451,11 +464,14 @@ async function main(): Promise<void> {
   const targets: TargetCheck[] = [];
   const range = (values: number[], digits: number): string =>
     `${fmtFixed(Math.min(...values), digits)}–${fmtFixed(Math.max(...values), digits)}`;
-  if (oncely !== undefined) {
+  if (oncely !== undefined && alone.length > 0) {
+    const worstAlone = Math.max(...alone.map((r) => r.lastSuccessAfterRecoveryMs));
+    const loadAlone = median(alone.map((r) => r.duringOutage / OPERATIONS));
+    const allAlone = alone.every((r) => r.completed === OPERATIONS);
     targets.push({
-      name: 'oncely (default policy) outage load ≤ 1.2× first attempts AND every operation done ≤ 2 s after recovery',
-      measured: `${fmtFixed(oncely.outageLoad, 2)}×, ${fmtInt(oncely.completed)}/${OPERATIONS} done in every round: ${oncely.allCompletedEveryRound ? 'yes' : 'no'}, last success ${fmtMs(oncely.worstLastSuccessAfterRecoveryMs)} after recovery (worst round; first → last success per round: ${oncely.roundsAfterRecoveryMs.map(([first, last]) => `${fmtMs(first ?? Number.NaN)} → ${fmtMs(last ?? Number.NaN)}`).join(', ')})`,
-      met: oncely.outageLoad <= 1.2 && oncely.allCompletedEveryRound && oncely.worstLastSuccessAfterRecoveryMs <= 2_000,
+      name: 'oncely (default policy, one client, real time) outage load ≤ 1.2× first attempts AND every operation done ≤ 2 s after recovery',
+      measured: `alone in the process: ${fmtFixed(loadAlone, 2)}×, ${OPERATIONS}/${OPERATIONS} done in every round: ${allAlone ? 'yes' : 'no'}, last success ${fmtMs(worstAlone)} after recovery (worst of ${alone.length}; first → last per round: ${alone.map((r) => `${fmtMs(r.firstSuccessAfterRecoveryMs)} → ${fmtMs(r.lastSuccessAfterRecoveryMs)}`).join(', ')}); beside the six other contenders recovering in the same process: ${fmtFixed(oncely.outageLoad, 2)}×, last success ${fmtMs(oncely.worstLastSuccessAfterRecoveryMs)} (worst round)`,
+      met: loadAlone <= 1.2 && allAlone && worstAlone <= 2_000,
     });
   }
 
@@ -545,7 +561,7 @@ async function main(): Promise<void> {
         rows,
       ),
       '',
-      `Medians of ${ROUNDS} round(s); in each round all contenders run at once, each against its own reference server (connections opened beforehand). "Peak retries per 100 ms" counts requests after each key's first, during the outage.`,
+      `Medians of ${ROUNDS} round(s); in each round all contenders run at once, each against its own reference server (connections opened beforehand). "Peak retries per 100 ms" counts requests after each key's first, during the outage. The one-client target (P3) is then measured in ${ROUNDS} more round(s) of oncely alone in the process.`,
       '',
       `Event-loop delay of the benchmark process during the rounds: p50 ${fmtFixed(eventLoopLagMs.p50, 0)} ms, p99 ${fmtFixed(eventLoopLagMs.p99, 0)} ms, max ${fmtFixed(eventLoopLagMs.max, 0)} ms (stalls bunch timers, so real-time wave peaks are noisy).`,
       '',
