@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     kb(s.gzipBytes),
     kb(s.minifiedBytes),
   ]);
-  const deps = ['ky', 'zod', 'uuid', 'canonicalize', 'idb-keyval'];
+  const deps = ['zod', 'uuid', 'canonicalize', 'idb-keyval'];
   const shares: Record<string, number> = {};
   for (const dep of deps) shares[dep] = await gzipShareOf('oncely/browser', dep);
   const browser = sizes.find((s) => s.entry === 'oncely/browser');

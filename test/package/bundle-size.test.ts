@@ -106,10 +106,10 @@ describe('browser bundle size', () => {
       expect(page.lazy.modules, module).toContain(module);
       expect(page.firstSend.modules, module).not.toContain(module);
     }
-    // ...and nothing else is left out: the client's working parts, ky and the store are all counted.
+    // ...and nothing else is left out: the client's working parts and the store are all counted.
     const leftOut = [...page.startup.modules, ...page.lazy.modules].filter((m) => !page.firstSend.modules.includes(m));
     expect(leftOut.filter((m) => !LOADED_LATER.includes(m))).toEqual([]);
-    for (const part of ['ky', 'idb-keyval'])
+    for (const part of ['uuid', 'idb-keyval'])
       expect(page.firstSend.minifiedByPackage[part] ?? 0, part).toBeGreaterThan(0);
     expect(page.firstSend.gzipBytes).toBeGreaterThanOrEqual(page.startup.gzipBytes);
   });
