@@ -9,7 +9,7 @@ import canonicalize from 'canonicalize';
 import { v5 as uuidv5 } from 'uuid';
 import { InvalidRequestError } from '../../errors.js';
 import type { StoredBody } from '../../model.js';
-import { type Runtime, systemRuntime } from '../../runtime.js';
+import { formatUuid, type Runtime, systemRuntime } from '../../runtime.js';
 
 /** Characters allowed in a caller-given key: safe in headers, URLs and file names. */
 const KEY_PATTERN = /^[A-Za-z0-9_\-.:]+$/;
@@ -96,13 +96,9 @@ function canonicalIdentity(input: DeriveKeyInput): string {
   return text;
 }
 
-/** Formats 16 bytes as an RFC 9562 UUIDv8 (custom) by setting version and variant bits. */
+/** Formats 16 bytes as an RFC 9562 UUIDv8 (custom). */
 function uuidV8(bytes: Uint8Array): string {
-  const b = Uint8Array.from(bytes);
-  b[6] = ((b[6] ?? 0) & 0x0f) | 0x80;
-  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
-  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return formatUuid(bytes, 8);
 }
 
 /**
