@@ -1,5 +1,5 @@
 /**
- * The working parts of a client: store placement, transport (ky), admission,
+ * The working parts of a client: store placement, transport (fetch), admission,
  * loops and remediation, built from its checked options as `createClient`
  * returns (client.ts).
  */
