@@ -10,9 +10,9 @@
  * one runs at a time, and a burst of events costs one more read, not one
  * per event.
  */
-import { countAttempts } from '../errors.js';
+
+import { countAttempts, OPERATION_STATES, writeOrder } from '../model/vocabulary.js';
 import type { AttemptClass, OperationRecord, OperationState, StopReason } from '../model.js';
-import { OPERATION_STATES, writeOrder } from '../model.js';
 import type { LeaderMode } from './leader.js';
 import type { WipeReport } from './persistence.js';
 
