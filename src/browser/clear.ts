@@ -6,7 +6,7 @@
  * here: it is left to settle normally and reported as `inFlight`.
  */
 
-import { isTerminal } from '../model/vocabulary.js';
+import type { isTerminal } from '../model/vocabulary.js';
 import type { OperationRecord } from '../model.js';
 import type { OperationStore } from '../store/store.js';
 
@@ -27,9 +27,9 @@ export interface ClearResult {
 }
 
 /**
- * What `clearOperations` works with. The decisions it needs from the loop's
- * code (`abandon`, `mayHaveTakenEffect`) are handed over by the client, not
- * imported: a chunk loaded later that imports modules the page already has
+ * What `clearOperations` works with. What it needs of the loop's code and
+ * the model (`abandon`, `mayHaveTakenEffect`, `isTerminal`) is handed over
+ * by the client, not imported: a chunk loaded later that imports modules the page already has
  * makes a bundler split those modules into shared chunks of their own, more
  * files and more bytes before the first send (issue 33).
  */
@@ -41,10 +41,11 @@ export interface ClearContext {
   /** `record` settled `aborted` at `nowMs` (removed by clear()), or `record` itself when an attempt is on the wire. */
   abandon: (record: OperationRecord, nowMs: number) => OperationRecord;
   mayHaveTakenEffect: (record: OperationRecord) => boolean;
+  isTerminal: typeof isTerminal;
 }
 
 export async function clearOperations(context: ClearContext, options: ClearOptions = {}): Promise<ClearResult> {
-  const { store, target, mayHaveTakenEffect } = context;
+  const { store, target, mayHaveTakenEffect, isTerminal } = context;
   const mine = (record: OperationRecord): boolean => target === undefined || record.meta?.userId === target;
   const result: ClearResult = { removed: [], mayHaveTakenEffect: [], inFlight: [] };
   for (const record of await store.list()) {

@@ -29,6 +29,7 @@ import { mayHaveTakenEffect, stopWith } from '../flow/decide/decide.js';
 import { abandon } from '../flow/decide/transitions.js';
 import { Shutdown } from '../flow/engine/shutdown.js';
 import type { OncelyRequest } from '../flow/request/operation.js';
+import { countAttempts, isTerminal, OPERATION_STATES, writeOrder } from '../model/vocabulary.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
 import { trackedStore } from '../store/tracked.js';
@@ -77,7 +78,13 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   const users = userScope(options.user);
   const background = (during: string) => (error: unknown) => emitter.emit('background:error', { error, during });
   const views = liveSubscriptions(
-    { load: () => store.list(), status, currentUser: users.current, onError: background('live view') },
+    {
+      load: () => store.list(),
+      status,
+      currentUser: users.current,
+      onError: background('live view'),
+      vocabulary: { countAttempts, OPERATION_STATES, writeOrder },
+    },
     runtime,
   );
   const refresh = (): void => views.refresh();
@@ -283,6 +290,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
           target,
           abandon: (record, nowMs) => abandon(record, stopWith(record, 'aborted', 'Removed by clear()'), nowMs),
           mayHaveTakenEffect,
+          isTerminal,
         },
         clearOptions,
       );
