@@ -40,7 +40,7 @@ export const CLIENT_OPTION_HINTS = hints({
   'json body method signal key': 'a per-request field: `send({ url, $ })`',
   searchParams: 'put the query in each request’s `url`',
   idempotencyKey: 'a per-request field: `send({ url, key })`',
-  'parseJson stringifyJson': 'not supported: JSON is JSON (check answers with `responseSchema`)',
+  'parseJson stringifyJson': 'not supported: JSON is read and written as JSON (check answers with `responseSchema`)',
   'credentials mode cache': 'pass a `fetch` option that sets it',
   storage: 'use `store`',
   'keyHeader idempotencyKeyHeader': 'set `keyHeader` on a profile (`defineProfile`)',
