@@ -12,8 +12,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import ky, { type Options } from 'ky';
-import { DIRECT_OPTION, directFetch } from '../src/flow/transport/transport.js';
+import ky from 'ky';
+import { defaultTransport } from '../src/flow/transport/transport.js';
 import { createClient, fileStore, type OncelyClient } from '../src/node.js';
 import { type JournalOnlyStore, journalOnlyStore } from './lib/journal-only-store.js';
 import { startChildServer } from './lib/json-server.js';
@@ -87,12 +87,7 @@ async function main(): Promise<void> {
   const server = await startChildServer();
   const url = `${server.url}/payments`;
   const api = ky.create({ retry: 0 });
-  const kyAsOncely = ky.create({
-    retry: 0,
-    timeout: false,
-    throwHttpErrors: false,
-    fetch: directFetch(() => globalThis.fetch),
-  });
+  const transport = defaultTransport(() => globalThis.fetch);
   // Each oncely contender keeps one client (and store) for all rounds of a
   // concurrency, as an application does: a store opened fresh for every
   // 400 ms run would mostly measure opening it (directories created and
@@ -174,17 +169,21 @@ async function main(): Promise<void> {
       },
     },
     {
-      // Diagnostic: ky as oncely drives it (retry 0, timeout off, body and signal beside ky's Request).
-      id: 'ky-direct',
-      name: 'diag: ky as oncely calls it',
+      // Diagnostic: oncely's transport alone (the request built, then fetch(url, init) with body and signal).
+      id: 'transport',
+      name: "diag: oncely's transport alone",
       setUp: async () => async () => {
         const controller = new AbortController();
-        const options: Options & { [DIRECT_OPTION]: unknown } = {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          [DIRECT_OPTION]: { body: JSON.stringify(payload), signal: controller.signal },
-        };
-        return (await kyAsOncely(url, options)).json();
+        const { bytes } = await transport(
+          {
+            method: 'POST',
+            url,
+            headers: { 'content-type': 'application/json' },
+            body: { encoding: 'json', text: JSON.stringify(payload) },
+          },
+          { signal: controller.signal, timeoutMs: 30_000, maxResponseBytes: 1 << 20 },
+        );
+        return JSON.parse(new TextDecoder().decode(bytes));
       },
     },
     {

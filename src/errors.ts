@@ -5,8 +5,10 @@
  */
 
 import { DEFAULT_REMEDIATION, GENERIC_REMEDIATION } from './model/remediation.js';
+import { countAttempts } from './model/vocabulary.js';
 
 export { DEFAULT_REMEDIATION } from './model/remediation.js';
+export { countAttempts } from './model/vocabulary.js';
 
 import type { ErrorResponse, ProviderError, RawResult } from './model/error-response.js';
 import type { AttemptSummary, OmittedAttempts, OperationState, StopReason } from './model.js';
@@ -49,25 +51,6 @@ export interface OncelyErrorDetails {
   /** The attempts dropped from a long `history` (the record's `attemptsOmitted`): counted in `attempts`/`notSent`. */
   omitted?: OmittedAttempts | undefined;
   cause?: unknown;
-}
-
-/**
- * How many attempts may have reached the server (`attempts`: what the
- * server's log can show, what `maxAttempts` limits, an open one included)
- * and how many provably never left (`notSent`: refused, offline, aborted
- * before sending), the attempts dropped from a long history included.
- */
-export function countAttempts(
-  history: readonly Pick<AttemptSummary, 'sent'>[],
-  omitted?: OmittedAttempts | undefined,
-): { attempts: number; notSent: number } {
-  let notSent = omitted?.byClass.not_sent ?? 0;
-  let attempts = (omitted?.count ?? 0) - notSent;
-  for (const a of history) {
-    if (a.sent === 'not') notSent++;
-    else attempts++;
-  }
-  return { attempts, notSent };
 }
 
 export class OncelyError extends Error {

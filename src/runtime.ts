@@ -1,5 +1,3 @@
-import { v4 as uuidv4 } from 'uuid';
-
 /**
  * The only place that touches clocks, timers, randomness and id minting.
  *
@@ -63,11 +61,25 @@ export const systemRuntime: Runtime = {
     return () => clearTimeout(timer as ReturnType<typeof setTimeout>);
   },
   random: () => Math.random(),
-  // randomUUID needs a secure context in browsers; uuid's v4 covers the rest.
-  uuid: () => globalThis.crypto?.randomUUID?.() ?? uuidv4(),
+  // randomUUID needs a secure context in browsers; getRandomValues does not.
+  uuid: () => globalThis.crypto?.randomUUID?.() ?? randomUuid(),
   track: (work) => work,
   sha256Hex: webCryptoSha256Hex,
 };
+
+/** A random (v4) UUID from `crypto.getRandomValues`, for where `crypto.randomUUID` is missing. */
+export function randomUuid(): string {
+  return formatUuid(globalThis.crypto.getRandomValues(new Uint8Array(16)), 4);
+}
+
+/** Formats 16 bytes as an RFC 9562 UUID of `version`, setting its version and variant bits. */
+export function formatUuid(bytes: Uint8Array, version: number): string {
+  const b = Uint8Array.from(bytes);
+  b[6] = ((b[6] ?? 0) & 0x0f) | (version << 4);
+  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
+  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 async function webCryptoSha256Hex(text: string): Promise<string> {
   const digest = await globalThis.crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));

@@ -49,6 +49,7 @@ export const LOADED_LATER: readonly string[] = [
   // Only reconcile.ts imports these: they travel in its chunk.
   'src/flow/drive/reconcile.ts',
   'src/flow/decide/reconcile.ts',
+  'src/policy/reconcile.ts',
 ];
 
 export interface BundleSize {

@@ -5,10 +5,9 @@
  * deleted. A record whose attempt is on the wire cannot be settled from
  * here: it is left to settle normally and reported as `inFlight`.
  */
-import { InvalidOptionsError } from '../errors.js';
-import { mayHaveTakenEffect, stopWith } from '../flow/decide/decide.js';
-import { abandon } from '../flow/decide/transitions.js';
-import { isTerminal, type OperationRecord } from '../model.js';
+
+import type { isTerminal } from '../model/vocabulary.js';
+import type { OperationRecord } from '../model.js';
 import type { OperationStore } from '../store/store.js';
 
 export interface ClearOptions {
@@ -27,20 +26,26 @@ export interface ClearResult {
   inFlight: string[];
 }
 
+/**
+ * What `clearOperations` works with. What it needs of the loop's code and
+ * the model (`abandon`, `mayHaveTakenEffect`, `isTerminal`) is handed over
+ * by the client, not imported: a chunk loaded later that imports modules the page already has
+ * makes a bundler split those modules into shared chunks of their own, more
+ * files and more bytes before the first send (issue 33).
+ */
 export interface ClearContext {
   store: OperationStore;
   now: () => number;
-  /** Whether the client has a `user` option (then whose operations must be known). */
-  perUser: boolean;
-  currentUser: () => string | undefined;
+  /** Whose operations: `undefined` for all (the client refuses a `user` option without a current user first). */
+  target: string | undefined;
+  /** `record` settled `aborted` at `nowMs` (removed by clear()), or `record` itself when an attempt is on the wire. */
+  abandon: (record: OperationRecord, nowMs: number) => OperationRecord;
+  mayHaveTakenEffect: (record: OperationRecord) => boolean;
+  isTerminal: typeof isTerminal;
 }
 
 export async function clearOperations(context: ClearContext, options: ClearOptions = {}): Promise<ClearResult> {
-  const { store } = context;
-  const target = options.userId ?? context.currentUser();
-  if (context.perUser && target === undefined) {
-    throw new InvalidOptionsError('userId', 'no current user: pass clear({ userId }) to say whose operations');
-  }
+  const { store, target, mayHaveTakenEffect, isTerminal } = context;
   const mine = (record: OperationRecord): boolean => target === undefined || record.meta?.userId === target;
   const result: ClearResult = { removed: [], mayHaveTakenEffect: [], inFlight: [] };
   for (const record of await store.list()) {
@@ -55,7 +60,7 @@ export async function clearOperations(context: ClearContext, options: ClearOptio
     const stored = await store.update(key, (current) => {
       abandoned = false;
       if (current === undefined) return current;
-      const next = abandon(current, stopWith(current, 'aborted', 'Removed by clear()'), now);
+      const next = context.abandon(current, now);
       abandoned = next !== current;
       return next;
     });

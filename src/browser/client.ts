@@ -22,10 +22,14 @@
  * runs the loop, so it can never race the drainer.
  */
 import { createClient, type Enqueued, type SendResult } from '../client.js';
+import { InvalidOptionsError } from '../errors.js';
 import type { OncelyEvents } from '../events.js';
 import { lazy } from '../flow/calls/lazy.js';
+import { mayHaveTakenEffect, stopWith } from '../flow/decide/decide.js';
+import { abandon } from '../flow/decide/transitions.js';
 import { Shutdown } from '../flow/engine/shutdown.js';
 import type { OncelyRequest } from '../flow/request/operation.js';
+import { countAttempts, isTerminal, OPERATION_STATES, writeOrder } from '../model/vocabulary.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
 import { trackedStore } from '../store/tracked.js';
@@ -74,7 +78,13 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   const users = userScope(options.user);
   const background = (during: string) => (error: unknown) => emitter.emit('background:error', { error, during });
   const views = liveSubscriptions(
-    { load: () => store.list(), status, currentUser: users.current, onError: background('live view') },
+    {
+      load: () => store.list(),
+      status,
+      currentUser: users.current,
+      onError: background('live view'),
+      vocabulary: { countAttempts, OPERATION_STATES, writeOrder },
+    },
     runtime,
   );
   const refresh = (): void => views.refresh();
@@ -267,11 +277,21 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
     subscribe: views.subscribe,
 
     async clear(clearOptions?: ClearOptions): Promise<ClearResult> {
-      const perUser = options.user !== undefined;
-      // Loaded when first used: it settles records (flow/decide/transitions.ts), which nothing else here needs at start-up.
+      const target = clearOptions?.userId ?? users.current();
+      if (options.user !== undefined && target === undefined) {
+        throw new InvalidOptionsError('userId', 'no current user: pass clear({ userId }) to say whose operations');
+      }
+      // Loaded when first used: nothing else here needs it at start-up.
       const { clearOperations } = await clearModule();
       const result = await clearOperations(
-        { store, now: runtime.now, perUser, currentUser: users.current },
+        {
+          store,
+          now: runtime.now,
+          target,
+          abandon: (record, nowMs) => abandon(record, stopWith(record, 'aborted', 'Removed by clear()'), nowMs),
+          mayHaveTakenEffect,
+          isTerminal,
+        },
         clearOptions,
       );
       announceChange();

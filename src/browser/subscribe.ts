@@ -10,9 +10,9 @@
  * one runs at a time, and a burst of events costs one more read, not one
  * per event.
  */
-import { countAttempts } from '../errors.js';
+
+import type { countAttempts, OPERATION_STATES, writeOrder } from '../model/vocabulary.js';
 import type { AttemptClass, OperationRecord, OperationState, StopReason } from '../model.js';
-import { OPERATION_STATES, writeOrder } from '../model.js';
 import type { LeaderMode } from './leader.js';
 import type { WipeReport } from './persistence.js';
 
@@ -81,7 +81,20 @@ export interface SubscribeOptions {
   userId?: string | undefined;
 }
 
-export function viewOf(record: OperationRecord): OperationView {
+/**
+ * The model's words the view reads, handed over by the client, not
+ * imported: this module is loaded later, and a chunk loaded later that
+ * imports a module the page already has makes a bundler split that module
+ * into a chunk of its own, one more file before the first send (issue 33).
+ */
+export interface ViewVocabulary {
+  countAttempts: typeof countAttempts;
+  OPERATION_STATES: typeof OPERATION_STATES;
+  writeOrder: typeof writeOrder;
+}
+
+export function viewOf(vocabulary: ViewVocabulary, record: OperationRecord): OperationView {
+  const { countAttempts, writeOrder } = vocabulary;
   const last = record.attempts[record.attempts.length - 1];
   const userId = record.meta?.userId;
   return {
@@ -116,6 +129,7 @@ export function viewOf(record: OperationRecord): OperationView {
 
 /** Pure: the snapshot a subscriber with `options` sees. */
 export function snapshotOf(
+  vocabulary: ViewVocabulary,
   records: readonly OperationRecord[],
   status: ClientStatus,
   options: SubscribeOptions = {},
@@ -123,9 +137,9 @@ export function snapshotOf(
   const selected = records
     .filter((r) => options.states === undefined || options.states.includes(r.state))
     .filter((r) => !('userId' in options) || options.userId === undefined || r.meta?.userId === options.userId)
-    .map(viewOf)
+    .map((r) => viewOf(vocabulary, r))
     .sort((a, b) => a.order - b.order || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const counts = Object.fromEntries(OPERATION_STATES.map((s) => [s, 0])) as Record<OperationState, number>;
+  const counts = Object.fromEntries(vocabulary.OPERATION_STATES.map((s) => [s, 0])) as Record<OperationState, number>;
   for (const view of selected) counts[view.state]++;
   return {
     ...status,
@@ -145,6 +159,7 @@ export interface LiveViewOptions {
   currentUser: () => string | undefined;
   /** A subscriber threw, or a read failed. */
   onError: (error: unknown) => void;
+  vocabulary: ViewVocabulary;
 }
 
 interface Subscription {
@@ -201,7 +216,7 @@ export class LiveView {
     }
     const status = this.#options.status();
     for (const subscription of [...this.#subscriptions]) {
-      const snapshot = snapshotOf(records, status, subscription.options);
+      const snapshot = snapshotOf(this.#options.vocabulary, records, status, subscription.options);
       const text = JSON.stringify(snapshot);
       if (text === subscription.last) continue;
       subscription.last = text;

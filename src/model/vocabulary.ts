@@ -1,8 +1,10 @@
 /**
  * The words every layer shares: operation states, attempt classes, stop
- * reasons, and the record's version and write order. Plain constants, no
- * dependencies: the ground floor everything else imports downward from.
+ * reasons, and the record's version, write order and attempt counts. Plain
+ * constants and small functions, no dependencies: the ground floor
+ * everything else imports downward from.
  */
+import type { AttemptSummary, OmittedAttempts } from './schema.js';
 
 /** Current schema version written by this build. */
 export const RECORD_VERSION = 1;
@@ -58,4 +60,23 @@ export const SEQ_PER_MS = 1_000;
 
 export function isTerminal(state: OperationState): boolean {
   return TERMINAL_STATES.includes(state);
+}
+
+/**
+ * How many attempts may have reached the server (`attempts`: what the
+ * server's log can show, what `maxAttempts` limits, an open one included)
+ * and how many provably never left (`notSent`: refused, offline, aborted
+ * before sending), the attempts dropped from a long history included.
+ */
+export function countAttempts(
+  history: readonly Pick<AttemptSummary, 'sent'>[],
+  omitted?: OmittedAttempts | undefined,
+): { attempts: number; notSent: number } {
+  let notSent = omitted?.byClass.not_sent ?? 0;
+  let attempts = (omitted?.count ?? 0) - notSent;
+  for (const a of history) {
+    if (a.sent === 'not') notSent++;
+    else attempts++;
+  }
+  return { attempts, notSent };
 }

@@ -8,52 +8,43 @@
  */
 import { InvalidOptionsError } from '../errors.js';
 
-/** Names from other HTTP clients at the top level of the client options, and where that setting lives here. */
-export const CLIENT_OPTION_HINTS: Readonly<Record<string, string>> = {
-  prefixUrl: 'use `baseUrl` (ky’s `prefixUrl`)',
-  prefix: 'use `baseUrl`',
-  timeout: 'use `policy.attemptTimeoutMs` (one attempt) or `policy.deadlineMs` (the whole operation)',
-  retry:
-    'use `policy.maxAttempts` (attempts, the first included) and per-endpoint rules in `endpoints` (`classify` for statuses)',
-  retries: 'use `policy.maxAttempts` (retries + 1: the first attempt counts)',
-  maxRetries: 'use `policy.maxAttempts` (retries + 1: the first attempt counts)',
-  hooks:
-    'use `headers` (per-attempt credentials, like ky’s beforeRequest) and `client.on(event, fn)` (`attempt:ended`, `retry:scheduled`, `settled`)',
-  onRetry: "use `client.on('retry:scheduled', fn)`",
-  throwHttpErrors:
-    'there is no switch: a final non-2xx rejects `send` with `OperationError` (`status`, `response`); `enqueue` settles without rejecting',
-  searchParams: 'put the query in each request’s `url`',
-  json: 'a per-request field: pass it to `send({ url, json })`',
-  body: 'a per-request field: pass it to `send({ url, body })`',
-  method: 'a per-request field: pass it to `send({ method, url })`',
-  signal: 'a per-request field: pass it to `send({ url, signal })`',
-  key: 'a per-request field: pass it to `send({ url, key })`',
-  idempotencyKey: 'a per-request field: pass it to `send({ url, key })`',
-  parseJson: 'not supported: JSON answers are parsed as JSON; validate them with `responseSchema` per request',
-  stringifyJson: 'not supported: `json` bodies are serialised with JSON.stringify',
-  credentials: 'pass a `fetch` option that sets it',
-  mode: 'pass a `fetch` option that sets it',
-  cache: 'pass a `fetch` option that sets it',
-  storage: 'use `store` (`fileStore` in oncely/node, `indexedDbStore` in oncely/browser)',
-  keyHeader: "set it on a profile: `policy: { profile: defineProfile({ name: 'acme', keyHeader }) }`",
-  idempotencyKeyHeader: "set it on a profile: `policy: { profile: defineProfile({ name: 'acme', keyHeader }) }`",
-};
+/** Hints by name: each row's names (space-separated) share its text, where `$` stands for the name. */
+function hints(rows: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  const table: Record<string, string> = {};
+  for (const [names, text] of Object.entries(rows))
+    for (const name of names.split(' ')) table[name] = text.replace('$', name);
+  return table;
+}
 
 /** Names from retry libraries inside a policy (default or endpoint rule), and the oncely name. */
-export const POLICY_OPTION_HINTS: Readonly<Record<string, string>> = {
+export const POLICY_OPTION_HINTS = hints({
   timeout: 'use `attemptTimeoutMs` (one attempt) or `deadlineMs` (the whole operation)',
-  retry: 'use `maxAttempts` (attempts, the first included)',
-  retries: 'use `maxAttempts` (retries + 1: the first attempt counts)',
-  maxRetries: 'use `maxAttempts` (retries + 1: the first attempt counts)',
-  limit: 'use `maxAttempts` (attempts, the first included)',
+  'retry retries maxRetries limit': 'use `maxAttempts` (retries + 1: the first attempt counts)',
   statusCodes: 'use `classify` (status → class, e.g. `{ 409: "permanent" }`)',
-  methods: "name the method in the endpoint pattern instead (`endpoints: { 'PUT /items/*': { … } }`)",
+  methods: "name the method in the endpoint pattern (`'PUT /items/*'`)",
   delay: 'use `backoff.baseDelayMs`',
   backoffLimit: 'use `backoff.maxDelayMs`',
   jitter: 'use `backoff.jitter`',
-  maxRetryAfter: 'use `retryAfter.maxRetryAfterMs`',
-  afterStatusCodes: 'use `retryAfter` (`honor`, `maxRetryAfterMs`): every retryable status honours it',
-};
+  'maxRetryAfter afterStatusCodes': 'use `retryAfter` (`honor`, `maxRetryAfterMs`)',
+});
+
+/** Names from other HTTP clients at the top level of the client options, and where that setting lives here. */
+export const CLIENT_OPTION_HINTS = hints({
+  'prefixUrl prefix': 'use `baseUrl`',
+  timeout: 'use `policy.attemptTimeoutMs` (one attempt) or `policy.deadlineMs` (the whole operation)',
+  'retry retries maxRetries':
+    'use `policy.maxAttempts` (retries + 1: the first attempt counts), per endpoint in `endpoints`',
+  hooks: 'use `headers` (per-attempt credentials) and `client.on(event, fn)`',
+  onRetry: "use `client.on('retry:scheduled', fn)`",
+  throwHttpErrors: 'there is no switch: a final non-2xx rejects `send` with `OperationError`',
+  'json body method signal key': 'a per-request field: `send({ url, $ })`',
+  searchParams: 'put the query in each request’s `url`',
+  idempotencyKey: 'a per-request field: `send({ url, key })`',
+  'parseJson stringifyJson': 'not supported: JSON is read and written as JSON (check answers with `responseSchema`)',
+  'credentials mode cache': 'pass a `fetch` option that sets it',
+  storage: 'use `store`',
+  'keyHeader idempotencyKeyHeader': 'set `keyHeader` on a profile (`defineProfile`)',
+});
 
 /**
  * The message for an unknown key: the hint for a foreign name, else the

@@ -74,14 +74,6 @@ export function nextCheckAt(settings: RecheckSettings, checks: number, nowMs: nu
   return nowMs + Math.min(settings.maxDelayMs, settings.delayMs * 2 ** Math.max(0, checks - 1));
 }
 
-/** The default `providerId`: a string `id` at the top of a JSON body. */
-export function bodyId(answer: ProviderAnswer): string | undefined {
-  const data = answer.data as { id?: unknown } | null | undefined;
-  return typeof data === 'object' && data !== null && typeof data.id === 'string' && data.id !== ''
-    ? data.id
-    : undefined;
-}
-
 /** A hook's answer, checked: the verdict, or why it is not one (the check then counts as `unknown`). */
 export function readAnswer(answer: unknown): ReconcileAnswer | { invalid: string } {
   const applied = (answer as { applied?: unknown } | null | undefined)?.applied;

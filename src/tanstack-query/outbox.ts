@@ -19,7 +19,7 @@ import {
   type SubscribeOptions,
 } from '../browser/subscribe.js';
 import { InvalidOptionsError } from '../errors.js';
-import { OPERATION_STATES, type OperationState } from '../model/vocabulary.js';
+import { countAttempts, OPERATION_STATES, type OperationState, writeOrder } from '../model/vocabulary.js';
 import { type AdapterClient, checkClient } from './client.js';
 import { keyText } from './mutation-key.js';
 
@@ -174,6 +174,7 @@ function startLive(
     unsubscribe = client.subscribe((snapshot) => push(snapshot, snapshot.online), options);
   } else {
     const view = new LiveView({
+      vocabulary: { countAttempts, OPERATION_STATES, writeOrder },
       load: () => client.list({ state: states }),
       status: () => NO_STATUS,
       currentUser: () => undefined,

@@ -4,6 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type ClientStatus, LiveView, snapshotOf } from '../../src/browser/subscribe.js';
+import { countAttempts, OPERATION_STATES, writeOrder } from '../../src/model/vocabulary.js';
+
+const VOCABULARY = { countAttempts, OPERATION_STATES, writeOrder };
+
 import type { OperationRecord } from '../../src/model.js';
 import { sampleRecord } from '../../src/store/contract.js';
 
@@ -40,7 +44,7 @@ describe('snapshotOf', () => {
   ];
 
   it('lists operations oldest first with their attempts, and counts states', () => {
-    const snapshot = snapshotOf(records, status);
+    const snapshot = snapshotOf(VOCABULARY, records, status);
     expect(snapshot.operations.map((o) => o.key)).toEqual(['a', 'b', 'c']);
     const [a, b, c] = snapshot.operations;
     // An attempt that never left is not counted as one (it cost nothing).
@@ -53,23 +57,28 @@ describe('snapshotOf', () => {
   });
 
   it('filters by user and by state', () => {
-    expect(snapshotOf(records, status, { userId: 'u2' }).operations.map((o) => o.key)).toEqual(['c']);
-    expect(snapshotOf(records, status, { userId: undefined }).operations).toHaveLength(3);
-    expect(snapshotOf(records, status, { states: ['pending', 'in_flight'] }).operations.map((o) => o.key)).toEqual([
-      'a',
-      'b',
-    ]);
+    expect(snapshotOf(VOCABULARY, records, status, { userId: 'u2' }).operations.map((o) => o.key)).toEqual(['c']);
+    expect(snapshotOf(VOCABULARY, records, status, { userId: undefined }).operations).toHaveLength(3);
+    expect(
+      snapshotOf(VOCABULARY, records, status, { states: ['pending', 'in_flight'] }).operations.map((o) => o.key),
+    ).toEqual(['a', 'b']);
   });
 
   it('is plain data (a UI can clone or post it)', () => {
-    const snapshot = snapshotOf(records, status);
+    const snapshot = snapshotOf(VOCABULARY, records, status);
     expect(structuredClone(snapshot)).toEqual(snapshot);
   });
 });
 
 describe('LiveView', () => {
   function view(load: () => Promise<OperationRecord[]>, errors: unknown[] = []) {
-    return new LiveView({ load, status: () => status, currentUser: () => 'u1', onError: (e) => errors.push(e) });
+    return new LiveView({
+      vocabulary: VOCABULARY,
+      load,
+      status: () => status,
+      currentUser: () => 'u1',
+      onError: (e) => errors.push(e),
+    });
   }
 
   it("gives each subscriber the current user's operations, and a new snapshot only when it changed", async () => {

@@ -1,5 +1,5 @@
 /**
- * The working parts of a client: store placement, transport (ky), admission,
+ * The working parts of a client: store placement, transport (fetch), admission,
  * loops and remediation, built from its checked options as `createClient`
  * returns (client.ts).
  */
@@ -23,6 +23,7 @@ import { Admission } from './admission.js';
 import type { ClientCore } from './core.js';
 import { lazy } from './lazy.js';
 import type { SettleOutcome } from './reconcile.js';
+import { RECONCILE_KIT } from './reconcile-kit.js';
 import { Remediation } from './remediation.js';
 import type { ResumeSummary } from './resume.js';
 import { type ResumePassOptions, resumePass } from './resume-pass.js';
@@ -94,7 +95,7 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     connectivity: options.connectivity ?? navigatorConnectivity(),
     mayAttempt: options.mayAttempt,
     leases: new LeaseWatch(runtime),
-    reconcileStopped: async (record, rule) => (await reconciling()).checkStopped(core, record, rule),
+    reconcileStopped: async (record, rule) => (await reconciling()).checkStopped(RECONCILE_KIT, core, record, rule),
   };
   const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
   const loops = new Loops(engine, options.dispatch);
@@ -112,7 +113,7 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     resume: async (resumeOptions) => {
       const summary = await resume(core, resumeOptions);
       // Rechecks of `unknown` operations whose time has come (flow/calls/reconcile.ts).
-      if (endpoints.reconciles && !shutdown.stopped) await (await reconciling()).recheckDue(core);
+      if (endpoints.reconciles && !shutdown.stopped) await (await reconciling()).recheckDue(RECONCILE_KIT, core);
       return summary;
     },
     get: (key) => beforeSending(key, store.get(key)),
@@ -121,8 +122,8 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     retry: (key) => remediation.retry(key),
     discard: (key, force) => remediation.discard(key, force),
     sweep: () => remediation.sweep(),
-    reconcile: async (key) => (await reconciling()).reconcile(core, key),
-    settle: async (key, outcome) => (await reconciling()).settle(core, key, outcome),
+    reconcile: async (key) => (await reconciling()).reconcile(RECONCILE_KIT, core, key),
+    settle: async (key, outcome) => (await reconciling()).settle(RECONCILE_KIT, core, key, outcome),
     async close() {
       await loops.ended();
       await remediation.idle();

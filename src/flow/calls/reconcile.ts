@@ -4,16 +4,13 @@
  * `settle(key, outcome)` (a webhook's verdict), and the rechecks `resume()`
  * runs when their time has come. Loaded with `import()` on first use.
  */
-import { InvalidRequestError, InvalidStateError, NotFoundError } from '../../errors.js';
 import type { OperationRecord } from '../../model.js';
 import { type ReconciledResult, readAnswer } from '../../policy/reconcile.js';
-import { liveRule, policyOfRecord } from '../decide/policy-snapshot.js';
 import { checkDue, reconciledResult, settleRefusal } from '../decide/reconcile.js';
 import { checkWithHook, writeVerdict } from '../drive/reconcile.js';
 import type { ClientCore } from './core.js';
-import { guarded, type Outcome, outcomeOf } from './settle.js';
-import { liveProfile } from './settle-errors.js';
-import { beforeSending } from './store-failure.js';
+import type { ReconcileKit } from './reconcile-kit.js';
+import type { Outcome } from './settle.js';
 
 /** What a webhook learned about an `unknown` operation (see `client.settle`). */
 export type SettleOutcome = { applied: true; result?: ReconciledResult | undefined } | { applied: false };
@@ -24,14 +21,15 @@ export type SettleOutcome = { applied: true; result?: ReconciledResult | undefin
  * still remembers it. Refused for an operation in flight or already final,
  * and past the key's retention without a hook (nothing could tell).
  */
-export async function reconcile(core: ClientCore, key: string): Promise<Outcome> {
+export async function reconcile(kit: ReconcileKit, core: ClientCore, key: string): Promise<Outcome> {
+  const { InvalidStateError, NotFoundError, beforeSending, liveRule, policyOfRecord } = kit;
   const { engine, remediation } = core;
   const record = await beforeSending(key, engine.store.get(key));
   if (record === undefined) throw new NotFoundError(key);
   const refusal = settleRefusal(record, 'reconcile');
   if (refusal !== undefined) throw new InvalidStateError(key, record.state, refusal);
   const rule = liveRule(engine.endpoints, record);
-  if (rule?.reconcile !== undefined) return outcome(core, await checkWithHook(engine, record, rule));
+  if (rule?.reconcile !== undefined) return outcome(kit, core, await checkWithHook(kit, engine, record, rule));
   const policy = policyOfRecord(engine.endpoints, record);
   if (engine.runtime.now() >= record.createdAt + policy.keyRetentionMs) {
     throw new InvalidStateError(
@@ -50,14 +48,15 @@ export async function reconcile(core: ClientCore, key: string): Promise<Outcome>
  * settles it `failed` (`not_applied`). Judged on the record as stored, in
  * the write itself: refused for an operation still driven or already final.
  */
-export async function settle(core: ClientCore, key: string, given: SettleOutcome): Promise<Outcome> {
+export async function settle(kit: ReconcileKit, core: ClientCore, key: string, given: SettleOutcome): Promise<Outcome> {
+  const { InvalidRequestError, InvalidStateError, NotFoundError, beforeSending, liveRule, policyOfRecord } = kit;
   const answer = readAnswer(given);
   if ('invalid' in answer || answer.applied === 'unknown') {
     throw new InvalidRequestError('outcome.applied', 'must be true (it took effect) or false (it never did)');
   }
   if (answer.applied === true) {
     try {
-      reconciledResult(answer.result, 0);
+      reconciledResult(answer.result, 0, kit);
     } catch (error) {
       throw new InvalidRequestError('outcome.result', (error as Error).message);
     }
@@ -72,8 +71,8 @@ export async function settle(core: ClientCore, key: string, given: SettleOutcome
   for (let current = read; ; ) {
     const refusal = settleRefusal(current);
     if (refusal !== undefined) throw new InvalidStateError(key, current.state, refusal);
-    const stored = await writeVerdict(engine, current, { by: 'settle', answer }, rule);
-    if (stored.state !== 'unknown') return outcome(core, stored);
+    const stored = await writeVerdict(kit, engine, current, { by: 'settle', answer }, rule);
+    if (stored.state !== 'unknown') return outcome(kit, core, stored);
     // A hook's check was written in between (a new version, still unknown): judge again on it.
     current = stored;
   }
@@ -96,7 +95,7 @@ const nextLookAt = new WeakMap<ClientCore, number>();
  * (a browser resumes every few seconds; a file store reads every record to
  * list them). Resolves with the records checked.
  */
-export async function recheckDue(core: ClientCore): Promise<OperationRecord[]> {
+export async function recheckDue(kit: ReconcileKit, core: ClientCore): Promise<OperationRecord[]> {
   const { engine } = core;
   const now = engine.runtime.now();
   if (now < (nextLookAt.get(core) ?? Number.NEGATIVE_INFINITY)) return [];
@@ -111,9 +110,9 @@ export async function recheckDue(core: ClientCore): Promise<OperationRecord[]> {
   const checked: OperationRecord[] = [];
   for (const record of due) {
     if (engine.shutdown.stopped) break;
-    const rule = liveRule(engine.endpoints, record);
+    const rule = kit.liveRule(engine.endpoints, record);
     if (rule?.reconcile === undefined || core.loops.isRunning(record.key)) continue;
-    checked.push(await checkWithHook(engine, record, rule));
+    checked.push(await checkWithHook(kit, engine, record, rule));
   }
   return checked;
 }
@@ -123,20 +122,21 @@ export async function recheckDue(core: ClientCore): Promise<OperationRecord[]> {
  * schedules sooner than `recheckDue`'s next look brings that look forward.
  */
 export async function checkStopped(
+  kit: ReconcileKit,
   core: ClientCore,
   record: OperationRecord,
-  rule: Parameters<typeof checkWithHook>[2],
+  rule: Parameters<typeof checkWithHook>[3],
 ): Promise<OperationRecord> {
-  const checked = await checkWithHook(core.engine, record, rule);
+  const checked = await checkWithHook(kit, core.engine, record, rule);
   const at = checked.reconciliation?.nextCheckAt;
   if (at !== undefined && at < (nextLookAt.get(core) ?? Number.NEGATIVE_INFINITY)) nextLookAt.set(core, at);
   return checked;
 }
 
-function outcome(core: ClientCore, record: OperationRecord): Promise<Outcome> {
-  return guarded(
+function outcome(kit: ReconcileKit, core: ClientCore, record: OperationRecord): Promise<Outcome> {
+  return kit.guarded(
     core.engine.store,
     record.key,
-    outcomeOf(record, {}, false, liveProfile(core.engine.endpoints, record)),
+    kit.outcomeOf(record, {}, false, kit.liveProfile(core.engine.endpoints, record)),
   );
 }

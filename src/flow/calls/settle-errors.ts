@@ -86,7 +86,7 @@ function storedProfile(record: OperationRecord): ProviderProfile | undefined {
 export function suspendedError(record: OperationRecord, aborted: boolean, inMemory = false): OperationError {
   const why = aborted ? 'the caller stopped waiting' : 'the client closed';
   const next = inMemory
-    ? 'it was kept in memory only (it sends no key and `persist` is off), so nothing will resume it'
+    ? 'it was kept in memory only (no key, `persist` off): nothing will resume it'
     : 'it stays stored and will be resumed';
   return new OperationError(
     `Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}; ${next}`,
@@ -98,8 +98,8 @@ export function suspendedError(record: OperationRecord, aborted: boolean, inMemo
       ...(aborted ? { reason: 'aborted' as const } : {}),
       mayHaveTakenEffect: mayHaveTakenEffect(record),
       remediation: inMemory
-        ? 'Send it again if you still need the answer (it sends no idempotency key; set `persist: true` to have such requests stored and resumed).'
-        : 'It stays stored and is not done yet: resume() on the same store (or another tab or process driving it) finishes it with the same key. Do not send it again under a new key.',
+        ? 'Send it again if you still need the answer (or set `persist: true` to store and resume such requests).'
+        : 'It stays stored: resume() (here or wherever the store is driven) finishes it with the same key. Do not send it again under a new key.',
     },
   );
 }

@@ -215,6 +215,6 @@ function asOncelyError(
     cause: error,
     mayHaveTakenEffect: record === undefined ? true : mayHaveTakenEffect(record),
     remediation:
-      'The operation stays stored as it is: look it up with get(key), and resume() it once the cause is fixed. Do not send it again under a new key.',
+      'It stays stored: get(key) shows it; resume() it once the cause is fixed. Do not send it again under a new key.',
   });
 }

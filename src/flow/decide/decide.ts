@@ -231,17 +231,14 @@ export function stopWith(
 export function remediationFor(state: Stop['state'], status: number | undefined, maybe: boolean): string {
   switch (state) {
     case 'blocked': {
-      const fix =
-        status === 401 || status === 403
-          ? 'Fix the credentials or permissions, then call retry(key) to resend with the same key'
-          : 'Fix the request or its prerequisites, then call retry(key) to resend with the same key';
+      const fix = `Fix the ${status === 401 || status === 403 ? 'credentials or permissions' : 'request'}, then retry(key) (same key)`;
       return maybe
-        ? `An earlier attempt may have taken effect: look the operation up at the provider by its key first. ${fix} (the provider deduplicates it). Do not discard it and send a new operation: that could do it twice.`
+        ? `An earlier attempt may have taken effect: look it up at the provider by its key first. ${fix}. Do not discard it for a new operation: that could do it twice.`
         : `${fix}, or discard(key).`;
     }
     case 'failed':
-      return 'No attempt took effect on the server. Send it again as a new operation when ready.';
+      return 'No attempt took effect: send it again as a new operation when ready.';
     case 'unknown':
-      return 'The operation may have taken effect. Look it up at the provider by its key to reconcile, or call retry(key): the provider deduplicates a resend with the same key.';
+      return 'It may have taken effect: look it up at the provider by its key to reconcile, or retry(key) (same key, deduplicated).';
   }
 }

@@ -6,13 +6,7 @@
  * (`reconciliation.count`): a verdict that lost a race (a webhook, a
  * `retry`, another process's check) changes nothing.
  */
-import {
-  CREDENTIAL_HEADERS,
-  type OperationRecord,
-  type ReconcileVerdict,
-  type Reconciliation,
-  type StoredResult,
-} from '../../model.js';
+import type { OperationRecord, ReconcileVerdict, Reconciliation, StoredResult } from '../../model.js';
 import {
   nextCheckAt,
   type RecheckSettings,
@@ -20,7 +14,13 @@ import {
   type ReconcileContext,
   type ReconciledResult,
 } from '../../policy/reconcile.js';
-import { revise } from './revise.js';
+import type { revise } from './revise.js';
+
+/** What these functions use of the client's code, handed over, not imported (see flow/calls/reconcile-kit.ts). */
+export interface DecideKit {
+  revise: typeof revise;
+  CREDENTIAL_HEADERS: readonly string[];
+}
 
 /** Verdicts a record keeps (the latest); `reconciliation.count` keeps counting. */
 export const MAX_KEPT_VERDICTS = 20;
@@ -85,7 +85,9 @@ export function applyVerdict(
   nowMs: number,
   recheck: RecheckSettings,
   retainMs: number,
+  kit: DecideKit,
 ): OperationRecord {
+  const { revise } = kit;
   const answer = 'answer' in verdict ? verdict.answer : undefined;
   const said: ReconcileVerdict['verdict'] =
     answer?.applied === true ? 'applied' : answer?.applied === false ? 'not_applied' : 'unknown';
@@ -103,7 +105,7 @@ export function applyVerdict(
       record,
       {
         state: 'succeeded',
-        result: reconciledResult(answer.result, nowMs),
+        result: reconciledResult(answer.result, nowMs, kit),
         retainUntil: nowMs + retainMs,
         reconciliation,
       },
@@ -136,7 +138,11 @@ export function applyVerdict(
  * when the hook's `result` is no plain JSON: the caller counts that check
  * as a failed one.
  */
-export function reconciledResult(given: ReconciledResult | undefined, nowMs: number): StoredResult {
+export function reconciledResult(
+  given: ReconciledResult | undefined,
+  nowMs: number,
+  kit: Pick<DecideKit, 'CREDENTIAL_HEADERS'>,
+): StoredResult {
   const result: StoredResult = {
     status: given?.status ?? 200,
     headers: {},
@@ -147,7 +153,7 @@ export function reconciledResult(given: ReconciledResult | undefined, nowMs: num
   for (const [name, value] of Object.entries(given?.headers ?? {})) {
     if (typeof value !== 'string') throw new TypeError(`result.headers.${name} must be a string`);
     // Kept at rest like any stored result: never a credential.
-    if (!CREDENTIAL_HEADERS.includes(name.toLowerCase())) result.headers[name.toLowerCase()] = value;
+    if (!kit.CREDENTIAL_HEADERS.includes(name.toLowerCase())) result.headers[name.toLowerCase()] = value;
   }
   if (given?.data !== undefined) {
     const text = JSON.stringify(given.data);

@@ -33,8 +33,8 @@ async function heldBehind(engine: Engine, key: string, scope: string | undefined
       history: record?.attempts,
       mayHaveTakenEffect: maybe,
       remediation: maybe
-        ? 'It may have taken effect and stays stored: resume() drives its scope again in order, with the same key. Do not send it again under a new key.'
-        : 'Nothing of it was sent by this call; it stays stored: resume() drives its scope again from its head, in order, with the same key.',
+        ? 'It may have taken effect; it stays stored: resume() drives its scope again in order, same key. Do not send it again under a new key.'
+        : 'Nothing of it was sent; it stays stored: resume() drives its scope again in order, same key.',
     },
   );
 }

@@ -63,7 +63,7 @@ export async function asOperationFailure(
     attempts: record.attempts,
     mayHaveTakenEffect: maybe,
     remediation: maybe
-      ? 'It may have taken effect and stays stored: resume() finishes it with the same key (the provider deduplicates). Do not send it again under a new key.'
+      ? 'It may have taken effect; it stays stored: resume() finishes it with the same key. Do not send it again under a new key.'
       : 'It stays stored: resume() finishes it with the same key once the cause is fixed.',
     cause: error,
   });

@@ -6,7 +6,7 @@
  * provider forgot the key: a 500 that still names the payment it created
  * is the best lead an `unknown` operation has.
  */
-import { bodyId, type ProviderAnswer } from '../../policy/reconcile.js';
+import type { ProviderAnswer } from '../../policy/reconcile.js';
 import { isJsonType } from '../transport/result.js';
 import type { AttemptOutput } from './attempt.js';
 
@@ -14,6 +14,19 @@ import type { AttemptOutput } from './attempt.js';
 const MAX_SCANNED_BYTES = 16_384;
 const MAX_ID_LENGTH = 256;
 const utf8 = new TextDecoder();
+
+/**
+ * The default `providerId`: a string `id` at the top of a JSON body. Here,
+ * not in policy/reconcile.ts: every attempt may read it, while the rest of
+ * that module is needed only once an operation is reconciled (it travels in
+ * the chunk loaded then).
+ */
+export function bodyId(answer: ProviderAnswer): string | undefined {
+  const data = answer.data as { id?: unknown } | null | undefined;
+  return typeof data === 'object' && data !== null && typeof data.id === 'string' && data.id !== ''
+    ? data.id
+    : undefined;
+}
 
 export function providerIdOf(
   output: AttemptOutput,

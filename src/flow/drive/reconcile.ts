@@ -11,10 +11,23 @@
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import { readAnswer } from '../../policy/reconcile.js';
-import { applyVerdict, reconcileContext, reconciledResult, type Verdict, versionOf } from '../decide/reconcile.js';
+import {
+  applyVerdict,
+  type DecideKit,
+  reconcileContext,
+  reconciledResult,
+  type Verdict,
+  versionOf,
+} from '../decide/reconcile.js';
 import type { Engine } from '../engine/engine.js';
-import { describe } from './outcome.js';
-import { pause } from './waits.js';
+import type { describe } from './outcome.js';
+import type { pause } from './waits.js';
+
+/** What this module uses of the client's code, handed over, not imported (see flow/calls/reconcile-kit.ts). */
+export interface DriveKit extends DecideKit {
+  describe: typeof describe;
+  pause: typeof pause;
+}
 
 /**
  * One check of `record` (as read) by `rule`'s hook, within the rule's
@@ -22,15 +35,16 @@ import { pause } from './waits.js';
  * the client closes mid-check, with the record unchanged (nothing is known).
  */
 export async function checkWithHook(
+  kit: DriveKit,
   engine: Engine,
   record: OperationRecord,
   rule: ResolvedPolicy,
 ): Promise<OperationRecord> {
   const hook = rule.reconcile;
   if (hook === undefined || record.state !== 'unknown') return record;
-  const verdict = await ask(engine, rule, record);
+  const verdict = await ask(kit, engine, rule, record);
   if (verdict === undefined) return record;
-  return writeVerdict(engine, record, verdict, rule);
+  return writeVerdict(kit, engine, record, verdict, rule);
 }
 
 /**
@@ -39,6 +53,7 @@ export async function checkWithHook(
  * reopened it meanwhile). Resolves with the record as stored.
  */
 export async function writeVerdict(
+  kit: DriveKit,
   engine: Engine,
   read: OperationRecord,
   verdict: Verdict,
@@ -48,7 +63,7 @@ export async function writeVerdict(
   const stored = await engine.store.update(read.key, (current) => {
     if (current === undefined || current.state !== 'unknown' || versionOf(current) !== versionOf(read)) return current;
     written = true;
-    return applyVerdict(current, verdict, engine.runtime.now(), rule.recheck, rule.retainMs);
+    return applyVerdict(current, verdict, engine.runtime.now(), rule.recheck, rule.retainMs, kit);
   });
   const record = stored ?? read;
   if (written && engine.events.listens('reconciled')) {
@@ -66,7 +81,13 @@ export async function writeVerdict(
 }
 
 /** The hook's verdict; `undefined` when the client closed before it answered. */
-async function ask(engine: Engine, rule: ResolvedPolicy, record: OperationRecord): Promise<Verdict | undefined> {
+async function ask(
+  kit: DriveKit,
+  engine: Engine,
+  rule: ResolvedPolicy,
+  record: OperationRecord,
+): Promise<Verdict | undefined> {
+  const { describe, pause } = kit;
   const hook = rule.reconcile as NonNullable<ResolvedPolicy['reconcile']>;
   const timer = new AbortController();
   try {
@@ -87,7 +108,7 @@ async function ask(engine: Engine, rule: ResolvedPolicy, record: OperationRecord
     if ('invalid' in read) return failed(engine, read.invalid);
     if (read.applied === true) {
       try {
-        reconciledResult(read.result, 0);
+        reconciledResult(read.result, 0, kit);
       } catch (error) {
         return failed(engine, `reconcile answered { applied: true } with ${describe(error)}`);
       }

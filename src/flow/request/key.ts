@@ -9,7 +9,7 @@ import canonicalize from 'canonicalize';
 import { v5 as uuidv5 } from 'uuid';
 import { InvalidRequestError } from '../../errors.js';
 import type { StoredBody } from '../../model.js';
-import { type Runtime, systemRuntime } from '../../runtime.js';
+import { formatUuid, type Runtime, systemRuntime } from '../../runtime.js';
 
 /** Characters allowed in a caller-given key: safe in headers, URLs and file names. */
 const KEY_PATTERN = /^[A-Za-z0-9_\-.:]+$/;
@@ -96,13 +96,9 @@ function canonicalIdentity(input: DeriveKeyInput): string {
   return text;
 }
 
-/** Formats 16 bytes as an RFC 9562 UUIDv8 (custom) by setting version and variant bits. */
+/** Formats 16 bytes as an RFC 9562 UUIDv8 (custom). */
 function uuidV8(bytes: Uint8Array): string {
-  const b = Uint8Array.from(bytes);
-  b[6] = ((b[6] ?? 0) & 0x0f) | 0x80;
-  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
-  const hex = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return formatUuid(bytes, 8);
 }
 
 /**
@@ -130,7 +126,7 @@ export async function fingerprintOf(
  * The text hashed: RFC 8785 canonical JSON of `{ method, url, body }`, where
  * `body` is `null` or `{ json: <value> }`, `{ text }` or `{ base64 }`. The
  * wrapper's keys are in their canonical order already (`body`, `method`,
- * `url`), so only its values go through `canonicalize`: the same text as
+ * `url`), so only its values go through `canonical`: the same text as
  * canonicalising the whole object, without a key sort and a `Set` per key on
  * every request. Never change the text: stored fingerprints must keep matching.
  */
@@ -150,10 +146,29 @@ function fingerprintBody(body: StoredBody | undefined): string {
   }
 }
 
+/** Characters that are half of a UTF-16 pair without the other half (`u` mode sees a whole pair as one code point). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * RFC 8785 canonical JSON of JSON data (strings, `JSON.parse` output): byte
+ * for byte what `canonicalize` makes of it (test/flow/request/key.test.ts
+ * holds them together), without its cases for what JSON data never holds
+ * (`toJSON`, `undefined`, cycles), so the send path does not carry it.
+ * Refuses what it refuses: a lone surrogate, a number that is not finite
+ * (`JSON.parse('1e400')` is `Infinity`).
+ */
 function canonical(value: unknown): string {
-  const text = canonicalize(value);
-  if (text === undefined) throw new InvalidRequestError('body', 'cannot be serialised');
-  return text;
+  if (typeof value === 'string' && LONE_SURROGATE.test(value))
+    throw new InvalidRequestError('body', 'cannot be fingerprinted: it holds a lone surrogate');
+  if (typeof value === 'number' && !Number.isFinite(value))
+    throw new InvalidRequestError('body', 'cannot be fingerprinted: it holds a number that is not finite');
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  const object = value as Record<string, unknown>;
+  return `{${Object.keys(object)
+    .sort()
+    .map((key) => `${canonical(key)}:${canonical(object[key])}`)
+    .join(',')}}`;
 }
 
 function utf8(text: string): Uint8Array<ArrayBuffer> {

@@ -239,7 +239,7 @@ function storableHeaders(
     if (denied.has(lower)) {
       throw new InvalidRequestError(
         field,
-        'credentials are never stored with an operation; supply them with the client `headers` callback',
+        'credentials are never stored: send them from the client `headers` callback',
       );
     }
     if (lower === policy.profile.keyHeader.toLowerCase()) {
@@ -250,7 +250,7 @@ function storableHeaders(
     if (!STORED_HEADERS.includes(lower) && !policy.storeHeaders.includes(lower)) {
       throw new InvalidRequestError(
         field,
-        `only ${STORED_HEADERS.join(', ')} and the names in the endpoint option \`storeHeaders\` are stored with an operation; send other headers from the client \`headers\` callback (called for every attempt, never stored), or add the name to \`storeHeaders\``,
+        `is not stored (only ${STORED_HEADERS.join(', ')} and \`storeHeaders\` names are): send it from the client \`headers\` callback, or add it to \`storeHeaders\``,
       );
     }
     headers[lower] = value;
@@ -276,7 +276,7 @@ function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
   if (body instanceof ArrayBuffer) return { encoding: 'base64', data: bytesToBase64(new Uint8Array(body)) };
   throw new InvalidRequestError(
     'body',
-    `must be a string, Uint8Array or ArrayBuffer (got ${kindOf(body)}): the exact bytes are stored and resent after a crash, and a stream can be read only once while FormData, Blob and URLSearchParams are not bytes yet; serialise it first, or send JSON as \`json\``,
+    `must be a string, Uint8Array or ArrayBuffer (got ${kindOf(body)}): its bytes are stored and resent after a crash, and a stream can be read only once; serialise it, or pass \`json\``,
   );
 }
 

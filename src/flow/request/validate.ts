@@ -65,10 +65,7 @@ export function checkUrl(url: URL, storeQuery: readonly string[]): void {
     fail('url', `${url.protocol} is not http: or https:`);
   }
   if (url.username !== '' || url.password !== '') {
-    fail(
-      'url',
-      'credentials in the URL (user:password@) are never stored; supply them with the client `headers` callback',
-    );
+    fail('url', 'credentials (user:password@) are never stored: send them from the client `headers` callback');
   }
   if (BAD_PORTS.has(url.port)) fail('url', `port ${url.port} is blocked by fetch`);
   for (const name of new Set(url.searchParams.keys())) {
@@ -79,7 +76,7 @@ export function checkUrl(url: URL, storeQuery: readonly string[]): void {
     ) {
       fail(
         `url.query.${name}`,
-        'looks like a credential, and credentials are never stored: send it in a header from the client `headers` callback, or allow the name with the endpoint option `storeQuery`',
+        'looks like a credential, never stored: send it from the client `headers` callback, or allow it in `storeQuery`',
       );
     }
   }
@@ -123,10 +120,7 @@ const isSignal = (value: unknown): boolean =>
 export function checkResponseSchema(schema: unknown): void {
   const standard = (schema as { '~standard'?: { validate?: unknown } } | null | undefined)?.['~standard'];
   if (schema === undefined || typeof standard?.validate === 'function') return;
-  fail(
-    'responseSchema',
-    'must be a Standard Schema (`~standard.validate` a function: zod >= 3.24, valibot, arktype); wrap a parse-only one (older zod, yup)',
-  );
+  fail('responseSchema', 'must be a Standard Schema (zod >= 3.24, valibot, arktype); wrap a parse-only one');
 }
 
 /** Nesting allowed in `meta`: deeper is a mistake (or a cycle in disguise), not metadata. */

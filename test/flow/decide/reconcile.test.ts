@@ -6,6 +6,7 @@
  * server and a file store in test/client/reconcile.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { RECONCILE_KIT } from '../../../src/flow/calls/reconcile-kit.js';
 import { mayHaveTakenEffect } from '../../../src/flow/decide/decide.js';
 import {
   applyVerdict,
@@ -64,6 +65,7 @@ describe('applyVerdict', () => {
       NOW,
       RECHECK,
       RETAIN_MS,
+      RECONCILE_KIT,
     );
     expect(before).toEqual(copy);
     expect(after.state).toBe('succeeded');
@@ -86,7 +88,14 @@ describe('applyVerdict', () => {
   });
 
   it('applied without a result: a 200 with no body', () => {
-    const after = applyVerdict(unknownRecord(), { by: 'settle', answer: { applied: true } }, NOW, RECHECK, RETAIN_MS);
+    const after = applyVerdict(
+      unknownRecord(),
+      { by: 'settle', answer: { applied: true } },
+      NOW,
+      RECHECK,
+      RETAIN_MS,
+      RECONCILE_KIT,
+    );
     expect(after.result).toEqual({ status: 200, headers: {}, replayed: false, receivedAt: NOW, reconciled: true });
     expect(after.reconciliation).toEqual({
       count: 1,
@@ -98,7 +107,14 @@ describe('applyVerdict', () => {
   it('not applied: failed, reason not_applied, and nothing may have taken effect any more', () => {
     const before = unknownRecord();
     expect(mayHaveTakenEffect(before)).toBe(true);
-    const after = applyVerdict(before, { by: 'hook', answer: { applied: false } }, NOW, RECHECK, RETAIN_MS);
+    const after = applyVerdict(
+      before,
+      { by: 'hook', answer: { applied: false } },
+      NOW,
+      RECHECK,
+      RETAIN_MS,
+      RECONCILE_KIT,
+    );
     expect(after.state).toBe('failed');
     expect(after.failure).toMatchObject({ reason: 'not_applied', mayHaveTakenEffect: false });
     expect(after.failure?.remediation).toMatch(/Safe to send as a new operation/);
@@ -110,7 +126,14 @@ describe('applyVerdict', () => {
     let record = unknownRecord();
     const due: Array<number | undefined> = [];
     for (let i = 0; i < 4; i++) {
-      record = applyVerdict(record, { by: 'hook', answer: { applied: 'unknown' } }, NOW, RECHECK, RETAIN_MS);
+      record = applyVerdict(
+        record,
+        { by: 'hook', answer: { applied: 'unknown' } },
+        NOW,
+        RECHECK,
+        RETAIN_MS,
+        RECONCILE_KIT,
+      );
       expect(record.state).toBe('unknown');
       due.push(record.reconciliation?.nextCheckAt);
     }
@@ -127,6 +150,7 @@ describe('applyVerdict', () => {
       NOW,
       RECHECK,
       RETAIN_MS,
+      RECONCILE_KIT,
     );
     expect(after.state).toBe('unknown');
     expect(after.reconciliation).toEqual({
@@ -142,7 +166,14 @@ describe('applyVerdict', () => {
     let record = unknownRecord();
     const many = { maxChecks: 1_000, delayMs: 1, maxDelayMs: 1 };
     for (let i = 0; i < MAX_KEPT_VERDICTS + 5; i++) {
-      record = applyVerdict(record, { by: 'hook', answer: { applied: 'unknown' } }, NOW + i, many, RETAIN_MS);
+      record = applyVerdict(
+        record,
+        { by: 'hook', answer: { applied: 'unknown' } },
+        NOW + i,
+        many,
+        RETAIN_MS,
+        RECONCILE_KIT,
+      );
     }
     expect(record.reconciliation?.history).toHaveLength(MAX_KEPT_VERDICTS);
     expect(record.reconciliation?.history[0]?.at).toBe(NOW + 5);
@@ -215,11 +246,11 @@ describe('what the hook is told and may answer', () => {
   });
 
   it('a reconciled result keeps no credentials and refuses what is not JSON', () => {
-    const result = reconciledResult({ headers: { 'Set-Cookie': 'a=b', 'Request-Id': 'req_1' } }, NOW);
+    const result = reconciledResult({ headers: { 'Set-Cookie': 'a=b', 'Request-Id': 'req_1' } }, NOW, RECONCILE_KIT);
     expect(result.headers).toEqual({ 'request-id': 'req_1' });
-    expect(() => reconciledResult({ data: 10n }, NOW)).toThrow();
-    expect(() => reconciledResult({ data: () => 1 }, NOW)).toThrow(/plain JSON/);
-    expect(() => reconciledResult({ headers: { a: 1 as unknown as string } }, NOW)).toThrow(/headers.a/);
+    expect(() => reconciledResult({ data: 10n }, NOW, RECONCILE_KIT)).toThrow();
+    expect(() => reconciledResult({ data: () => 1 }, NOW, RECONCILE_KIT)).toThrow(/plain JSON/);
+    expect(() => reconciledResult({ headers: { a: 1 as unknown as string } }, NOW, RECONCILE_KIT)).toThrow(/headers.a/);
   });
 });
 

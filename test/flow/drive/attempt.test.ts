@@ -1,17 +1,14 @@
 /**
- * The transport path of one attempt: ky resolves the request, but the body
- * and the abort signal go straight to `fetch(url, init)` (see flow/transport/transport.ts
- * and BENCHMARKS.md). If a ky upgrade stopped forwarding the side option to
- * its `fetch`, requests would leave without their body: these tests say so.
+ * The transport path of one attempt: the request is built (and refused
+ * there, before anything left, when it cannot be), then its URL, method and
+ * headers go to `fetch(url, init)` with the body and the abort signal (see
+ * flow/transport/transport.ts and BENCHMARKS.md).
  */
-import type { KyInstance } from 'ky';
 import { describe, expect, it, vi } from 'vitest';
 import { performAttempt } from '../../../src/flow/drive/attempt.js';
 import type { Connectivity } from '../../../src/flow/engine/engine.js';
 import {
   defaultTransport,
-  directFetch,
-  kyTransport,
   type Transport,
   type TransportContext,
   type TransportRequest,
@@ -25,7 +22,7 @@ interface Seen {
   init: RequestInit | undefined;
 }
 
-function recordingKy(answer: () => Response) {
+function recordingFetch(answer: () => Response) {
   const seen: Seen[] = [];
   const fetch: typeof globalThis.fetch = async (input, init) => {
     seen.push({ input, init });
@@ -37,7 +34,7 @@ function recordingKy(answer: () => Response) {
 
 describe('performAttempt transport', () => {
   it('sends fetch(url, init) with the stored bytes, the headers and a signal', async () => {
-    const { http, seen } = recordingKy(
+    const { http, seen } = recordingFetch(
       () => new Response('{"ok":true}', { status: 201, headers: { 'content-type': 'application/json' } }),
     );
     const output = await performAttempt(http, systemRuntime, {
@@ -65,7 +62,7 @@ describe('performAttempt transport', () => {
   });
 
   it('sends bytes bodies as bytes, and no body for a GET', async () => {
-    const { http, seen } = recordingKy(() => new Response(null, { status: 204 }));
+    const { http, seen } = recordingFetch(() => new Response(null, { status: 204 }));
     await performAttempt(http, systemRuntime, {
       request: {
         method: 'PUT',
@@ -126,24 +123,14 @@ function shaped(fields: Partial<Record<'type' | 'status' | 'redirected' | 'url',
 }
 
 describe('performAttempt: redirects are never followed', () => {
-  it('every attempt asks fetch for redirect: manual, whatever the init said', async () => {
-    const { http, seen } = recordingKy(() => new Response(null, { status: 204 }));
+  it("every attempt asks fetch for redirect: manual (a fetch that is not Node's own)", async () => {
+    const { http, seen } = recordingFetch(() => new Response(null, { status: 204 }));
     await performAttempt(http, systemRuntime, post());
     expect(seen[0]?.init?.redirect).toBe('manual');
-    const calls: Array<RequestInit | undefined> = [];
-    const direct = directFetch(() => async (_input, init) => {
-      calls.push(init);
-      return new Response(null);
-    });
-    await direct(new Request('https://a.test/', { method: 'POST' }), {
-      redirect: 'follow',
-      oncelyDirect: { body: null, signal: new AbortController().signal },
-    } as RequestInit);
-    expect(calls[0]?.redirect).toBe('manual');
   });
 
   it('a 3xx is a redirect observation with its Location, read once', async () => {
-    const { http, seen } = recordingKy(
+    const { http, seen } = recordingFetch(
       () => new Response('moved', { status: 307, headers: { location: 'https://evil.test/take' } }),
     );
     const output = await performAttempt(http, systemRuntime, post());
@@ -153,13 +140,13 @@ describe('performAttempt: redirects are never followed', () => {
   });
 
   it("a browser's opaqueredirect (status 0) and a fetch that followed anyway", async () => {
-    const opaque = recordingKy(() => shaped({ type: 'opaqueredirect', status: 0 }));
+    const opaque = recordingFetch(() => shaped({ type: 'opaqueredirect', status: 0 }));
     expect((await performAttempt(opaque.http, systemRuntime, post())).observation).toEqual({
       kind: 'redirect',
       status: undefined,
       location: undefined,
     });
-    const followed = recordingKy(() => shaped({ redirected: true, url: 'https://b.test/landed' }, 201));
+    const followed = recordingFetch(() => shaped({ redirected: true, url: 'https://b.test/landed' }, 201));
     expect((await performAttempt(followed.http, systemRuntime, post())).observation).toMatchObject({
       kind: 'redirect',
       location: 'https://b.test/landed',
@@ -210,7 +197,7 @@ describe('performAttempt: the signal after an answer', () => {
 
 describe('performAttempt: a request that cannot be built was never sent', () => {
   it('a header value with CR/LF (from the headers callback) is not_sent; fetch is not called', async () => {
-    const { http, seen } = recordingKy(() => new Response(null));
+    const { http, seen } = recordingFetch(() => new Response(null));
     const output = await performAttempt(http, systemRuntime, post({ extraHeaders: { authorization: 'a\r\nb: c' } }));
     expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'not', code: 'INVALID_REQUEST' });
     expect(seen).toHaveLength(0);
@@ -218,12 +205,15 @@ describe('performAttempt: a request that cannot be built was never sent', () => 
     expect(named.observation).toMatchObject({ sent: 'not' });
   });
 
-  it('an error thrown while ky builds the request is not_sent', async () => {
-    const throwing = (() => {
-      throw new TypeError('Request cannot be constructed');
-    }) as unknown as KyInstance;
-    const output = await performAttempt(kyTransport(throwing), systemRuntime, post());
-    expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'not' });
+  it('a URL the request cannot be built with is not_sent; fetch is not called', async () => {
+    const { http, seen } = recordingFetch(() => new Response(null));
+    const output = await performAttempt(
+      http,
+      systemRuntime,
+      post({ request: { method: 'POST', url: 'https://[bad/payments', headers: {}, body: undefined } }),
+    );
+    expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'not', code: 'INVALID_REQUEST' });
+    expect(seen).toHaveLength(0);
   });
 });
 
@@ -237,7 +227,7 @@ describe('performAttempt: bodies are read up to maxResponseBytes', () => {
         controller.enqueue(chunk.slice());
       },
     });
-    const { http } = recordingKy(() => new Response(stream, { status }));
+    const { http } = recordingFetch(() => new Response(stream, { status }));
     return { http, pulls: () => pulls };
   }
 
@@ -257,7 +247,7 @@ describe('performAttempt: bodies are read up to maxResponseBytes', () => {
   });
 
   it('a body exactly at the cap is whole', async () => {
-    const { http } = recordingKy(() => new Response(new Uint8Array(4_096).fill(65), { status: 201 }));
+    const { http } = recordingFetch(() => new Response(new Uint8Array(4_096).fill(65), { status: 201 }));
     const output = await performAttempt(http, systemRuntime, post({ maxResponseBytes: 4_096 }));
     expect(output.bytes).toHaveLength(4_096);
     expect(output.observation).not.toHaveProperty('bodyTruncatedAtBytes');

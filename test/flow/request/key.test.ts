@@ -155,6 +155,11 @@ describe('fingerprintText: the canonical JSON of { method, url, body }, built wi
     ],
     ['PUT', 'https://a.test/"quoted"\\', { encoding: 'json', text: '  [1e3, -0, 0.1, "\\u2028", true]  ' }],
     ['PATCH', 'https://a.test/x', { encoding: 'json', text: '"just a string"' }],
+    [
+      'POST',
+      'https://a.test/x',
+      { encoding: 'json', text: '{"z":[],"__proto__":{"x":1},"é":{},"\\ud83d\\ude00":5e-7,"a":1.5e21,"A":-1e-7}' },
+    ],
     ['POST', 'https://a.test/x', { encoding: 'text', text: 'a=1&b=2\n"☕"' }],
     ['POST', 'https://a.test/x', { encoding: 'base64', data: 'AAEC/w==' }],
   ];
@@ -179,5 +184,14 @@ describe('fingerprintText: the canonical JSON of { method, url, body }, built wi
   it('refuses what canonicalize refuses: a lone surrogate in a text body', () => {
     expect(() => fingerprintText('POST', 'https://a.test/x', { encoding: 'text', text: 'a\uD800b' })).toThrow();
     expect(() => wholeObject('POST', 'https://a.test/x', { encoding: 'text', text: 'a\uD800b' })).toThrow();
+  });
+
+  it('refuses what canonicalize refuses inside JSON: a lone surrogate in a key, a number past double range', () => {
+    for (const text of ['{"a\\ud800":1}', '[1e400]']) {
+      expect(() => fingerprintText('POST', 'https://a.test/x', { encoding: 'json', text }), text).toThrow(
+        /body.*cannot be fingerprinted/,
+      );
+      expect(() => wholeObject('POST', 'https://a.test/x', { encoding: 'json', text }), text).toThrow();
+    }
   });
 });
