@@ -60,9 +60,15 @@ const EMPTY = new Uint8Array(0);
 export class IdempotencyCore<Tx> {
   readonly #o: Resolved<Tx>;
   readonly #heartbeats: Heartbeats;
+  /** The one route's path when it has no wildcard (`/payments`): a request for exactly it needs no matcher. */
+  readonly #literalPath: string | undefined;
 
   constructor(resolved: Resolved<Tx>) {
     this.#o = resolved;
+    const only = resolved.routes.length === 1 ? resolved.routes[0] : undefined;
+    const segments = only?.pattern.segments;
+    this.#literalPath =
+      segments === undefined || segments.some((s) => s === '*' || s === '**') ? undefined : `/${segments.join('/')}`;
     const shortestLeaseMs = Math.min(...resolved.routes.map((r) => r.leaseMs));
     this.#heartbeats = new Heartbeats(resolved.store, resolved.schedule, shortestLeaseMs);
   }
@@ -98,6 +104,10 @@ export class IdempotencyCore<Tx> {
     // One route (the common case): no ranking to do.
     if (routes.length === 1) {
       const only = routes[0] as ResolvedRoute;
+      // `method` is upper case already, as patterns hold it; any other path goes through the matcher.
+      if (pathname === this.#literalPath && (only.pattern.method === undefined || only.pattern.method === method)) {
+        return only;
+      }
       return matchesEndpoint(only.pattern, method, pathname) ? only : undefined;
     }
     return routes[

@@ -10,9 +10,13 @@
  *
  * One timer per guard, not one per request: the running claims sit in a
  * set, and a tick every sixth of the shortest lease renews those due (a
- * handler that finishes within a sixth of its lease is never renewed). The
- * timer runs only while some handler does: every path that ends a run
- * removes its claim from the set (`stop`), and the last one out cancels it.
+ * handler that finishes within a sixth of its lease is never renewed).
+ * Every path that ends a run removes its claim from the set (`stop`). The
+ * timer is not cancelled when the set empties: a busy server's set empties
+ * between most requests, and a timer made and cancelled per request cost
+ * more than the rest of the renewal. A tick that finds the set empty arms
+ * no next one, so the timer outlives the last run by one tick at most (and
+ * never keeps a Node.js process alive: `scheduleWithTimers` unrefs it).
  */
 import type { Claim, IdempotencyStore } from './store.js';
 
@@ -34,8 +38,8 @@ export class Heartbeats {
   readonly #tickMs: number;
   readonly #running = new Set<Beat>();
   #tick = 0;
-  /** Cancels the pending tick; set while some handler runs. */
-  #cancel: (() => void) | undefined;
+  /** A tick is scheduled. */
+  #armed = false;
 
   /** `shortestLeaseMs`: the shortest lease of any route, which sets the tick. */
   constructor(store: Pick<IdempotencyStore<unknown>, 'renew'>, schedule: Schedule, shortestLeaseMs: number) {
@@ -54,15 +58,15 @@ export class Heartbeats {
       renewing: false,
     };
     this.#running.add(beat);
-    this.#cancel ??= this.#schedule(this.#tickMs, this.#onTick);
+    this.#armed ||= this.#arm();
     return () => {
       this.#running.delete(beat);
-      // Nothing runs any more: no timer is left behind.
-      if (this.#running.size === 0) {
-        this.#cancel?.();
-        this.#cancel = undefined;
-      }
     };
+  }
+
+  #arm(): true {
+    this.#schedule(this.#tickMs, this.#onTick);
+    return true;
   }
 
   /** Claims being renewed now (for tests). */
@@ -88,7 +92,8 @@ export class Heartbeats {
         },
       );
     }
-    this.#cancel = this.#running.size > 0 ? this.#schedule(this.#tickMs, this.#onTick) : undefined;
+    // Nothing runs any more: no next tick (the next `start` arms one).
+    this.#armed = this.#running.size > 0 && this.#arm();
   };
 }
 

@@ -3,6 +3,17 @@
  * the Map with no `await` between them, so it is atomic within the
  * process (JavaScript runs one callback at a time). Time comes from the
  * injected clock, so a test moves leases and retention without waiting.
+ *
+ * It keeps every record for its retention (a day by default: tens of
+ * thousands of records on a busy server), and the garbage collector copies
+ * each new one twice before it settles, then visits it on every full
+ * collection. So a record is kept small, one object where it can be: the
+ * outcome folded into it, times as small integers (milliseconds since the
+ * store was made, which the engine stores inline, not as a boxed double),
+ * a small body as a one-byte string (one leaf object instead of a typed
+ * array, its buffer and the buffer's memory), and a header list shared
+ * with the records that stored the same one. A replay rebuilds the
+ * `StoredResponse` from these.
  */
 import * as z from 'zod';
 import type { Claim, ClaimRequest, ClaimResult, IdempotencyStore, StoredResponse } from './store.js';
@@ -23,14 +34,74 @@ export interface MemoryIdempotencyStoreOptions {
   sweepIntervalMs?: number;
 }
 
-interface Entry {
-  fingerprint: string;
-  epoch: number;
-  leaseUntil: number;
-  retainUntil: number;
-  atomic: boolean;
-  reported: boolean;
-  response: StoredResponse | undefined;
+type HeaderList = StoredResponse['headers'];
+
+const NO_HEADERS: HeaderList = Object.freeze([]);
+
+/** One record, its outcome in it. Times are milliseconds since the store's origin. */
+class Entry {
+  reported = false;
+  /** `undefined` until the outcome is stored; a string holds one byte per character. */
+  body: string | Uint8Array | undefined = undefined;
+  status = 0;
+  headers: HeaderList = NO_HEADERS;
+
+  constructor(
+    public fingerprint: string,
+    public epoch: number,
+    public leaseUntil: number,
+    public retainUntil: number,
+    public atomic: boolean,
+  ) {}
+}
+
+/** Bodies up to this many bytes are kept as strings (larger ones are few, and copying them costs more than it saves). */
+const STRING_BODY_MAX_BYTES = 1024;
+
+/** The bytes as a string of one character per byte (each code unit below 256: a one-byte string). */
+function packBody(bytes: Uint8Array): string | Uint8Array {
+  if (bytes.length > STRING_BODY_MAX_BYTES) return bytes;
+  return String.fromCharCode.apply(null, bytes as unknown as number[]);
+}
+
+function unpackBody(body: string | Uint8Array): Uint8Array {
+  if (typeof body !== 'string') return body;
+  const bytes = new Uint8Array(body.length);
+  for (let i = 0; i < body.length; i++) bytes[i] = body.charCodeAt(i);
+  return bytes;
+}
+
+/** How many distinct header lists are shared at once (a route answers with a few; a `Location` per response is never shared). */
+const SHARED_HEADER_LISTS = 16;
+
+/**
+ * Header lists as records keep them: the same list stored by many
+ * responses (`content-type: application/json`) is one frozen array they
+ * share, found by comparing against the few seen lately (no key to build).
+ */
+class HeaderLists {
+  readonly #lists: HeaderList[] = [];
+  #next = 0;
+
+  of(headers: HeaderList): HeaderList {
+    if (headers.length === 0) return NO_HEADERS;
+    for (const list of this.#lists) if (sameHeaderList(list, headers)) return list;
+    const own = Object.freeze(headers.map(([name, value]) => Object.freeze([name, value] as const)));
+    // The oldest list makes room: records that hold it keep it.
+    this.#lists[this.#next] = own;
+    this.#next = (this.#next + 1) % SHARED_HEADER_LISTS;
+    return own;
+  }
+}
+
+function sameHeaderList(a: HeaderList, b: HeaderList): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as readonly [string, string];
+    const y = b[i] as readonly [string, string];
+    if (x[0] !== y[0] || x[1] !== y[1]) return false;
+  }
+  return true;
 }
 
 const schema = z.strictObject({
@@ -48,15 +119,24 @@ const id = (scope: string, key: string) => (key.includes('\n') ? JSON.stringify(
 
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
-  readonly #now: () => number;
+  readonly #headerLists = new HeaderLists();
+  readonly #clock: () => number;
+  /** The clock's reading when the store was made: record times count from it. */
+  readonly #origin: number;
   readonly #sweepIntervalMs: number;
   #sweptAt: number;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
     const parsed = parseOptions(schema, options, 'memoryIdempotencyStore');
-    this.#now = parsed.now ?? Date.now;
+    this.#clock = parsed.now ?? Date.now;
+    this.#origin = this.#clock();
     this.#sweepIntervalMs = parsed.sweepIntervalMs ?? 60_000;
-    this.#sweptAt = this.#now();
+    this.#sweptAt = 0;
+  }
+
+  /** Milliseconds since the store was made (a small integer for weeks). */
+  #now(): number {
+    return this.#clock() - this.#origin;
   }
 
   /** Records held (expired ones too, until swept). */
@@ -75,19 +155,20 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const entryId = id(request.scope, request.key);
     const entry = this.#entries.get(entryId);
     if (entry === undefined || entry.retainUntil <= now) {
-      this.#entries.set(entryId, {
-        fingerprint: request.fingerprint,
-        epoch: (entry?.epoch ?? 0) + 1,
-        leaseUntil: now + request.leaseMs,
-        retainUntil: now + request.retentionMs,
-        atomic: request.atomic,
-        reported: false,
-        response: undefined,
-      });
-      return { kind: 'claimed', epoch: (entry?.epoch ?? 0) + 1, rerun: false };
+      const epoch = (entry?.epoch ?? 0) + 1;
+      this.#entries.set(
+        entryId,
+        new Entry(request.fingerprint, epoch, now + request.leaseMs, now + request.retentionMs, request.atomic),
+      );
+      return { kind: 'claimed', epoch, rerun: false };
     }
     if (entry.fingerprint !== request.fingerprint) return { kind: 'mismatch' };
-    if (entry.response !== undefined) return { kind: 'completed', response: entry.response };
+    if (entry.body !== undefined) {
+      return {
+        kind: 'completed',
+        response: { status: entry.status, headers: entry.headers, body: unpackBody(entry.body) },
+      };
+    }
     if (entry.leaseUntil > now) return { kind: 'in_progress', leaseRemainingMs: entry.leaseUntil - now };
     if (request.rerunAbandoned || entry.atomic) {
       entry.epoch += 1;
@@ -103,12 +184,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   #owned(claim: Claim): Entry | undefined {
     const entry = this.#entries.get(id(claim.scope, claim.key));
-    return entry !== undefined && entry.epoch === claim.epoch && entry.response === undefined ? entry : undefined;
+    return entry !== undefined && entry.epoch === claim.epoch && entry.body === undefined ? entry : undefined;
   }
 
   complete(claim: Claim, response: StoredResponse): Promise<boolean> {
     const entry = this.#owned(claim);
-    if (entry !== undefined) entry.response = response;
+    if (entry !== undefined) {
+      entry.status = response.status;
+      entry.headers = this.#headerLists.of(response.headers);
+      entry.body = packBody(response.body);
+    }
     return Promise.resolve(entry !== undefined);
   }
 

@@ -197,58 +197,144 @@ function runDownstream(
     (req as { _body?: boolean })._body = true;
   }
   return new Promise<Answer<HeaderSource>>((resolve, reject) => {
-    const original = { writeHead: res.writeHead, write: res.write, end: res.end };
-    const chunks: Uint8Array[] = [];
-    const restore = () => Object.assign(res, original);
-    res.writeHead = (status: number, ...rest: unknown[]) => {
-      res.statusCode = status;
-      const headers = rest.find((r) => typeof r === 'object' && r !== null);
-      if (Array.isArray(headers)) {
-        for (let i = 0; i + 1 < headers.length; i += 2)
-          res.setHeader(String(headers[i]), headers[i + 1] as HeaderValue);
-      } else if (headers !== undefined) {
-        for (const [name, value] of Object.entries(headers)) res.setHeader(name, value as HeaderValue);
-      }
-      return res;
-    };
-    res.write = (chunk: unknown, ...rest: unknown[]) => {
-      chunks.push(toBytes(chunk, typeof rest[0] === 'string' ? rest[0] : undefined));
-      const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
-      callback?.();
-      return true;
-    };
-    res.end = (...args: unknown[]) => {
-      restore();
-      try {
-        const [chunk, encoding] = args;
-        if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(toBytes(chunk, encoding));
-        resolve({ status: res.statusCode, headers: headersView(res), body: concat(chunks) });
-      } catch (error) {
-        reject(error);
-      }
-      return res;
-    };
+    const capture = new ResponseCapture(res, resolve, reject);
     try {
       // Errors further down go to the framework's error handler, whose answer is captured like any other.
       next();
     } catch (error) {
-      restore();
+      capture.restore();
       reject(error);
     }
   });
 }
 
-/** `res`'s headers as storing reads them (lower-case names, several values joined), with no copy made. */
-function headersView(res: NodeResponseLike): HeaderSource {
-  return {
-    forEach(callback) {
-      const headers = res.getHeaders();
+type Methods = Pick<NodeResponseLike, 'writeHead' | 'write' | 'end'>;
+
+/**
+ * `res` with its `writeHead`, `write` and `end` replaced until `end`.
+ *
+ * Classes, not object literals, on purpose, here and for the answer: the
+ * engine may decide to allocate a literal's objects straight into the old
+ * generation once many of them outlive a minor collection, and an old
+ * object that points at `res` keeps the whole request (socket state,
+ * headers, buffers) alive through every minor collection until the next
+ * full one. Profiles of a loaded server showed exactly that: several
+ * kilobytes per request promoted, most of the guard's cost.
+ */
+class ResponseCapture {
+  readonly #res: NodeResponseLike;
+  readonly #resolve: (answer: Answer<HeaderSource>) => void;
+  readonly #reject: (error: unknown) => void;
+  /** `res`'s methods before the capture (its prototype's, usually). */
+  readonly #original: OriginalMethods;
+  #first: Uint8Array | undefined = undefined;
+  #more: Uint8Array[] | undefined = undefined;
+
+  constructor(
+    res: NodeResponseLike,
+    resolve: (answer: Answer<HeaderSource>) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#res = res;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#original = new OriginalMethods(res.writeHead, res.write, res.end);
+    res.writeHead = (status: number, ...rest: unknown[]) => this.#writeHead(status, rest);
+    res.write = (chunk: unknown, ...rest: unknown[]) => this.#write(chunk, rest);
+    res.end = (...args: unknown[]) => this.#end(args);
+  }
+
+  /**
+   * Gives `res` its methods back, as own properties: deleting them would
+   * turn `res` into a slow dictionary object whenever anything (`statusCode`,
+   * a framework's field) was added to it after them.
+   */
+  restore(): void {
+    const res = this.#res;
+    const original = this.#original;
+    res.writeHead = original.writeHead;
+    res.write = original.write;
+    res.end = original.end;
+  }
+
+  #push(bytes: Uint8Array): void {
+    if (this.#first === undefined) {
+      this.#first = bytes;
+      return;
+    }
+    this.#more ??= [this.#first];
+    this.#more.push(bytes);
+  }
+
+  #writeHead(status: number, rest: unknown[]): NodeResponseLike {
+    const res = this.#res;
+    res.statusCode = status;
+    const headers = rest.find((r) => typeof r === 'object' && r !== null);
+    if (Array.isArray(headers)) {
+      for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(String(headers[i]), headers[i + 1] as HeaderValue);
+    } else if (headers !== undefined) {
       for (const name in headers) {
-        const value = headers[name];
-        if (value !== undefined) callback(Array.isArray(value) ? value.join(', ') : String(value), name);
+        if (Object.hasOwn(headers, name)) res.setHeader(name, (headers as Record<string, HeaderValue>)[name]);
       }
-    },
-  };
+    }
+    return res;
+  }
+
+  #write(chunk: unknown, rest: unknown[]): boolean {
+    this.#push(toBytes(chunk, typeof rest[0] === 'string' ? rest[0] : undefined));
+    const callback = rest.find((r) => typeof r === 'function') as (() => void) | undefined;
+    callback?.();
+    return true;
+  }
+
+  #end(args: unknown[]): NodeResponseLike {
+    const res = this.#res;
+    this.restore();
+    try {
+      const [chunk, encoding] = args;
+      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') this.#push(toBytes(chunk, encoding));
+      const body = this.#more === undefined ? (this.#first ?? EMPTY) : concat(this.#more);
+      this.#resolve(new CapturedAnswer(res.statusCode, new ResponseHeaders(res), body));
+    } catch (error) {
+      this.#reject(error);
+    }
+    return res;
+  }
+}
+
+class OriginalMethods implements Methods {
+  constructor(
+    readonly writeHead: Methods['writeHead'],
+    readonly write: Methods['write'],
+    readonly end: Methods['end'],
+  ) {}
+}
+
+const EMPTY = new Uint8Array(0);
+
+class CapturedAnswer implements Answer<HeaderSource> {
+  constructor(
+    readonly status: number,
+    readonly headers: HeaderSource,
+    readonly body: Uint8Array,
+  ) {}
+}
+
+/** `res`'s headers as storing reads them (lower-case names, several values joined), with no copy made. */
+class ResponseHeaders implements HeaderSource {
+  readonly #res: NodeResponseLike;
+
+  constructor(res: NodeResponseLike) {
+    this.#res = res;
+  }
+
+  forEach(callback: (value: string, name: string) => void): void {
+    const headers = this.#res.getHeaders();
+    for (const name in headers) {
+      const value = headers[name];
+      if (value !== undefined) callback(Array.isArray(value) ? value.join(', ') : String(value), name);
+    }
+  }
 }
 
 function writeBody(res: NodeResponseLike, answer: Answer<HeaderSource>): void {

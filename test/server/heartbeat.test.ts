@@ -169,6 +169,42 @@ describe('Heartbeats', () => {
     expect(timers.pending).toBe(0);
   });
 
+  it('runs that start and end between ticks arm one timer, not one each; a tick with none running arms no next', async () => {
+    const clock = { now: 0 };
+    const timers = manualSchedule(clock);
+    let scheduled = 0;
+    const counted: typeof timers.schedule = (ms, fn) => {
+      scheduled += 1;
+      return timers.schedule(ms, fn);
+    };
+    const renewed: number[] = [];
+    const beats = new Heartbeats(
+      {
+        renew: async (claim) => {
+          renewed.push(claim.epoch);
+          return true;
+        },
+      },
+      counted,
+      6_000,
+    );
+    for (let epoch = 1; epoch <= 1_000; epoch++) beats.start({ scope: 's', key: 'k', epoch }, 6_000)();
+    expect(scheduled).toBe(1);
+    expect(beats.running).toBe(0);
+    clock.now += 1_000;
+    await timers.fire(clock.now); // the one tick: nothing runs, so nothing is renewed and no next tick is armed
+    expect(timers.pending).toBe(0);
+    expect(scheduled).toBe(1);
+    const stop = beats.start({ scope: 's', key: 'k', epoch: 1_001 }, 6_000); // a later run arms again
+    expect(scheduled).toBe(2);
+    for (let tick = 0; tick < 2; tick++) {
+      clock.now += 1_000;
+      await timers.fire(clock.now);
+    }
+    expect(renewed).toEqual([1_001]);
+    stop();
+  });
+
   it('the memory store renews only the epoch that owns the key, before its outcome', async () => {
     const clock = { now: 0 };
     const store = memoryIdempotencyStore({ now: () => clock.now });

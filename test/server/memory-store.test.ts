@@ -57,4 +57,54 @@ describe('memoryIdempotencyStore', () => {
     expect(await store.claim(claimOf('k'))).toEqual({ kind: 'abandoned', epoch: 1, firstReport: true });
     expect(await store.claim(claimOf('k'))).toEqual({ kind: 'abandoned', epoch: 1, firstReport: false });
   });
+
+  it('replays the exact bytes and headers it stored: every byte value, a large body, an empty one', async () => {
+    const store = memoryIdempotencyStore({ now: () => 0 });
+    const bodies = {
+      every: Uint8Array.from({ length: 256 }, (_, i) => 255 - i),
+      large: Uint8Array.from({ length: 5_000 }, (_, i) => (i * 7) % 256),
+      empty: new Uint8Array(0),
+    };
+    for (const [key, body] of Object.entries(bodies)) {
+      const { epoch } = (await store.claim(claimOf(key))) as { epoch: number };
+      const headers: [string, string][] = [
+        ['content-type', 'application/octet-stream'],
+        ['location', `/x/${key}`],
+      ];
+      expect(await store.complete({ scope: 's', key, epoch }, { status: 201, headers, body })).toBe(true);
+      headers[0] = ['content-type', 'text/plain']; // the caller's array, changed afterwards: not the record's
+    }
+    for (const [key, body] of Object.entries(bodies)) {
+      expect(await store.claim(claimOf(key))).toEqual({
+        kind: 'completed',
+        response: {
+          status: 201,
+          headers: [
+            ['content-type', 'application/octet-stream'],
+            ['location', `/x/${key}`],
+          ],
+          body,
+        },
+      });
+    }
+  });
+
+  it('records with the same header list share one copy; a different list gets its own', async () => {
+    const store = memoryIdempotencyStore({ now: () => 0 });
+    const json = (): [string, string][] => [['content-type', 'application/json']];
+    const replayed = [];
+    for (const [key, headers] of [
+      ['a', json()],
+      ['b', json()],
+      ['c', [['content-type', 'text/plain']] as [string, string][]],
+    ] as const) {
+      const { epoch } = (await store.claim(claimOf(key))) as { epoch: number };
+      await store.complete({ scope: 's', key, epoch }, { status: 200, headers, body: new Uint8Array([1]) });
+      replayed.push(((await store.claim(claimOf(key))) as { response: { headers: unknown } }).response.headers);
+    }
+    expect(replayed[0]).toBe(replayed[1]);
+    expect(replayed[2]).not.toBe(replayed[0]);
+    expect(replayed[2]).toEqual([['content-type', 'text/plain']]);
+    expect(Object.isFrozen(replayed[0])).toBe(true);
+  });
 });

@@ -251,6 +251,10 @@ describe.runIf(bin !== undefined)('oncely/server on PostgreSQL', () => {
         const again = await post(app, '/payments', { key: 'slow' });
         expect(again.headers.get('idempotent-replayed')).toBe('true');
         expect(app.effects).toHaveLength(1);
+        // The renewal timer outlives the last run by one tick at most, and arms no next one.
+        expect(timers.pending).toBeLessThanOrEqual(1);
+        clock.now += 10_000 / 6;
+        await timers.fire(clock.now);
         expect(timers.pending).toBe(0);
       } finally {
         await app.close();
