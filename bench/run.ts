@@ -7,7 +7,7 @@
  * (scripts/figures.ts).
  *
  *   npm run bench                      # everything (~25 minutes on an idle 2-core machine)
- *   npm run bench -- --only=outage     # some: overhead, outage, bundle, memory, fleet, server, resume-scale, file-store…
+ *   npm run bench -- --only=outage     # some: overhead, outage, bundle, memory, refused, fleet, server, resume-scale, file-store…
  *   npm run bench -- --quick           # a short smoke run; numbers are not meaningful
  */
 import { spawn } from 'node:child_process';
@@ -44,6 +44,8 @@ const BENCHMARKS: Benchmark[] = [
     .filter((f) => /^file-store.*\.ts$/.test(f))
     .sort()
     .map((f) => ({ id: f.replace(/(\.bench)?\.ts$/, ''), file: f, nodeFlags: ['--expose-gc'], writesSection: false })),
+  // Issue 32, item 3: a Node queue noticing that a refusing host is back (file and memory stores).
+  { id: 'refused', file: 'refused.ts', nodeFlags: [], writesSection: true },
   // Issue 29: PostgreSQL workers (1, 2, 4, 8 processes) draining one table; starts its own cluster.
   { id: 'fleet', file: 'fleet.ts', nodeFlags: [], writesSection: true },
   // Issue 30: oncely/server's overhead (its servers in their own process) and statements per request on PostgreSQL.
