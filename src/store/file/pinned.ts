@@ -24,8 +24,14 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { FileRead } from './io.js';
 
-/** Descriptors kept open per store handle: enough for every write in flight at 32 concurrent operations. */
-const MAX_PINNED = 64;
+/**
+ * Descriptors kept open per store handle: enough for every operation of a
+ * large release at once (a queue of 200 whose host came back after an
+ * outage writes them all within a second; with 64, most of those writes read
+ * their record from disk twice). Node raises the descriptor limit to the
+ * hard limit at start-up.
+ */
+const MAX_PINNED = 256;
 const CAN_PIN = process.platform !== 'win32';
 
 interface Pin {

@@ -16,6 +16,7 @@ import { type Journal, type JournalLine, nextRev } from './journal.js';
 import type { KeyedQueue } from './keyed-queue.js';
 import { fileNameFor, legacyFileNameFor, PENDING_SUFFIX } from './names.js';
 import { OwnedStoreError, type OwnerState } from './owner.js';
+import { ParsedRecords } from './parsed.js';
 import type { PinnedRecords } from './pinned.js';
 import type { Quarantine } from './quarantine.js';
 import { aheadOf, type ReadAhead } from './read-ahead.js';
@@ -57,6 +58,8 @@ export interface RecordFilesContext {
 export class RecordFiles {
   /** Durable writes and removals requested (for `fileStoreStats`). */
   commits = 0;
+  /** The records this handle validated last, by the text they came from (parsed.ts). */
+  readonly parsed = new ParsedRecords();
   readonly #c: RecordFilesContext;
 
   constructor(context: RecordFilesContext) {
@@ -128,7 +131,7 @@ export class RecordFiles {
     this.exclusive(name, async () => {
       const text = await this.readLocked(name);
       if (text === undefined) return undefined;
-      const checked = check(name, text);
+      const checked = this.parsed.check(name, text);
       if (checked.ok) return checked.record;
       await this.quarantineText(name, text, checked.problems);
       return undefined;
@@ -151,7 +154,7 @@ export class RecordFiles {
   async read(name: string): Promise<OperationRecord | undefined> {
     const found = this.#readFile(name);
     if (found.kind === 'missing') return undefined;
-    const checked = found.kind === 'text' ? check(name, found.text) : undefined;
+    const checked = found.kind === 'text' ? this.parsed.check(name, found.text) : undefined;
     return checked?.ok ? checked.record : this.recheck(name);
   }
 
@@ -197,26 +200,31 @@ export class RecordFiles {
     // the read under the claim finds that very text, so only an `unchanged` answer needs the file checked.
     const pinned = this.#c.pinned.peek(name);
     if (pinned !== undefined) {
-      const ahead = aheadOf(name, pinned, fn);
+      const ahead = aheadOf(name, pinned, fn, this.#check);
       if (ahead.kind === 'change') return ahead;
     }
     const found = this.#readFile(name);
     if (found.kind === 'odd') return { kind: 'unknown' };
-    return aheadOf(name, found.kind === 'text' ? found.text : undefined, fn);
+    return aheadOf(name, found.kind === 'text' ? found.text : undefined, fn, this.#check);
   }
+
+  readonly #check = (name: string, text: string) => this.parsed.check(name, text);
 
   /**
    * Publishes `recordText` as the next revision after the file's
    * `currentText`, durable through the journal before it is renamed into
    * place; or, when `relaxed` and the journal allows it (journal.ts), with
-   * its journal line only queued. The published file stays pinned.
+   * its journal line only queued. The published file stays pinned, and
+   * `written` (the record `recordText` holds, computed from the validated
+   * record `written.from`) is kept as the record of its text (parsed.ts).
    */
-  commit(
+  async commit(
     name: string,
     recordText: string,
     currentText: string | undefined,
     claim: Claim,
     relaxed = false,
+    written?: { record: OperationRecord; from: OperationRecord | undefined },
   ): Promise<boolean> {
     this.commits++;
     const { dir, journal, pinned } = this.#c;
@@ -229,7 +237,7 @@ export class RecordFiles {
     const rev = nextRev(currentRev, this.#c.now());
     const text = claim.fileText(recordText, rev);
     const line: JournalLine = { n: name, r: rev, t: text };
-    return claim.commit(
+    const committed = await claim.commit(
       join(dir, name),
       text,
       () =>
@@ -240,6 +248,8 @@ export class RecordFiles {
       // The pin of the version being replaced, read under this claim: its file is still linked until the rename.
       () => pinned.release(name),
     );
+    if (committed && written !== undefined) this.parsed.remember(name, text, written.record, written.from);
+    return committed;
   }
 
   /**
