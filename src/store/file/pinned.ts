@@ -21,8 +21,7 @@
  * in the way of renaming over it.
  */
 import * as fs from 'node:fs';
-import { join } from 'node:path';
-import type { FileRead } from './io.js';
+import { entryPrefix, type FileRead } from './io.js';
 
 /**
  * Descriptors kept open per store handle: enough for every operation of a
@@ -48,14 +47,15 @@ interface Pin {
 type FileStat = Pick<fs.Stats, 'ino' | 'size' | 'mtimeMs'>;
 
 export class PinnedRecords {
-  readonly #dir: string;
+  /** The record directory as a prefix of its entries' paths (io.ts `entryPrefix`). */
+  readonly #prefix: string;
   /** In least recently used order (a Map iterates in insertion order). */
   readonly #pins = new Map<string, Pin>();
   /** Reads answered from a pin (for tests and benchmarks). */
   hits = 0;
 
   constructor(dir: string) {
-    this.#dir = dir;
+    this.#prefix = entryPrefix(dir);
   }
 
   /**
@@ -86,7 +86,7 @@ export class PinnedRecords {
     if (pin === undefined) return undefined;
     let stat: fs.Stats | undefined;
     try {
-      stat = fs.statSync(join(this.#dir, name), { throwIfNoEntry: false });
+      stat = fs.statSync(this.#prefix + name, { throwIfNoEntry: false });
     } catch {
       stat = undefined;
     }

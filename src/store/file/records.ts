@@ -11,7 +11,7 @@ import type { OperationRecord } from '../../model.js';
 import type { Updater } from '../store.js';
 import { type Claim, type ClaimOptions, takeClaim } from './claim.js';
 import { type DirSync, removeDurably } from './durable.js';
-import { type FileRead, fsyncFile, readRegular, renameFile } from './io.js';
+import { entryPrefix, type FileRead, fsyncFile, readRegular, renameFile } from './io.js';
 import { type Journal, type JournalLine, nextRev } from './journal.js';
 import type { KeyedQueue } from './keyed-queue.js';
 import { fileNameFor, legacyFileNameFor, PENDING_SUFFIX } from './names.js';
@@ -61,9 +61,12 @@ export class RecordFiles {
   /** The records this handle validated last, by the text they came from (parsed.ts). */
   readonly parsed = new ParsedRecords();
   readonly #c: RecordFilesContext;
+  /** The record directory as a prefix of its entries' paths (io.ts `entryPrefix`). */
+  readonly #prefix: string;
 
   constructor(context: RecordFilesContext) {
     this.#c = context;
+    this.#prefix = entryPrefix(context.dir);
   }
 
   /**
@@ -81,7 +84,7 @@ export class RecordFiles {
    */
   exclusive<T>(name: string, task: (claim: Claim) => Promise<T | typeof RETRY>, checkOwner = true): Promise<T> {
     const { dir, queue, claimOptions, track } = this.#c;
-    const claimPath = join(dir, name + PENDING_SUFFIX);
+    const claimPath = this.#prefix + name + PENDING_SUFFIX;
     const owner = checkOwner ? this.#c.owner : undefined;
     const held = (): Promise<T | typeof OWNER_DIED> =>
       queue.run(name, async () => {
@@ -146,7 +149,7 @@ export class RecordFiles {
   #readFile(name: string): FileRead {
     const pinned = this.#c.pinned.read(name);
     if (pinned !== undefined) return pinned;
-    const path = join(this.#c.dir, name);
+    const path = this.#prefix + name;
     return fs.existsSync(path) ? readRegular(path) : MISSING;
   }
 
@@ -227,7 +230,7 @@ export class RecordFiles {
     written?: { record: OperationRecord; from: OperationRecord | undefined },
   ): Promise<boolean> {
     this.commits++;
-    const { dir, journal, pinned } = this.#c;
+    const { journal, pinned } = this.#c;
     // A record created again after its deletion goes above the removal, even within the same millisecond:
     // replay restores no line below a kept removal (recovery.ts).
     const currentRev =
@@ -238,7 +241,7 @@ export class RecordFiles {
     const text = claim.fileText(recordText, rev);
     const line: JournalLine = { n: name, r: rev, t: text };
     const committed = await claim.commit(
-      join(dir, name),
+      this.#prefix + name,
       text,
       () =>
         relaxed && journal.appendRelaxed(line, currentText === undefined ? undefined : currentRev)
