@@ -130,6 +130,27 @@ describe('fileStore: records validated once per text', () => {
     await store.close();
   });
 
+  it('a running record is read back from its pin and its kept parse; a final one from its file', async () => {
+    const store = fileStore({ dir: tempDir() });
+    await store.put(sampleRecord('k1'));
+    await store.put(sampleRecord('k2'));
+    await store.update('k1', (r) => (r === undefined ? r : { ...r, epoch: 1 }));
+    await store.update('k2', (r) => (r === undefined ? r : { ...r, state: 'succeeded' }));
+    const before = fileStoreStats(store);
+    expect((await store.get('k1'))?.epoch).toBe(1);
+    const afterRunning = fileStoreStats(store);
+    expect([afterRunning.pinnedReads - before.pinnedReads, afterRunning.parsedHits - before.parsedHits]).toEqual([
+      1, 1,
+    ]);
+    expect((await store.get('k2'))?.state).toBe('succeeded');
+    const afterFinal = fileStoreStats(store);
+    expect([
+      afterFinal.pinnedReads - afterRunning.pinnedReads,
+      afterFinal.parsedHits - afterRunning.parsedHits,
+    ]).toEqual([0, 0]);
+    await store.close();
+  });
+
   it('a release of 200 operations at once reads every record under its claim from its pin', async () => {
     const store = fileStore({ dir: tempDir() });
     const keys = Array.from({ length: 200 }, (_, i) => `k${i}`);

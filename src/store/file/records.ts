@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import type { OperationRecord } from '../../model.js';
+import { isTerminal, type OperationRecord } from '../../model.js';
 import type { Updater } from '../store.js';
 import { type Claim, type ClaimOptions, takeClaim } from './claim.js';
 import { type DirSync, removeDurably } from './durable.js';
@@ -219,7 +219,12 @@ export class RecordFiles {
    * place; or, when `relaxed` and the journal allows it (journal.ts), with
    * its journal line only queued. The published file stays pinned, and
    * `written` (the record `recordText` holds, computed from the validated
-   * record `written.from`) is kept as the record of its text (parsed.ts).
+   * record `written.from`) is kept as the record of its text (parsed.ts);
+   * unless the record is final: an operation writes its record again within
+   * moments while it runs, rarely once it has ended, and a finished one kept
+   * here would only outlive its use (a pass over 100,000 operations would
+   * hold the last 256 finished ones, long enough for the collector to move
+   * them to the old generation).
    */
   async commit(
     name: string,
@@ -240,6 +245,7 @@ export class RecordFiles {
     const rev = nextRev(currentRev, this.#c.now());
     const text = claim.fileText(recordText, rev);
     const line: JournalLine = { n: name, r: rev, t: text };
+    const running = written === undefined || !isTerminal(written.record.state);
     const committed = await claim.commit(
       this.#prefix + name,
       text,
@@ -247,11 +253,14 @@ export class RecordFiles {
         relaxed && journal.appendRelaxed(line, currentText === undefined ? undefined : currentRev)
           ? undefined
           : journal.append(line),
-      (fd, stat) => pinned.pin(name, fd, text, rev, stat),
+      running ? (fd, stat) => pinned.pin(name, fd, text, rev, stat) : undefined,
       // The pin of the version being replaced, read under this claim: its file is still linked until the rename.
       () => pinned.release(name),
     );
-    if (committed && written !== undefined) this.parsed.remember(name, text, written.record, written.from);
+    if (committed && written !== undefined) {
+      if (running) this.parsed.remember(name, text, written.record, written.from);
+      else this.parsed.forget(name);
+    }
     return committed;
   }
 

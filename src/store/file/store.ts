@@ -301,6 +301,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     checkpoints: opened?.journal.stats.checkpoints ?? 0,
     relaxedLines: opened?.journal.stats.relaxed ?? 0,
     pinnedReads: opened?.pinned.hits ?? 0,
+    parsedHits: opened?.files.parsed.hits ?? 0,
     writtenBehind: opened?.owned?.behind.written ?? 0,
   }));
   writeBehindOf.set(store, () => opened?.owned?.behind.flush() ?? Promise.resolve());
