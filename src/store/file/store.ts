@@ -38,7 +38,9 @@
  *   engine's epoch fencing inside `fn` is sound;
  * - readers never take a lock: a rename replaces a file atomically, so a
  *   read sees a whole old or a whole new record;
- * - every read is validated with `parseRecord`; a file that fails (torn,
+ * - every read is validated with `parseRecord`, once per file text: a text
+ *   this handle validated or wrote last is answered with its frozen record
+ *   (parsed.ts), any other text is checked in full; a file that fails (torn,
  *   garbage, wrong key, or not a regular file at all: a FIFO, a directory)
  *   is moved to `quarantine/` under its claim (after a second look, so a
  *   record being rewritten is never moved), reported, and skipped; every
