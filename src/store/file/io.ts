@@ -14,6 +14,16 @@
  * blocks until some writer opens it, which would stall the whole process.
  */
 import * as fs from 'node:fs';
+import { sep } from 'node:path';
+
+/**
+ * `dir` ready to have an entry name appended (`prefix + name`): `join`'s
+ * result for a resolved directory and a plain name, without the
+ * normalisation `join` allocates for on every call (several per write).
+ */
+export function entryPrefix(dir: string): string {
+  return dir.endsWith(sep) ? dir : dir + sep;
+}
 
 type Callback<T> = (error: NodeJS.ErrnoException | null, value: T) => void;
 

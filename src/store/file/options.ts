@@ -100,6 +100,8 @@ export interface FileStoreStats {
   relaxedLines: number;
   /** Reads of a record answered from its pinned descriptor (pinned.ts) instead of the file. */
   pinnedReads: number;
+  /** Record texts answered from the records this handle validated last (parsed.ts) instead of a parse. */
+  parsedHits: number;
   /** Record files written behind the journal (exclusive stores: write-behind.ts). */
   writtenBehind: number;
 }

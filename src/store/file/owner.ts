@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { OncelyError } from '../../errors.js';
 import { type Claim, type ClaimOptions, sweepClaim, takeClaim } from './claim.js';
 import { inspect, staleAtOnce } from './claim-files.js';
+import { entryPrefix } from './io.js';
 import type { Machine } from './machine.js';
 import { parseFileName } from './names.js';
 
@@ -71,7 +72,12 @@ export type OwnerState = { kind: 'none' } | { kind: 'live'; holder: string } | {
 
 /** Whether an exclusive handle owns the directory whose journal is `journalDir` (never blocks). */
 export function ownerOf(journalDir: string, machine: Machine): OwnerState {
-  const holder = inspect(join(journalDir, OWNER_CLAIM));
+  const path = entryPrefix(journalDir) + OWNER_CLAIM;
+  // Looked at twice per shared write (before it, and under its claim), and nearly always absent: `existsSync`
+  // says so without the exception a failed open throws (most of this look's CPU). One look either way: an
+  // owner that appears just after it is seen by the next one, exactly as after a failed open.
+  if (!fs.existsSync(path)) return { kind: 'none' };
+  const holder = inspect(path);
   if (holder === undefined) return { kind: 'none' };
   if (staleAtOnce(holder, machine)) return { kind: 'dead' };
   const { info } = holder;

@@ -21,11 +21,16 @@
  * in the way of renaming over it.
  */
 import * as fs from 'node:fs';
-import { join } from 'node:path';
-import type { FileRead } from './io.js';
+import { entryPrefix, type FileRead } from './io.js';
 
-/** Descriptors kept open per store handle: enough for every write in flight at 32 concurrent operations. */
-const MAX_PINNED = 64;
+/**
+ * Descriptors kept open per store handle: enough for every operation of a
+ * large release at once (a queue of 200 whose host came back after an
+ * outage writes them all within a second; with 64, most of those writes read
+ * their record from disk twice). Node raises the descriptor limit to the
+ * hard limit at start-up.
+ */
+const MAX_PINNED = 256;
 const CAN_PIN = process.platform !== 'win32';
 
 interface Pin {
@@ -42,14 +47,15 @@ interface Pin {
 type FileStat = Pick<fs.Stats, 'ino' | 'size' | 'mtimeMs'>;
 
 export class PinnedRecords {
-  readonly #dir: string;
+  /** The record directory as a prefix of its entries' paths (io.ts `entryPrefix`). */
+  readonly #prefix: string;
   /** In least recently used order (a Map iterates in insertion order). */
   readonly #pins = new Map<string, Pin>();
   /** Reads answered from a pin (for tests and benchmarks). */
   hits = 0;
 
   constructor(dir: string) {
-    this.#dir = dir;
+    this.#prefix = entryPrefix(dir);
   }
 
   /**
@@ -80,7 +86,7 @@ export class PinnedRecords {
     if (pin === undefined) return undefined;
     let stat: fs.Stats | undefined;
     try {
-      stat = fs.statSync(join(this.#dir, name), { throwIfNoEntry: false });
+      stat = fs.statSync(this.#prefix + name, { throwIfNoEntry: false });
     } catch {
       stat = undefined;
     }

@@ -3,18 +3,28 @@
  * makes of the record as read without the claim. The read under the claim
  * decides; a guess only saves work when it holds.
  */
-import type { OperationRecord } from '../../model.js';
+import type { OperationRecord, ParseResult } from '../../model.js';
 import type { Updater } from '../store.js';
-import { check } from './record-file.js';
 
 /** What an update's `fn` made of the record read without the claim (see `readAhead`). */
 export type ReadAhead =
   | { kind: 'unchanged'; record: OperationRecord | undefined }
-  | { kind: 'change'; text: string | undefined; next: OperationRecord }
+  | {
+      kind: 'change';
+      text: string | undefined;
+      next: OperationRecord;
+      /** The record `next` was computed from, validated (serialize checks only what changed). */
+      current: OperationRecord | undefined;
+    }
   | { kind: 'unknown' };
 
-export /** What `fn` makes of record `name` as `text` holds it (`readAhead`). */
-function aheadOf(name: string, text: string | undefined, fn: Updater): ReadAhead {
+/** What `fn` makes of record `name` as `text` holds it (`readAhead`), `check` validating the text. */
+export function aheadOf(
+  name: string,
+  text: string | undefined,
+  fn: Updater,
+  check: (name: string, text: string) => ParseResult,
+): ReadAhead {
   let current: OperationRecord | undefined;
   if (text !== undefined) {
     const checked = check(name, text);
@@ -24,7 +34,7 @@ function aheadOf(name: string, text: string | undefined, fn: Updater): ReadAhead
   try {
     const next = fn(current);
     if (next === current || next === undefined) return { kind: 'unchanged', record: current };
-    return { kind: 'change', text, next };
+    return { kind: 'change', text, next, current };
   } catch {
     return { kind: 'unknown' };
   }

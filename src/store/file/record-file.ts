@@ -4,7 +4,8 @@
  * read back, checked and written; no I/O here.
  */
 
-import { isExactRecord } from '../../model/exact.js';
+import { isExactRecord, RECORD_SPEC } from '../../model/exact.js';
+import { exactCheck, isPlain, type Spec } from '../../model/spec.js';
 import { type OperationRecord, type ParseResult, parseRecord } from '../../model.js';
 import { belongsTo, parseFileName } from './names.js';
 
@@ -49,15 +50,52 @@ export function idOf(name: string, text: string): string {
  * shape and made of plain JSON values only (what the engine's transitions
  * build) reads back as itself, so it is returned as is, and its text is not
  * parsed back: a parse per write was most of what a write allocated.
+ *
+ * `from`, when given, is the validated record the update computed `record`
+ * from, frozen (parsed.ts): a field that still holds its very value passed
+ * that check and cannot have changed since, so only the fields a transition
+ * changed are checked (as the memory store does): the request and the
+ * policy snapshot are checked once per operation, not on each of its writes.
  */
-export function serialize(record: OperationRecord): { text: string; stored: OperationRecord } {
+export function serialize(record: OperationRecord, from?: OperationRecord): { text: string; stored: OperationRecord } {
   const text = JSON.stringify(record);
-  if (isExactRecord(record) && isJsonValue(record)) return { text, stored: record };
+  if (from === undefined ? isExactRecord(record) && isJsonValue(record) : isExactUpdate(record, from)) {
+    return { text, stored: record };
+  }
   const parsed = parseRecord(JSON.parse(text));
   if (!parsed.ok) {
     throw new TypeError(`Refusing to store an invalid record for ${record.key}: ${parsed.problems.join('; ')}`);
   }
   return { text, stored: parsed.record };
+}
+
+/** The record's field names, and the exact check of each (model/exact.ts), index for index. */
+const FIELDS: readonly string[] = RECORD_SPEC.kind === 'shape' ? Object.keys(RECORD_SPEC.fields) : [];
+const FIELD_NAMES: ReadonlySet<string> = new Set(FIELDS);
+const FIELD_CHECKS: readonly ((value: unknown) => boolean)[] = FIELDS.map((name) =>
+  RECORD_SPEC.kind === 'shape' ? exactCheck(RECORD_SPEC.fields[name] as Spec) : () => false,
+);
+
+/**
+ * `isExactRecord(next) && isJsonValue(next)`, except that a field holding
+ * the very value of `from` (validated and frozen) is not checked again.
+ */
+function isExactUpdate(next: OperationRecord, from: OperationRecord): boolean {
+  if (!isPlain(next)) return false;
+  // A key set to undefined would not read back (JSON drops it): the parse path decides that record.
+  for (const name in next) {
+    if (!FIELD_NAMES.has(name) || (next as unknown as Record<string, unknown>)[name] === undefined) return false;
+  }
+  // Indexed, not `for…of` over entries: no array per field on every write.
+  for (let i = 0; i < FIELDS.length; i++) {
+    const name = FIELDS[i] as keyof OperationRecord;
+    const value = next[name];
+    // `Object.is`: -0 equals 0 under `===`, but is written as 0.
+    if (Object.is(value, from[name])) continue;
+    if (!(FIELD_CHECKS[i] as (value: unknown) => boolean)(value)) return false;
+    if (value !== undefined && !isJsonValue(value)) return false;
+  }
+  return true;
 }
 
 /** The revision in a stored file's writer line; 0 for a file written before revisions, or unreadable. */

@@ -7,15 +7,16 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import type { OperationRecord } from '../../model.js';
+import { isTerminal, type OperationRecord } from '../../model.js';
 import type { Updater } from '../store.js';
 import { type Claim, type ClaimOptions, takeClaim } from './claim.js';
 import { type DirSync, removeDurably } from './durable.js';
-import { type FileRead, fsyncFile, readRegular, renameFile } from './io.js';
+import { entryPrefix, type FileRead, fsyncFile, readRegular, renameFile } from './io.js';
 import { type Journal, type JournalLine, nextRev } from './journal.js';
 import type { KeyedQueue } from './keyed-queue.js';
 import { fileNameFor, legacyFileNameFor, PENDING_SUFFIX } from './names.js';
 import { OwnedStoreError, type OwnerState } from './owner.js';
+import { ParsedRecords } from './parsed.js';
 import type { PinnedRecords } from './pinned.js';
 import type { Quarantine } from './quarantine.js';
 import { aheadOf, type ReadAhead } from './read-ahead.js';
@@ -57,10 +58,15 @@ export interface RecordFilesContext {
 export class RecordFiles {
   /** Durable writes and removals requested (for `fileStoreStats`). */
   commits = 0;
+  /** The records this handle validated last, by the text they came from (parsed.ts). */
+  readonly parsed = new ParsedRecords();
   readonly #c: RecordFilesContext;
+  /** The record directory as a prefix of its entries' paths (io.ts `entryPrefix`). */
+  readonly #prefix: string;
 
   constructor(context: RecordFilesContext) {
     this.#c = context;
+    this.#prefix = entryPrefix(context.dir);
   }
 
   /**
@@ -78,7 +84,7 @@ export class RecordFiles {
    */
   exclusive<T>(name: string, task: (claim: Claim) => Promise<T | typeof RETRY>, checkOwner = true): Promise<T> {
     const { dir, queue, claimOptions, track } = this.#c;
-    const claimPath = join(dir, name + PENDING_SUFFIX);
+    const claimPath = this.#prefix + name + PENDING_SUFFIX;
     const owner = checkOwner ? this.#c.owner : undefined;
     const held = (): Promise<T | typeof OWNER_DIED> =>
       queue.run(name, async () => {
@@ -128,7 +134,7 @@ export class RecordFiles {
     this.exclusive(name, async () => {
       const text = await this.readLocked(name);
       if (text === undefined) return undefined;
-      const checked = check(name, text);
+      const checked = this.parsed.check(name, text);
       if (checked.ok) return checked.record;
       await this.quarantineText(name, text, checked.problems);
       return undefined;
@@ -143,7 +149,7 @@ export class RecordFiles {
   #readFile(name: string): FileRead {
     const pinned = this.#c.pinned.read(name);
     if (pinned !== undefined) return pinned;
-    const path = join(this.#c.dir, name);
+    const path = this.#prefix + name;
     return fs.existsSync(path) ? readRegular(path) : MISSING;
   }
 
@@ -151,7 +157,7 @@ export class RecordFiles {
   async read(name: string): Promise<OperationRecord | undefined> {
     const found = this.#readFile(name);
     if (found.kind === 'missing') return undefined;
-    const checked = found.kind === 'text' ? check(name, found.text) : undefined;
+    const checked = found.kind === 'text' ? this.parsed.check(name, found.text) : undefined;
     return checked?.ok ? checked.record : this.recheck(name);
   }
 
@@ -197,29 +203,39 @@ export class RecordFiles {
     // the read under the claim finds that very text, so only an `unchanged` answer needs the file checked.
     const pinned = this.#c.pinned.peek(name);
     if (pinned !== undefined) {
-      const ahead = aheadOf(name, pinned, fn);
+      const ahead = aheadOf(name, pinned, fn, this.#check);
       if (ahead.kind === 'change') return ahead;
     }
     const found = this.#readFile(name);
     if (found.kind === 'odd') return { kind: 'unknown' };
-    return aheadOf(name, found.kind === 'text' ? found.text : undefined, fn);
+    return aheadOf(name, found.kind === 'text' ? found.text : undefined, fn, this.#check);
   }
+
+  readonly #check = (name: string, text: string) => this.parsed.check(name, text);
 
   /**
    * Publishes `recordText` as the next revision after the file's
    * `currentText`, durable through the journal before it is renamed into
    * place; or, when `relaxed` and the journal allows it (journal.ts), with
-   * its journal line only queued. The published file stays pinned.
+   * its journal line only queued. The published file stays pinned, and
+   * `written` (the record `recordText` holds, computed from the validated
+   * record `written.from`) is kept as the record of its text (parsed.ts);
+   * unless the record is final: an operation writes its record again within
+   * moments while it runs, rarely once it has ended, and a finished one kept
+   * here would only outlive its use (a pass over 100,000 operations would
+   * hold the last 256 finished ones, long enough for the collector to move
+   * them to the old generation).
    */
-  commit(
+  async commit(
     name: string,
     recordText: string,
     currentText: string | undefined,
     claim: Claim,
     relaxed = false,
+    written?: { record: OperationRecord; from: OperationRecord | undefined },
   ): Promise<boolean> {
     this.commits++;
-    const { dir, journal, pinned } = this.#c;
+    const { journal, pinned } = this.#c;
     // A record created again after its deletion goes above the removal, even within the same millisecond:
     // replay restores no line below a kept removal (recovery.ts).
     const currentRev =
@@ -229,17 +245,23 @@ export class RecordFiles {
     const rev = nextRev(currentRev, this.#c.now());
     const text = claim.fileText(recordText, rev);
     const line: JournalLine = { n: name, r: rev, t: text };
-    return claim.commit(
-      join(dir, name),
+    const running = written === undefined || !isTerminal(written.record.state);
+    const committed = await claim.commit(
+      this.#prefix + name,
       text,
       () =>
         relaxed && journal.appendRelaxed(line, currentText === undefined ? undefined : currentRev)
           ? undefined
           : journal.append(line),
-      (fd, stat) => pinned.pin(name, fd, text, rev, stat),
+      running ? (fd, stat) => pinned.pin(name, fd, text, rev, stat) : undefined,
       // The pin of the version being replaced, read under this claim: its file is still linked until the rename.
       () => pinned.release(name),
     );
+    if (committed && written !== undefined) {
+      if (running) this.parsed.remember(name, text, written.record, written.from);
+      else this.parsed.forget(name);
+    }
+    return committed;
   }
 
   /**

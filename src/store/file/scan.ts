@@ -5,12 +5,11 @@
  */
 
 import * as fs from 'node:fs';
-import { join } from 'node:path';
 import type { OperationRecord } from '../../model.js';
 import { writeOrder } from '../../model.js';
 import type { RecordFilter } from '../store.js';
 import { sweepBroken, sweepClaim, sweepNewClaim } from './claim.js';
-import { readRegular } from './io.js';
+import { entryPrefix, readRegular } from './io.js';
 import type { Machine } from './machine.js';
 import { parseFileName } from './names.js';
 import { check } from './record-file.js';
@@ -64,19 +63,21 @@ export async function scanRecords<T extends Ordered>(
   // the directory, so a scan that spans the writes of its own process could miss a record that existed
   // throughout, or list it twice.
   const names = await fs.promises.readdir(dir);
+  const prefix = entryPrefix(dir);
   for (const name of names) {
     if (++seen % LIST_YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
     const parsed = parseFileName(name);
+    const path = prefix + name;
     // Crash debris: claims of dead processes, claims half-created, takeovers that died half-way.
-    if (parsed.kind === 'pending') sweepClaim(join(dir, name), machine);
-    if (parsed.kind === 'new-claim') sweepNewClaim(join(dir, name), machine);
-    if (parsed.kind === 'broken') sweepBroken(join(dir, name), machine);
+    if (parsed.kind === 'pending') sweepClaim(path, machine);
+    if (parsed.kind === 'new-claim') sweepNewClaim(path, machine);
+    if (parsed.kind === 'broken') sweepBroken(path, machine);
     if (parsed.kind === 'record' && parsed.legacy) {
       legacy.push(parsed.key);
       continue;
     }
     if (parsed.kind !== 'record' && parsed.kind !== 'hashed') continue;
-    const read = readRegular(join(dir, name));
+    const read = readRegular(path);
     if (read.kind === 'missing') continue;
     const checked = read.kind === 'text' ? check(name, read.text) : undefined;
     if (checked === undefined || !checked.ok) {

@@ -38,7 +38,9 @@
  *   engine's epoch fencing inside `fn` is sound;
  * - readers never take a lock: a rename replaces a file atomically, so a
  *   read sees a whole old or a whole new record;
- * - every read is validated with `parseRecord`; a file that fails (torn,
+ * - every read is validated with `parseRecord`, once per file text: a text
+ *   this handle validated or wrote last is answered with its frozen record
+ *   (parsed.ts), any other text is checked in full; a file that fails (torn,
  *   garbage, wrong key, or not a regular file at all: a FIFO, a directory)
  *   is moved to `quarantine/` under its claim (after a second look, so a
  *   record being rewritten is never moved), reported, and skipped; every
@@ -56,7 +58,7 @@ import { nextRev } from './journal.js';
 import { fileNameFor } from './names.js';
 import { type FileStore, type FileStoreOptions, resolveFileStoreOptions, statsOf, writeBehindOf } from './options.js';
 import { ownerGone as ownerGoneBefore, ownerOf, settleDeadOwner, takeDirectory } from './owner.js';
-import { check, holds, revOf, serialize } from './record-file.js';
+import { holds, revOf, serialize } from './record-file.js';
 import { RETRY, type ReadAhead, type RecordFiles } from './records.js';
 import { settleDeadJournals } from './recovery.js';
 import { scanRecords } from './scan.js';
@@ -187,14 +189,19 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
 
     async put(record, options?: WriteOptions) {
       const name = fileNameFor(record.key);
-      const { text } = serialize(record);
+      const { text, stored } = serialize(record);
       const relaxed = options?.durability === 'relaxed';
       await whenReady(async (current) => {
         const { files, owned } = current;
         await files.adopt(record.key);
         if (owned !== undefined) return putOwned(current, owned, record, options, runtime.now);
         await files.exclusive(name, async (claim) =>
-          (await files.commit(name, text, await files.readLocked(name), claim, relaxed)) ? undefined : RETRY,
+          (await files.commit(name, text, await files.readLocked(name), claim, relaxed, {
+            record: stored,
+            from: undefined,
+          }))
+            ? undefined
+            : RETRY,
         );
       });
     },
@@ -214,9 +221,10 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
           let current: OperationRecord | undefined;
           if (ahead.kind === 'change' && text === ahead.text) {
             next = ahead.next;
+            current = ahead.current;
           } else {
             if (text !== undefined) {
-              const checked = check(name, text);
+              const checked = files.parsed.check(name, text);
               if (checked.ok) current = checked.record;
               else await files.quarantineText(name, text, checked.problems);
             }
@@ -224,8 +232,9 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
             if (next === current || next === undefined) return current;
           }
           if (next.key !== key) throw new TypeError(`update of ${key} returned a record for ${next.key}`);
-          const { text: nextText, stored } = serialize(next);
-          return (await files.commit(name, nextText, text, claim, relaxed)) ? stored : RETRY;
+          const { text: nextText, stored } = serialize(next, current);
+          const written = { record: stored, from: current };
+          return (await files.commit(name, nextText, text, claim, relaxed, written)) ? stored : RETRY;
         });
       });
     },
@@ -247,6 +256,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
           const rev = nextRev(revOf(text), runtime.now());
           await journal.append({ n: name, r: rev, d: 1 });
           await removed.moveAside(name, rev);
+          files.parsed.forget(name);
           return undefined;
         });
       });
@@ -293,6 +303,7 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     checkpoints: opened?.journal.stats.checkpoints ?? 0,
     relaxedLines: opened?.journal.stats.relaxed ?? 0,
     pinnedReads: opened?.pinned.hits ?? 0,
+    parsedHits: opened?.files.parsed.hits ?? 0,
     writtenBehind: opened?.owned?.behind.written ?? 0,
   }));
   writeBehindOf.set(store, () => opened?.owned?.behind.flush() ?? Promise.resolve());
