@@ -270,11 +270,7 @@ export const CLIENT_OPTION_KEYS: Readonly<Record<keyof ClientOptions, true>> = {
 export function validateClientOptions(options: ClientOptions): void {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
   checkClientOptionKeys(options, Object.keys(CLIENT_OPTION_KEYS));
-  const problem = clientOptionChecks(options, '');
-  if (problem !== undefined) {
-    const [field, ...rest] = problem.split(': ');
-    throw new InvalidOptionsError(field ?? 'options', rest.join(': '));
-  }
+  clientOptionChecks(options, '');
   for (const name of ['headers', 'onUnauthorized', 'fetch', 'dispatch', 'mayAttempt'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new InvalidOptionsError(name, 'must be a function');

@@ -5,7 +5,7 @@
  */
 import { InvalidOptionsError } from '../errors.js';
 import { CREDENTIAL_HEADERS, HEADER_NAME } from '../model.js';
-import { bool, type Check, list, num, optional, str } from './check.js';
+import { bool, type Check, fail, list, num, optional, str } from './check.js';
 import type { ProviderProfile } from './profiles.js';
 
 export interface RequestPolicyOptions {
@@ -84,11 +84,11 @@ export function checkRequestPolicy(options: RequestPolicyOptions, prefix: string
 }
 
 /** A name for the client option `resultHeaders`: a stored answer is at rest like a request, so credentials are refused alike. */
-export const resultHeaderName: Check = (v, path) =>
-  str()(v, path) ??
-  (CREDENTIAL_HEADERS.includes(String(v).toLowerCase())
-    ? `${path}: ${String(v)} carries credentials, which are never stored`
-    : undefined);
+export const resultHeaderName: Check = (v, path) => {
+  str()(v, path);
+  if (CREDENTIAL_HEADERS.includes((v as string).toLowerCase()))
+    fail(path, `${v} carries credentials, which are never stored`);
+};
 
 /** Endpoint over default over built-in; the key header is never a stored header (it comes from `key`). */
 export function resolveRequestPolicy(
