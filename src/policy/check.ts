@@ -7,7 +7,7 @@
  * (rather than returning it up the chain) keeps each check one line.
  *
  * @example
- * const budget = shape({ ratio: optional(num({ min: 0, max: 1 })) });
+ * const budget = shape({ ratio: num({ min: 0, max: 1 }) });
  * budget({ ratio: 2 }, 'policy.budget'); // throws: Invalid option `policy.budget.ratio`: must be <= 1
  */
 import { InvalidOptionsError } from '../errors.js';
@@ -96,12 +96,19 @@ export const dict =
     }
   };
 
-/** An object with these fields (unknown names are refused earlier, with suggestions: see option-keys.ts). */
+/**
+ * An object with these fields (unknown names are refused earlier, with
+ * suggestions: see option-keys.ts). Options are optional, so a field left
+ * `undefined` is not checked unless every field is `required`.
+ */
 export const shape =
-  (fields: Readonly<Record<string, Check>>): Check =>
+  (fields: Readonly<Record<string, Check>>, required = false): Check =>
   (v, path) => {
     if (!isObject(v)) fail(path, 'expected an object');
-    for (const name in fields) fields[name]?.((v as Record<string, unknown>)[name], at(path, name));
+    for (const name in fields) {
+      const value = (v as Record<string, unknown>)[name];
+      if (required || value !== undefined) fields[name]?.(value, at(path, name));
+    }
   };
 
 /**

@@ -5,7 +5,7 @@
  */
 import { InvalidOptionsError } from '../errors.js';
 import { CREDENTIAL_HEADERS, HEADER_NAME } from '../model.js';
-import { bool, type Check, fail, list, num, optional, str } from './check.js';
+import { bool, type Check, fail, list, num, str } from './check.js';
 import type { ProviderProfile } from './profiles.js';
 
 export interface RequestPolicyOptions {
@@ -68,10 +68,10 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
 
 /** The checks of `RequestPolicyOptions`' fields, for the policy's checks. */
 export const requestPolicyChecks = {
-  storeHeaders: optional(list(str({ pattern: HEADER_NAME, mustBe: 'must be a header name' }))),
-  storeQuery: optional(list(str({ nonEmpty: true }))),
-  maxResponseBytes: optional(num({ int: true, min: 1, max: 2 ** 31 - 1 })),
-  persist: optional(bool),
+  storeHeaders: list(str({ pattern: HEADER_NAME, mustBe: 'must be a header name' })),
+  storeQuery: list(str({ nonEmpty: true })),
+  maxResponseBytes: num({ int: true, min: 1, max: 2 ** 31 - 1 }),
+  persist: bool,
 };
 
 /** What the schema cannot say: credentials are never stored, whatever a policy lists. */
