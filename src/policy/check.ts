@@ -26,7 +26,7 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A check that holds when `ok` does, else fails with `problem`. */
-const when =
+export const when =
   (ok: (v: unknown) => boolean, problem: string): Check =>
   (v, path) =>
     ok(v) || fail(path, problem);
