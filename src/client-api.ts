@@ -13,7 +13,7 @@ import type { AttemptContext, Connectivity } from './flow/drive/run.js';
 import type { OncelyRequest } from './flow/request/operation.js';
 import type { OperationRecord } from './model.js';
 import { checkClientOptionKeys, type PolicyOptions, type ResolvedPolicy } from './options.js';
-import { list, num, optional, shape, str, url } from './policy/check.js';
+import { fn, list, num, shape, str, url } from './policy/check.js';
 import { resultHeaderName } from './policy/request-policy.js';
 import type { Runtime } from './runtime.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from './store/store.js';
@@ -237,13 +237,19 @@ export interface OncelyClient {
 
 /** The client's own option values (policy options are checked by `validatePolicy`). */
 const clientOptionChecks = shape({
-  baseUrl: optional(url),
-  leaseMs: optional(num({ min: 1 })),
-  concurrency: optional(num({ int: true, min: 1 })),
-  sweepIntervalMs: optional(num({ min: 1, max: 2 ** 31 - 1 })),
-  owner: optional(str({ nonEmpty: true })),
-  deniedHeaders: optional(list(str())),
-  resultHeaders: optional(list(resultHeaderName)),
+  baseUrl: url,
+  leaseMs: num({ min: 1 }),
+  concurrency: num({ int: true, min: 1 }),
+  sweepIntervalMs: num({ min: 1, max: 2 ** 31 - 1 }),
+  owner: str({ nonEmpty: true }),
+  deniedHeaders: list(str()),
+  resultHeaders: list(resultHeaderName),
+  headers: fn,
+  onUnauthorized: fn,
+  fetch: fn,
+  dispatch: fn,
+  mayAttempt: fn,
+  store: shape({ get: fn, put: fn, update: fn, delete: fn, list: fn }, true),
 });
 
 /** Every option `createClient` accepts: a key missing here fails to compile when an option is added. */
@@ -270,22 +276,7 @@ export const CLIENT_OPTION_KEYS: Readonly<Record<keyof ClientOptions, true>> = {
 export function validateClientOptions(options: ClientOptions): void {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
   checkClientOptionKeys(options, Object.keys(CLIENT_OPTION_KEYS));
-  const problem = clientOptionChecks(options, '');
-  if (problem !== undefined) {
-    const [field, ...rest] = problem.split(': ');
-    throw new InvalidOptionsError(field ?? 'options', rest.join(': '));
-  }
-  for (const name of ['headers', 'onUnauthorized', 'fetch', 'dispatch', 'mayAttempt'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'function') {
-      throw new InvalidOptionsError(name, 'must be a function');
-    }
-  }
-  const store = options.store;
-  if (store !== undefined) {
-    for (const method of ['get', 'put', 'update', 'delete', 'list'] as const) {
-      if (typeof store[method] !== 'function') throw new InvalidOptionsError(`store.${method}`, 'must be a function');
-    }
-  }
+  clientOptionChecks(options, '');
   if (options.endpoints !== undefined && (typeof options.endpoints !== 'object' || options.endpoints === null)) {
     throw new InvalidOptionsError('endpoints', 'must be an object of pattern → policy');
   }

@@ -6,6 +6,7 @@ import type { ClientOptions } from '../client.js';
 import { CLIENT_OPTION_KEYS } from '../client-api.js';
 import { InvalidOptionsError } from '../errors.js';
 import { checkClientOptionKeys } from '../options.js';
+import { bool, fn, num, shape, when } from '../policy/check.js';
 import type { OperationStore } from '../store/store.js';
 import type { BrowserEnv } from './env.js';
 import type { WipeReport } from './persistence.js';
@@ -101,14 +102,18 @@ type BrowserOnlyOption =
   | 'backgroundSync'
   | 'env';
 
-function positive(options: BrowserClientOptions, name: keyof BrowserClientOptions, fallback: number): number {
-  const value = options[name];
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidOptionsError(name, 'must be a positive number');
-  }
-  return value;
-}
+/** A positive finite number (an interval or a count). */
+const positive = when((v) => typeof v === 'number' && Number.isFinite(v) && v > 0, 'must be a positive number');
+
+/** The browser's own option values (the core checks the options it is passed). */
+const browserChecks = shape({
+  concurrency: num({ int: true, min: 1 }),
+  drainIntervalMs: positive,
+  settlePollMs: positive,
+  recheckMs: positive,
+  user: fn,
+  backgroundSync: bool,
+});
 
 /** The core options the browser client passes on (it brings its own connectivity, dispatch and mayAttempt). */
 const { connectivity: _connectivity, dispatch: _dispatch, mayAttempt: _mayAttempt, ...CORE_KEYS } = CLIENT_OPTION_KEYS;
@@ -135,27 +140,17 @@ const BROWSER_OPTION_KEYS: Record<keyof BrowserClientOptions, true> = {
 export function browserSettings(options: BrowserClientOptions): BrowserSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidOptionsError('options', 'must be an object');
   checkClientOptionKeys(options, Object.keys(BROWSER_OPTION_KEYS));
-  const concurrency = positive(options, 'concurrency', 4);
-  if (!Number.isInteger(concurrency)) throw new InvalidOptionsError('concurrency', 'must be an integer');
-  const drainIntervalMs = positive(options, 'drainIntervalMs', 5_000);
-  const settlePollMs = positive(options, 'settlePollMs', 1_000);
-  const recheckMs = positive(options, 'recheckMs', 10_000);
-  if (options.user !== undefined && typeof options.user !== 'function') {
-    throw new InvalidOptionsError('user', 'must be a function');
-  }
-  if (options.backgroundSync !== undefined && typeof options.backgroundSync !== 'boolean') {
-    throw new InvalidOptionsError('backgroundSync', 'must be a boolean');
-  }
+  browserChecks(options, '');
   const {
     store: _store,
     database,
     user: _user,
     persist: _persist,
     onStoreWiped: _onStoreWiped,
-    concurrency: _c,
-    drainIntervalMs: _d,
-    settlePollMs: _s,
-    recheckMs: _r,
+    concurrency = 4,
+    drainIntervalMs = 5_000,
+    settlePollMs = 1_000,
+    recheckMs = 10_000,
     locks: _locks,
     backgroundSync,
     env: _env,

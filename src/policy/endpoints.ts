@@ -33,24 +33,21 @@ export function parseEndpointPattern(source: string): EndpointPattern {
   const space = trimmed.search(/\s/);
   const method = space > 0 ? trimmed.slice(0, space).toUpperCase() : undefined;
   const path = space > 0 ? trimmed.slice(space + 1).trim() : trimmed;
-  const quoted = JSON.stringify(source);
+  // Every refusal names the pattern and ends with the accepted forms.
+  const refuse = (why: string): never => {
+    throw new Error(`pattern ${JSON.stringify(source)} ${why}; ${FORMS}`);
+  };
   if (method !== undefined && !PATTERN_METHODS.includes(method)) {
     const hint = ['ANY', '*', 'ALL'].includes(method) ? ` (omit the method to match every method: '${path}')` : '';
-    throw new Error(
-      `pattern ${quoted} names "${method}", which is not a method${hint}; methods: ${PATTERN_METHODS.join(', ')}; ${FORMS}`,
-    );
+    refuse(`names "${method}", which is not a method${hint}; methods: ${PATTERN_METHODS.join(', ')}`);
   }
-  if (!path.startsWith('/')) {
-    throw new Error(`pattern ${quoted} has no path starting with "/" (got "${path}"); ${FORMS}`);
-  }
+  if (!path.startsWith('/')) refuse(`has no path starting with "/" (got "${path}")`);
   if (/[?#]/.test(path)) {
-    throw new Error(
-      `pattern ${quoted} has a query string or fragment, which rules never match (they match the path only): use '${path.split(/[?#]/)[0]}'; ${FORMS}`,
+    refuse(
+      `has a query string or fragment, which rules never match (they match the path only): use '${path.split(/[?#]/)[0]}'`,
     );
   }
-  if (/\s/.test(path)) {
-    throw new Error(`pattern ${quoted} has a space inside its path (a URL path has none); ${FORMS}`);
-  }
+  if (/\s/.test(path)) refuse('has a space inside its path (a URL path has none)');
   return { source, method, segments: splitPath(path) };
 }
 

@@ -47,28 +47,14 @@ export const CLIENT_OPTION_HINTS = hints({
 });
 
 /**
- * The message for an unknown key: the hint for a foreign name, else the
- * closest accepted name (a typo), then the accepted names.
- */
-export function unknownKeyMessage(
-  key: string,
-  known: readonly string[],
-  hints: Readonly<Record<string, string>> = {},
-): string {
-  const hint = Object.hasOwn(hints, key) ? hints[key] : undefined;
-  const close = hint === undefined ? closestName(key, known) : undefined;
-  const advice = hint ?? (close === undefined ? undefined : `did you mean \`${close}\`?`);
-  return `unknown option${advice === undefined ? '' : `: ${advice}`}. Accepted: ${known.join(', ')}`;
-}
-
-/**
  * Refuses a key of `options` that is not in `knownKeys`, with the oncely name
- * for a ky/fetch name (`prefixUrl` → `baseUrl`) or the closest accepted name.
- * `field` prefixes the reported field (`''` for the top level).
+ * for a ky/fetch name (`prefixUrl` → `baseUrl`, from `hints`) or else the
+ * closest accepted name (a typo), then the accepted names. `field` prefixes
+ * the reported field (`''` for the top level).
  *
  * @example
  * checkOptionKeys({ prefixUrl: 'https://api.example.com' }, ['baseUrl', 'store'], '', CLIENT_OPTION_HINTS);
- * // throws InvalidOptionsError: Invalid option `prefixUrl`: unknown option: use `baseUrl` (ky’s `prefixUrl`). Accepted: baseUrl, store
+ * // throws InvalidOptionsError: Invalid option `prefixUrl`: unknown option: use `baseUrl`. Accepted: baseUrl, store
  */
 export function checkOptionKeys(
   options: unknown,
@@ -80,7 +66,12 @@ export function checkOptionKeys(
   const known = [...knownKeys];
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
-    throw new InvalidOptionsError(field === '' ? key : `${field}.${key}`, unknownKeyMessage(key, known, hints));
+    const close = closestName(key, known);
+    const advice = Object.hasOwn(hints, key) ? hints[key] : close && `did you mean \`${close}\`?`;
+    throw new InvalidOptionsError(
+      field === '' ? key : `${field}.${key}`,
+      `unknown option${advice ? `: ${advice}` : ''}. Accepted: ${known.join(', ')}`,
+    );
   }
 }
 
@@ -115,20 +106,26 @@ export function closestName(key: string, known: readonly string[]): string | und
   return bestDistance <= allowed ? best : undefined;
 }
 
-/** Edit distance counting a swap of two neighbours as one edit (`lsit` → `list`), as typos go. */
+/**
+ * Edit distance counting a swap of two neighbours as one edit (`lsit` →
+ * `list`), as typos go. Rows of the table kept: the current one and the two
+ * before it (the swap looks two back).
+ */
 function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  const at = (i: number, j: number) => d[i]?.[j] ?? Number.POSITIVE_INFINITY;
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
-    const row = d[i] as number[];
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
-      row[j] = best;
+      row[j] = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+        i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? (before[j - 2] as number) + 1 : j + i,
+      );
     }
+    before = previous;
+    previous = row;
   }
-  return at(a.length, b.length);
+  return previous[b.length] as number;
 }

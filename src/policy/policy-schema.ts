@@ -15,78 +15,74 @@ const MAX_MS = 2 ** 31 - 1;
 const posInt = () => num({ int: true, min: 1 });
 const nonNegMs = () => num({ min: 0, max: MAX_MS });
 const positiveMs = () => num({ min: 1, max: MAX_MS });
-const statusMap = dict(
-  str({ pattern: /^[1-5]\d\d$/, mustBe: 'must be an HTTP status code from 100 to 599' }),
-  oneOf(ATTEMPT_CLASSES),
+const statusMap = dict(/^[1-5]\d\d$/, 'must be an HTTP status code from 100 to 599', oneOf(ATTEMPT_CLASSES));
+
+/** A profile object: its own fields are checked (all required but the last two), others it may carry are left alone. */
+const profileShape = shape(
+  {
+    name: str(),
+    keyHeader: str({ pattern: /^[A-Za-z0-9-]+$/, mustBe: 'must be a header name (letters, digits, -)' }),
+    maxKeyLength: posInt(),
+    keyRetentionMs: positiveMs(),
+    statuses: statusMap,
+    notApplied: list(num()),
+    bodyRules: list(() => {}),
+    headerRules: list(() => {}),
+    errorFormat: optional(oneOf(['stripe', 'problem-details'])),
+    errorOf: optional(fn),
+  },
+  true,
 );
 
-/** A profile object: its own fields are checked, others it may carry are left alone. */
-const profileShape = shape({
-  name: str(),
-  keyHeader: str({ pattern: /^[A-Za-z0-9-]+$/, mustBe: 'must be a header name (letters, digits, -)' }),
-  maxKeyLength: posInt(),
-  keyRetentionMs: positiveMs(),
-  statuses: statusMap,
-  notApplied: list(num()),
-  bodyRules: list(() => undefined),
-  headerRules: list(() => undefined),
-  errorFormat: optional(oneOf(['stripe', 'problem-details'])),
-  errorOf: optional(fn),
-});
-
 const backoffShape = {
-  baseDelayMs: optional(nonNegMs()),
-  maxDelayMs: optional(nonNegMs()),
-  multiplier: optional(num({ min: 1, max: 100 })),
-  jitter: optional(oneOf(['full', 'equal', 'decorrelated', 'none'])),
+  baseDelayMs: nonNegMs(),
+  maxDelayMs: nonNegMs(),
+  multiplier: num({ min: 1, max: 100 }),
+  jitter: oneOf(['full', 'equal', 'decorrelated', 'none']),
 };
 
 const retryAfterShape = {
-  honor: optional(bool),
-  maxRetryAfterMs: optional(nonNegMs()),
-  jitterMs: optional(nonNegMs()),
+  honor: bool,
+  maxRetryAfterMs: nonNegMs(),
+  jitterMs: nonNegMs(),
 };
 
 const budgetShape = {
-  capacity: optional(num({ min: 0 })),
-  ratio: optional(num({ min: 0, max: 1 })),
-  probeIntervalMs: optional(positiveMs()),
-  rampMs: optional(nonNegMs()),
-  per: optional(oneOf(['host', 'endpoint'])),
+  capacity: num({ min: 0 }),
+  ratio: num({ min: 0, max: 1 }),
+  probeIntervalMs: positiveMs(),
+  rampMs: nonNegMs(),
+  per: oneOf(['host', 'endpoint']),
 };
 
 const recheckShape = {
-  maxChecks: optional(posInt()),
-  delayMs: optional(positiveMs()),
-  maxDelayMs: optional(positiveMs()),
+  maxChecks: posInt(),
+  delayMs: positiveMs(),
+  maxDelayMs: positiveMs(),
 };
 
 const policyShape: Record<string, Check> = {
-  maxAttempts: optional(posInt()),
-  attemptTimeoutMs: optional(positiveMs()),
-  deadlineMs: optional(positiveMs()),
-  keyRetentionMs: optional(positiveMs()),
-  retainMs: optional(nonNegMs()),
-  backoff: optional(shape(backoffShape)),
-  retryAfter: optional(shape(retryAfterShape)),
-  budget: optional(
-    either([
-      { accepts: (v) => v === false, check: () => undefined, say: 'false' },
-      { accepts: isObject, check: shape(budgetShape), say: 'an object' },
-    ]),
-  ),
-  profile: optional(
-    either([
-      { accepts: (v) => v === 'ietf' || v === 'stripe', check: () => undefined, say: '"ietf" or "stripe"' },
-      { accepts: isObject, check: profileShape, say: 'an object' },
-    ]),
-  ),
-  classify: optional(statusMap),
-  otherStatus: optional(oneOf(ATTEMPT_CLASSES)),
-  sendKey: optional(bool),
-  reconcile: optional(fn),
-  recheck: optional(shape(recheckShape)),
-  providerId: optional(fn),
+  maxAttempts: posInt(),
+  attemptTimeoutMs: positiveMs(),
+  deadlineMs: positiveMs(),
+  keyRetentionMs: positiveMs(),
+  retainMs: nonNegMs(),
+  backoff: shape(backoffShape),
+  retryAfter: shape(retryAfterShape),
+  budget: either([
+    { accepts: (v) => v === false, say: 'false' },
+    { accepts: isObject, check: shape(budgetShape), say: 'an object' },
+  ]),
+  profile: either([
+    { accepts: (v) => v === 'ietf' || v === 'stripe', say: '"ietf" or "stripe"' },
+    { accepts: isObject, check: profileShape, say: 'an object' },
+  ]),
+  classify: statusMap,
+  otherStatus: oneOf(ATTEMPT_CLASSES),
+  sendKey: bool,
+  reconcile: fn,
+  recheck: shape(recheckShape),
+  providerId: fn,
   ...requestPolicyChecks,
 };
 
@@ -111,12 +107,7 @@ export function validatePolicy(input: unknown, prefix: string): PolicyOptions {
   for (const name of ['backoff', 'retryAfter', 'budget', 'recheck'] as const) {
     checkOptionKeys(nested[name], POLICY_KEYS[name], `${prefix}.${name}`);
   }
-  const problem = policyCheck(input, '');
-  if (problem !== undefined) {
-    const [field, ...rest] = problem.split(': ');
-    const path = field === '(root)' ? prefix : `${prefix}.${field}`;
-    throw new InvalidOptionsError(path, rest.join(': '));
-  }
+  policyCheck(input, prefix);
   const options = input as PolicyOptions;
   const base = options.backoff?.baseDelayMs;
   const max = options.backoff?.maxDelayMs;

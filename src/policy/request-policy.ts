@@ -5,7 +5,7 @@
  */
 import { InvalidOptionsError } from '../errors.js';
 import { CREDENTIAL_HEADERS, HEADER_NAME } from '../model.js';
-import { bool, type Check, list, num, optional, str } from './check.js';
+import { bool, type Check, fail, list, num, str } from './check.js';
 import type { ProviderProfile } from './profiles.js';
 
 export interface RequestPolicyOptions {
@@ -68,10 +68,10 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
 
 /** The checks of `RequestPolicyOptions`' fields, for the policy's checks. */
 export const requestPolicyChecks = {
-  storeHeaders: optional(list(str({ pattern: HEADER_NAME, mustBe: 'must be a header name' }))),
-  storeQuery: optional(list(str({ nonEmpty: true }))),
-  maxResponseBytes: optional(num({ int: true, min: 1, max: 2 ** 31 - 1 })),
-  persist: optional(bool),
+  storeHeaders: list(str({ pattern: HEADER_NAME, mustBe: 'must be a header name' })),
+  storeQuery: list(str({ nonEmpty: true })),
+  maxResponseBytes: num({ int: true, min: 1, max: 2 ** 31 - 1 }),
+  persist: bool,
 };
 
 /** What the schema cannot say: credentials are never stored, whatever a policy lists. */
@@ -84,11 +84,11 @@ export function checkRequestPolicy(options: RequestPolicyOptions, prefix: string
 }
 
 /** A name for the client option `resultHeaders`: a stored answer is at rest like a request, so credentials are refused alike. */
-export const resultHeaderName: Check = (v, path) =>
-  str()(v, path) ??
-  (CREDENTIAL_HEADERS.includes(String(v).toLowerCase())
-    ? `${path}: ${String(v)} carries credentials, which are never stored`
-    : undefined);
+export const resultHeaderName: Check = (v, path) => {
+  str()(v, path);
+  if (CREDENTIAL_HEADERS.includes((v as string).toLowerCase()))
+    fail(path, `${v} carries credentials, which are never stored`);
+};
 
 /** Endpoint over default over built-in; the key header is never a stored header (it comes from `key`). */
 export function resolveRequestPolicy(

@@ -730,6 +730,12 @@ describe('live view and options', () => {
     expect(() =>
       createBrowserClient({ user: 'alice' as unknown as () => string, store: memoryStore(), env: {} }),
     ).toThrow(/user/);
+    expect(() => createBrowserClient({ settlePollMs: Infinity, store: memoryStore(), env: {} })).toThrow(
+      /`settlePollMs`: must be a positive number$/,
+    );
+    expect(() =>
+      createBrowserClient({ backgroundSync: 'yes' as unknown as boolean, store: memoryStore(), env: {} }),
+    ).toThrow(/`backgroundSync`: expected a boolean$/);
     // Unknown names are refused with the name meant; the core's connectivity and dispatch are the browser client's own.
     const bogus = (extra: Record<string, unknown>) => () =>
       createBrowserClient({ store: memoryStore(), env: {}, ...extra } as Parameters<typeof createBrowserClient>[0]);
