@@ -159,7 +159,7 @@ function outageLine(results: BenchResults): string {
       : `${completed}/${operations} completed`;
   };
   const load = (id: string): string => ratio(num(row(id), ['outageLoad'], `outage ${id}`));
-  const goal = target(section, (name) => name.startsWith('oncely (default policy)'));
+  const goal = target(section, (name) => name.startsWith('oncely (default policy, one client, real time)'));
   return (
     `- **One client in an outage**: ${operations} operations against a ${seconds(num(section.data, ['outageMs'], 'outage'))} outage ` +
     `(\`503\` with \`Retry-After\`) cost ${load('oncely')} the first-attempt traffic, ${after('oncely')} ` +
