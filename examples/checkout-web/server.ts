@@ -18,11 +18,10 @@
  * Both listen on 127.0.0.1 only.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { type Fault, type ReferenceServer, startReferenceServer } from 'oncely/testing';
-import { bundleForBrowser, type StaticFile, sendJson, startPageServer } from '../web-demo/page-server.js';
+import { bundleForBrowser, pageFiles, sendJson, startPageServer } from '../web-demo/page-server.js';
 import { DEMO_POLICY } from './policy.js';
 import {
   type DemoConfig,
@@ -91,20 +90,13 @@ function readJson(req: IncomingMessage): Promise<unknown> {
 }
 
 export async function startCheckoutDemo(options: CheckoutDemoOptions = {}): Promise<CheckoutDemo> {
-  const [script, worker, html, css] = await Promise.all([
+  const [script, worker] = await Promise.all([
     bundleForBrowser(here('./page.ts')),
     // The page's service worker (registered by the page opened with `?sw=1`): a classic script.
     bundleForBrowser(here('./sw.ts'), { format: 'iife' }),
-    readFile(here('./index.html'), 'utf8'),
-    readFile(here('./styles.css'), 'utf8'),
   ]);
-  const files: Record<string, StaticFile> = {
-    '/': { body: html, type: 'text/html; charset=utf-8' },
-    '/index.html': { body: html, type: 'text/html; charset=utf-8' },
-    '/styles.css': { body: css, type: 'text/css; charset=utf-8' },
-    '/app.js': { body: script, type: 'text/javascript; charset=utf-8' },
-    '/sw.js': { body: worker, type: 'text/javascript; charset=utf-8' },
-  };
+  const files = await pageFiles(new URL('./', import.meta.url), script);
+  files['/sw.js'] = { body: worker, type: 'text/javascript; charset=utf-8' };
 
   /** The payments charged, by the reference their body carries (`reference`): the provider's search. */
   const payments = new Map<string, { id: string } & Record<string, unknown>>();

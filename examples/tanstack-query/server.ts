@@ -8,10 +8,9 @@
  * `GET /control/ledger`. Both listen on 127.0.0.1 only.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { type ReferenceServer, startReferenceServer } from 'oncely/testing';
-import { bundleForBrowser, type StaticFile, startPageServer } from '../web-demo/page-server.js';
+import { bundleForBrowser, pageFiles, startPageServer } from '../web-demo/page-server.js';
 import type { DemoConfig, LedgerView } from './protocol.js';
 
 export interface TanstackDemoOptions {
@@ -31,17 +30,10 @@ export interface TanstackDemo {
 const here = (name: string): string => fileURLToPath(new URL(name, import.meta.url));
 
 export async function startTanstackDemo(options: TanstackDemoOptions = {}): Promise<TanstackDemo> {
-  const [script, html, css] = await Promise.all([
-    bundleForBrowser(here('./page.ts'), { production: true }),
-    readFile(here('./index.html'), 'utf8'),
-    readFile(here('./styles.css'), 'utf8'),
-  ]);
-  const files: Record<string, StaticFile> = {
-    '/': { body: html, type: 'text/html; charset=utf-8' },
-    '/index.html': { body: html, type: 'text/html; charset=utf-8' },
-    '/styles.css': { body: css, type: 'text/css; charset=utf-8' },
-    '/app.js': { body: script, type: 'text/javascript; charset=utf-8' },
-  };
+  const files = await pageFiles(
+    new URL('./', import.meta.url),
+    await bundleForBrowser(here('./page.ts'), { production: true }),
+  );
   const referenceServer = await startReferenceServer();
   const config: DemoConfig = { api: referenceServer.url, run: randomUUID().slice(0, 8) };
 

@@ -5,6 +5,7 @@
  * control routes, and the start-up and shutdown of it beside the reference
  * server. Each demo keeps what is its own: its files, routes and ledger view.
  */
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { build } from 'esbuild';
@@ -43,6 +44,23 @@ export async function bundleForBrowser(entryPath: string, options: BundleOptions
     const detail = error instanceof Error ? error.message : String(error);
     throw new Error(`Could not bundle the page (run \`npm run build\` first?): ${detail}`);
   }
+}
+
+/**
+ * A demo page's files: `index.html` and `styles.css` read from `dir` (the
+ * demo's folder, as a `file:` URL ending in `/`), and its bundled `app.js`.
+ */
+export async function pageFiles(dir: URL, script: string): Promise<Record<string, StaticFile>> {
+  const [html, css] = await Promise.all([
+    readFile(new URL('index.html', dir), 'utf8'),
+    readFile(new URL('styles.css', dir), 'utf8'),
+  ]);
+  return {
+    '/': { body: html, type: 'text/html; charset=utf-8' },
+    '/index.html': { body: html, type: 'text/html; charset=utf-8' },
+    '/styles.css': { body: css, type: 'text/css; charset=utf-8' },
+    '/app.js': { body: script, type: 'text/javascript; charset=utf-8' },
+  };
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
