@@ -1,11 +1,13 @@
 /**
  * The table of `postgresIdempotencyStore`: one row per (tenant, scope, key),
- * versioned migrations applied once under a transaction-scoped advisory lock
- * (a fleet starting at once migrates once), as the operations store does.
+ * versioned migrations applied once under transaction-scoped advisory locks
+ * (a fleet starting at once migrates once) by the runner the operations
+ * store uses.
  * Leases and retention are `timestamptz` set and judged by the database's
  * `now()`: no server's clock decides when a lease is over.
  */
 import type { Pool } from 'pg';
+import { applyMigrations, type NumberedMigration } from '../../store/postgres/migrate.js';
 
 export interface IdempotencyTableNames {
   schema: string;
@@ -14,11 +16,7 @@ export interface IdempotencyTableNames {
   base: string;
 }
 
-export interface IdempotencyMigration {
-  version: number;
-  description: string;
-  sql: (n: IdempotencyTableNames) => string;
-}
+export type IdempotencyMigration = NumberedMigration<IdempotencyTableNames>;
 
 export const IDEMPOTENCY_MIGRATIONS: readonly IdempotencyMigration[] = [
   {
@@ -51,42 +49,7 @@ export const IDEMPOTENCY_MIGRATIONS: readonly IdempotencyMigration[] = [
 
 export const IDEMPOTENCY_SCHEMA_VERSION = Math.max(...IDEMPOTENCY_MIGRATIONS.map((m) => m.version));
 
-export async function migrateIdempotency(pool: Pool, names: IdempotencyTableNames): Promise<number[]> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`oncely:${names.table}`]);
-    if (names.schema !== '"public"') await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${names.migrations} (
-         version integer PRIMARY KEY,
-         description text NOT NULL,
-         applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
-    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${names.migrations}`);
-    const applied = new Set(rows.map((r) => r.version));
-    const newest = Math.max(0, ...applied);
-    if (newest > IDEMPOTENCY_SCHEMA_VERSION) {
-      throw new Error(
-        `${names.table} is at schema version ${newest}, newer than this oncely knows (${IDEMPOTENCY_SCHEMA_VERSION}): upgrade oncely`,
-      );
-    }
-    const done: number[] = [];
-    for (const migration of IDEMPOTENCY_MIGRATIONS) {
-      if (applied.has(migration.version)) continue;
-      await client.query(migration.sql(names));
-      await client.query(`INSERT INTO ${names.migrations} (version, description) VALUES ($1, $2)`, [
-        migration.version,
-        migration.description,
-      ]);
-      done.push(migration.version);
-    }
-    await client.query('COMMIT');
-    return done;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+/** Applies the idempotency table's migrations not applied yet (see `applyMigrations`). */
+export function migrateIdempotency(pool: Pool, names: IdempotencyTableNames): Promise<number[]> {
+  return applyMigrations(pool, names, IDEMPOTENCY_MIGRATIONS);
 }

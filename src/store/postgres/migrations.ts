@@ -9,14 +9,11 @@
  * exact for integers, and a fake test clock may use fractions);
  * `created_at`/`updated_at` come from the database clock.
  */
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { applyMigrations, type NumberedMigration } from './migrate.js';
 import type { TableNames } from './options.js';
 
-export interface Migration {
-  version: number;
-  description: string;
-  sql: (n: TableNames) => string;
-}
+export type Migration = NumberedMigration<TableNames>;
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -129,47 +126,6 @@ export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
  * applied (empty when the schema was current). Refuses a database migrated
  * by a newer version of this code.
  */
-export async function migrate(pool: Pool, names: TableNames): Promise<number[]> {
-  const client: PoolClient = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    // One lock per schema, then one per table, held until COMMIT: concurrent migrators queue here. The
-    // schema's comes first because two tables migrated at once in one fresh schema would both run
-    // CREATE SCHEMA IF NOT EXISTS, and one would fail on pg_namespace's unique index.
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`oncely-schema:${names.schema}`]);
-    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`oncely:${names.table}`]);
-    // (Not for `public`: it exists, and a role without CREATE on the database could not run this.)
-    if (names.schema !== `"public"`) await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${names.migrations} (
-         version integer PRIMARY KEY,
-         description text NOT NULL,
-         applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
-    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${names.migrations}`);
-    const applied = new Set(rows.map((r) => r.version));
-    const newest = Math.max(0, ...applied);
-    if (newest > SCHEMA_VERSION) {
-      throw new Error(
-        `${names.table} is at schema version ${newest}, newer than this oncely knows (${SCHEMA_VERSION}): upgrade oncely`,
-      );
-    }
-    const done: number[] = [];
-    for (const migration of MIGRATIONS) {
-      if (applied.has(migration.version)) continue;
-      await client.query(migration.sql(names));
-      await client.query(`INSERT INTO ${names.migrations} (version, description) VALUES ($1, $2)`, [
-        migration.version,
-        migration.description,
-      ]);
-      done.push(migration.version);
-    }
-    await client.query('COMMIT');
-    return done;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+export function migrate(pool: Pool, names: TableNames): Promise<number[]> {
+  return applyMigrations(pool, names, MIGRATIONS);
 }
