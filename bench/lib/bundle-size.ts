@@ -86,6 +86,18 @@ const common = {
   logLevel: 'silent',
 } as const satisfies BuildOptions;
 
+/**
+ * `contents` (a module written against the package root, e.g.
+ * `export * from './src/tanstack-query.ts'`) bundled as one file: the
+ * source files it pulls in and its gzipped size.
+ */
+export async function bundleModule(contents: string): Promise<{ inputs: string[]; gzipBytes: number }> {
+  const result = await build({ ...common, stdin: { contents, resolveDir: root, loader: 'ts' } });
+  const output = result.outputFiles[0];
+  if (output === undefined) throw new Error('esbuild produced nothing');
+  return { inputs: Object.keys(result.metafile.inputs), gzipBytes: gzip(output.contents) };
+}
+
 /** What esbuild bundles: the entry's file, or a module importing just `imports` from it. */
 function input(entry: string, imports: readonly string[] | undefined): Pick<BuildOptions, 'entryPoints' | 'stdin'> {
   const source = ENTRIES[entry];

@@ -8,35 +8,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
+import { bundleModule } from '../../bench/lib/bundle-size.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const KB = 1024;
 
-/** The whole entry, minified, every dependency included (as an app's bundler would). */
-async function bundle(contents: string) {
-  const result = await build({
-    stdin: { contents, resolveDir: root, loader: 'ts' },
-    absWorkingDir: root,
-    bundle: true,
-    write: false,
-    minify: true,
-    metafile: true,
-    platform: 'browser',
-    format: 'esm',
-    target: 'es2022',
-    logLevel: 'silent',
-  });
-  const output = result.outputFiles[0];
-  if (output === undefined) throw new Error('esbuild produced nothing');
-  return { inputs: Object.keys(result.metafile.inputs), gzipBytes: gzipSync(output.contents, { level: 9 }).length };
-}
-
 describe('oncely/tanstack-query in a bundle', () => {
   it('brings no TanStack, React or node:* code, only its own and the modules of oncely it uses', async () => {
-    const { inputs, gzipBytes } = await bundle(`export * from './src/tanstack-query.ts';`);
+    const { inputs, gzipBytes } = await bundleModule(`export * from './src/tanstack-query.ts';`);
     expect(inputs.filter((path) => /node_modules\/(@tanstack|react)/.test(path))).toEqual([]);
     expect(inputs.filter((path) => path.startsWith('node:'))).toEqual([]);
     expect(inputs.some((path) => path.startsWith('src/tanstack-query/'))).toBe(true);
@@ -50,7 +30,7 @@ describe('oncely/tanstack-query in a bundle', () => {
   });
 
   it('leaves { createBrowserClient } from oncely/browser without any of it', async () => {
-    const { inputs } = await bundle(`export { createBrowserClient } from './src/browser.ts';`);
+    const { inputs } = await bundleModule(`export { createBrowserClient } from './src/browser.ts';`);
     expect(inputs.filter((path) => path.includes('tanstack'))).toEqual([]);
   });
 
