@@ -52,8 +52,13 @@ export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempo
   return {
     wrap: (handler) => {
       core.requireScopeOf('wrap');
-      return async (request) =>
-        toResponse(await core.handle(request, { kind: 'plain', handler: async (r) => answerOf(await handler(r())) }));
+      const runner = { kind: 'plain', handler: async (r: () => Request) => answerOf(await handler(r())) } as const;
+      return async (request) => {
+        const incoming = await core.incomingOf(request);
+        // Not guarded: the handler's own response, untouched (a streamed body stays a stream).
+        if (incoming === undefined) return handler(request);
+        return toResponse(await core.guard(incoming, runner));
+      };
     },
     withIdempotency: async (request, handler) => {
       core.requireScopeOf('withIdempotency');
