@@ -7,7 +7,8 @@
 import { IdempotencyCore } from './core.js';
 import { type ConnectMiddleware, connectMiddleware } from './node.js';
 import { type IdempotencyOptions, resolveOptions } from './options.js';
-import { answerOf, toResponse } from './replay.js';
+import { answerOf } from './replay.js';
+import { responseOf } from './response-view.js';
 
 export interface Idempotency<Tx = never> {
   /**
@@ -57,12 +58,12 @@ export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempo
         const incoming = await core.incomingOf(request);
         // Not guarded: the handler's own response, untouched (a streamed body stays a stream).
         if (incoming === undefined) return handler(request);
-        return toResponse(await core.guard(incoming, runner));
+        return responseOf(await core.guard(incoming, runner));
       };
     },
     withIdempotency: async (request, handler) => {
       core.requireScopeOf('withIdempotency');
-      return toResponse(
+      return responseOf(
         await core.handle(request, { kind: 'transaction', handler: async (tx, r) => answerOf(await handler(tx, r)) }),
       );
     },

@@ -20,23 +20,14 @@
  * use fails and the entry points build real `Request`s as before.
  */
 
+import { BODY_USED, delegateTo, REAL, type View } from './view.js';
+
 const utf8 = new TextDecoder();
 
 /** `Request.prototype` members a view answers itself; every other one goes to the real `Request`. */
-const OWN = new Set<PropertyKey>([
-  'constructor',
-  'method',
-  'url',
-  'headers',
-  'bodyUsed',
-  'text',
-  'json',
-  'arrayBuffer',
-  'bytes',
-  Symbol.toStringTag,
-]);
+const OWN = new Set<PropertyKey>(['method', 'url', 'headers', 'bodyUsed', 'text', 'json', 'arrayBuffer', 'bytes']);
 
-export abstract class RequestView {
+export abstract class RequestView implements View<Request> {
   #real: Request | undefined = undefined;
   #used = false;
   /** The body as read already (`undefined`: the view has none, and its body members are the real one's). */
@@ -59,12 +50,12 @@ export abstract class RequestView {
 
   async text(): Promise<string> {
     const bytes = this.#take();
-    return bytes === undefined ? this.#request().text() : utf8.decode(bytes);
+    return bytes === undefined ? this[REAL]().text() : utf8.decode(bytes);
   }
 
   async json(): Promise<unknown> {
     const bytes = this.#take();
-    if (bytes === undefined) return this.#request().json();
+    if (bytes === undefined) return this[REAL]().json();
     const parsed = this.#parsed;
     this.#parsed = undefined;
     return parsed === undefined ? JSON.parse(utf8.decode(bytes)) : parsed.value;
@@ -72,24 +63,24 @@ export abstract class RequestView {
 
   async arrayBuffer(): Promise<ArrayBuffer> {
     const bytes = this.#take();
-    return bytes === undefined ? this.#request().arrayBuffer() : (bytes.slice().buffer as ArrayBuffer);
+    return bytes === undefined ? this[REAL]().arrayBuffer() : (bytes.slice().buffer as ArrayBuffer);
   }
 
   async bytes(): Promise<Uint8Array> {
     const bytes = this.#take();
-    return bytes === undefined ? this.#request().bytes() : bytes.slice();
+    return bytes === undefined ? this[REAL]().bytes() : bytes.slice();
   }
 
   /** The body bytes, once, as a `Request` gives its body once; `undefined` when the real one answers. */
   #take(): Uint8Array | undefined {
     if (this.#real !== undefined || this.#bytes === undefined) return undefined;
-    if (this.#used) throw new TypeError('Body is unusable: Body has already been read');
+    if (this.#used) throw new TypeError(BODY_USED);
     this.#used = true;
     return this.#bytes;
   }
 
   /** The real `Request`, built on first need from the view's parts. */
-  #request(): Request {
+  [REAL](): Request {
     if (this.#real !== undefined) return this.#real;
     const bytes = this.#bytes;
     const real = new Request(this.url, {
@@ -114,55 +105,20 @@ export abstract class RequestView {
   static #install(): boolean {
     if (typeof Request !== 'function') return false;
     try {
-      const view = RequestView.prototype;
-      Object.setPrototypeOf(view, Request.prototype);
-      for (const key of Reflect.ownKeys(Request.prototype)) {
-        if (OWN.has(key)) continue;
-        const member = Object.getOwnPropertyDescriptor(Request.prototype, key);
-        if (member?.get !== undefined) {
-          Object.defineProperty(view, key, {
-            configurable: true,
-            get(this: RequestView) {
-              return Reflect.get(this.#request(), key);
-            },
-          });
-        } else if (typeof member?.value === 'function') {
-          Object.defineProperty(view, key, {
-            configurable: true,
-            writable: true,
-            value(this: RequestView, ...args: unknown[]) {
-              const real = this.#request();
-              return (Reflect.get(real, key) as (...a: unknown[]) => unknown).apply(real, args);
-            },
-          });
-        }
-      }
-      // The runtime's own state of a `Request` (undici's symbol-keyed slots), for `new Request(view)`.
-      for (const key of Object.getOwnPropertySymbols(new Request('http://localhost/'))) {
-        Object.defineProperty(view, key, {
-          configurable: true,
-          get(this: RequestView) {
-            return Reflect.get(this.#request(), key);
-          },
-        });
-      }
-      return RequestView.#selfTest();
+      delegateTo(RequestView.prototype, Request, OWN, new Request('http://localhost/'));
+      // A view read the ways an application may: as itself, and through the runtime's `Request` constructor.
+      const view = new FixedView() as unknown as Request;
+      const copy = new Request(view);
+      return (
+        view instanceof Request &&
+        copy.method === 'POST' &&
+        copy.url === 'http://localhost/probe' &&
+        copy.headers.get('x-probe') === '1' &&
+        view.signal instanceof AbortSignal
+      );
     } catch {
       return false;
     }
-  }
-
-  /** A view read the ways an application may: as itself, and through the runtime's `Request` constructor. */
-  static #selfTest(): boolean {
-    const view = new FixedView() as unknown as Request;
-    const copy = new Request(view);
-    return (
-      view instanceof Request &&
-      copy.method === 'POST' &&
-      copy.url === 'http://localhost/probe' &&
-      copy.headers.get('x-probe') === '1' &&
-      view.signal instanceof AbortSignal
-    );
   }
 }
 
