@@ -3,9 +3,11 @@
  *
  * Overhead: requests/s of a small JSON payment handler, bare and guarded by
  * `oncely/server` (memory store, every request a fresh key), in the Fetch
- * style (through a minimal node:http adapter) and the Connect style (with
- * `scopeOf` on a Fetch `Request`, and with `nodeScopeOf` on Node's own
- * request, as an Express app reads `req.user`), at 32 requests in flight.
+ * style (through a minimal node:http adapter that reads the returned
+ * `Response`'s status, headers and bytes) and the Connect style (with
+ * `scopeOf`, which gets a view of Node's request as a Fetch `Request`, and
+ * with `nodeScopeOf` on Node's own request, as an Express app reads
+ * `req.user`), at 32 requests in flight.
  * The servers run in their own process (bench/lib/server-half-child.ts);
  * after a warm-up, rounds interleave the contenders, and each round's
  * guarded/bare ratio is reported (ratios survive a noisy shared machine;
@@ -111,7 +113,7 @@ const ratios = (of: Record<string, number[]>, top: string, bottom: string) =>
 const CONTENDERS = [
   { label: 'Fetch style (`wrap`)', bare: 'fetch-bare', guarded: 'fetch-guarded' },
   {
-    label: 'Connect middleware, `scopeOf` (a `Request` per request)',
+    label: 'Connect middleware, `scopeOf` (a `Request` view)',
     bare: 'connect-bare',
     guarded: 'connect-guarded',
   },

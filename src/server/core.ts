@@ -8,17 +8,19 @@
  *
  * Every guarded request pays for this path, so it builds nothing it does
  * not need: the entry points hand it an `Incoming` (parsed once), and a
- * `Request` is built only when something asks for one.
+ * `Request` is handed on only when something asks for one (a view of what
+ * was read, request-view.ts).
  */
 import { InvalidOptionsError } from '../errors.js';
 import { matchesEndpoint, selectEndpoint } from '../policy/endpoints.js';
-import { fingerprintOf } from './fingerprint.js';
+import { fingerprintOf, parseJsonBody } from './fingerprint.js';
 import { Heartbeats } from './heartbeat.js';
 import { readKey } from './key.js';
 import type { NodeRequestLike } from './node.js';
 import type { Resolved, ResolvedRoute } from './options.js';
 import { problems } from './problems.js';
 import { type Answer, type HeaderSource, keeps, replayOf, storedOf } from './replay.js';
+import { ReadRequestView, RequestView } from './request-view.js';
 import { type Claim, type ClaimResult, LeaseTakenOverError } from './store.js';
 
 /** A guarded request as an entry point read it. */
@@ -119,31 +121,45 @@ export class IdempotencyCore<Tx> {
     ];
   }
 
-  /** The Fetch entry point: reads the body only of a guarded request with a key. */
-  async handle<H extends HeaderSource>(request: Request, runner: Runner<Tx, H>): Promise<Answer<H> | Answer> {
+  /**
+   * The Fetch entry point's reading of `request`; `undefined` when it is not
+   * guarded (no route, or no key where one is optional), before any body is
+   * read. The body of a guarded request with a key is read here once, as
+   * bytes (for the fingerprint) and parsed as JSON (for the fingerprint and
+   * the handler's first `json()`).
+   */
+  async incomingOf(request: Request): Promise<Incoming | undefined> {
     const method = request.method.toUpperCase();
-    const url = new URL(request.url);
-    const route = this.routeOf(method, url.pathname);
+    const url = request.url;
+    const { pathname, search } = new URL(url);
+    const route = this.routeOf(method, pathname);
+    if (route === undefined) return undefined;
     const keyValue = request.headers.get(this.#o.keyHeader);
-    if (route === undefined || (keyValue === null && !route.requireKey)) return this.#runUnguarded(request, runner);
+    if (keyValue === null && !route.requireKey) return undefined;
+    const contentType = request.headers.get('content-type');
     const body = keyValue === null || BODYLESS.has(method) ? EMPTY : new Uint8Array(await request.arrayBuffer());
-    let rebuiltRequest: Request | undefined;
-    return this.guard(
-      {
-        method,
-        target: url.pathname + url.search,
-        route,
-        keyValue,
-        contentType: request.headers.get('content-type'),
-        body,
-        // The body was read for the fingerprint; the handler gets the same bytes.
-        request: () => {
-          rebuiltRequest ??= body.length === 0 ? request : rebuilt(request, body);
-          return rebuiltRequest;
-        },
+    const json = parseJsonBody(body, contentType);
+    let handed: Request | undefined;
+    return {
+      method,
+      target: pathname + search,
+      route,
+      keyValue,
+      contentType,
+      body,
+      json,
+      // The body was read for the fingerprint; the handler gets the same bytes.
+      request: () => {
+        handed ??= body.length === 0 ? request : handedOn(request, url, body, json);
+        return handed;
       },
-      runner,
-    );
+    };
+  }
+
+  /** The Fetch entry point, for any runner: a request it does not guard runs unguarded. */
+  async handle<H extends HeaderSource>(request: Request, runner: Runner<Tx, H>): Promise<Answer<H> | Answer> {
+    const incoming = await this.incomingOf(request);
+    return incoming === undefined ? this.#runUnguarded(request, runner) : this.guard(incoming, runner);
   }
 
   /** A request on a guarded route, read by its entry point. */
@@ -276,6 +292,17 @@ export class IdempotencyCore<Tx> {
     if (store.transaction === undefined) throw new TypeError('withIdempotency needs a store with transactions');
     return store.transaction(undefined, async (tx) => ({ value: await runner.handler(tx, request), store: undefined }));
   }
+}
+
+/**
+ * What the handler gets of a request whose body was read: a view that
+ * answers from the bytes (see request-view.ts), or where the runtime does
+ * not take views, a request rebuilt with them.
+ */
+function handedOn(request: Request, url: string, bytes: Uint8Array, json: { value: unknown } | undefined): Request {
+  return RequestView.supported()
+    ? (new ReadRequestView(request, url, bytes, json) as unknown as Request)
+    : rebuilt(request, bytes);
 }
 
 /** A request like `request`, with `bytes` as its body (its own was read for the fingerprint). */

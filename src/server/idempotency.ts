@@ -7,7 +7,8 @@
 import { IdempotencyCore } from './core.js';
 import { type ConnectMiddleware, connectMiddleware } from './node.js';
 import { type IdempotencyOptions, resolveOptions } from './options.js';
-import { answerOf, toResponse } from './replay.js';
+import { answerOf } from './replay.js';
+import { responseOf } from './response-view.js';
 
 export interface Idempotency<Tx = never> {
   /**
@@ -52,12 +53,17 @@ export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempo
   return {
     wrap: (handler) => {
       core.requireScopeOf('wrap');
-      return async (request) =>
-        toResponse(await core.handle(request, { kind: 'plain', handler: async (r) => answerOf(await handler(r())) }));
+      const runner = { kind: 'plain', handler: async (r: () => Request) => answerOf(await handler(r())) } as const;
+      return async (request) => {
+        const incoming = await core.incomingOf(request);
+        // Not guarded: the handler's own response, untouched (a streamed body stays a stream).
+        if (incoming === undefined) return handler(request);
+        return responseOf(await core.guard(incoming, runner));
+      };
     },
     withIdempotency: async (request, handler) => {
       core.requireScopeOf('withIdempotency');
-      return toResponse(
+      return responseOf(
         await core.handle(request, { kind: 'transaction', handler: async (tx, r) => answerOf(await handler(tx, r)) }),
       );
     },

@@ -8,8 +8,9 @@
  * It is on the path of every guarded request, so it reads `req` as it is:
  * the key and the content type from `req.headers`, the body parsed once
  * (for the fingerprint and for `req.body`), the captured response stored
- * from `res`'s own headers. A Fetch `Request` is built only when asked for
- * (`scopeOf` gets one).
+ * from `res`'s own headers. `scopeOf` gets a view of `req` as a Fetch
+ * `Request` (request-view.ts), which builds a real one only if it is asked
+ * for more than its method, URL and headers.
  *
  * Typed structurally, so this module needs neither Node's types nor
  * Express's: anything shaped like `IncomingMessage`/`ServerResponse` works.
@@ -17,6 +18,7 @@
 import type { IdempotencyCore, Incoming } from './core.js';
 import { parseJsonBody } from './fingerprint.js';
 import type { Answer, HeaderSource } from './replay.js';
+import { RequestView } from './request-view.js';
 
 type HeaderValue = string | number | readonly string[] | undefined;
 
@@ -69,10 +71,8 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
           contentType,
           body,
           json,
-          // No body on it: the core has the bytes, and downstream reads `req`.
           request: () => {
-            const origin = `http://${joined(req.headers.host) ?? 'localhost'}`;
-            request ??= new Request(new URL(pathname + search, origin), { method, headers: headersOf(req.headers) });
+            request ??= fetchRequestOf(req, method, pathname + search);
             return request;
           },
           caller: nodeScopeOf === undefined ? undefined : () => nodeScopeOf(req),
@@ -115,14 +115,61 @@ function joined(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** `req.headers` as a `HeadersInit` (a plain record costs the `Request` constructor least). */
-function headersOf(headers: NodeRequestLike['headers']): Record<string, string> {
-  const out: Record<string, string> = {};
+/**
+ * `req` as a Fetch `Request` (for `scopeOf`), with no body on it: the core
+ * has the bytes, and downstream reads `req`. A view where the runtime takes
+ * one: `scopeOf` mostly reads a header, and a real `Request` costs far more
+ * than the guard itself.
+ */
+function fetchRequestOf(req: NodeRequestLike, method: string, target: string): Request {
+  if (RequestView.supported()) return new NodeRequestView(req, method, target) as unknown as Request;
+  return new Request(urlOf(req, target), { method, headers: headersOf(req.headers) });
+}
+
+/** The request's URL as the Fetch entry point sees it: its `Host` and the target. */
+function urlOf(req: NodeRequestLike, target: string): string {
+  return new URL(target, `http://${joined(req.headers.host) ?? 'localhost'}`).href;
+}
+
+/** `req.headers` as `Headers` (a header sent on several lines keeps each value). */
+function headersOf(headers: NodeRequestLike['headers']): Headers {
+  const out = new Headers();
   for (const name in headers) {
-    const value = joined(headers[name]);
-    if (value !== undefined) out[name] = value;
+    const value = headers[name];
+    if (Array.isArray(value)) for (const one of value) out.append(name, one);
+    else if (value !== undefined) out.append(name, value);
   }
   return out;
+}
+
+/** `req` seen as a `Request`: its URL and headers are read from `req` on first access, each once. */
+class NodeRequestView extends RequestView {
+  readonly #req: NodeRequestLike;
+  readonly #method: string;
+  readonly #target: string;
+  #url: string | undefined = undefined;
+  #headers: Headers | undefined = undefined;
+
+  constructor(req: NodeRequestLike, method: string, target: string) {
+    super(undefined, undefined);
+    this.#req = req;
+    this.#method = method;
+    this.#target = target;
+  }
+
+  get method(): string {
+    return this.#method;
+  }
+
+  get url(): string {
+    this.#url ??= urlOf(this.#req, this.#target);
+    return this.#url;
+  }
+
+  get headers(): Headers {
+    this.#headers ??= headersOf(this.#req.headers);
+    return this.#headers;
+  }
 }
 
 /**
