@@ -39,7 +39,8 @@ export interface ChunkSet {
  * the live view on the first `subscribe`, `clear()`, reconciliation (a rule
  * with a `reconcile` hook whose operation would end `unknown`, or a call to
  * `reconcile`/`settle`), the resume pass (the first `resume()`: the browser
- * client's drain loop makes it only once it finds due work). Their chunks (and the chunks only they import) are
+ * client's drain loop makes it only once it finds due work), `retry` and
+ * `discard`. Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
@@ -57,6 +58,9 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/calls/claim-pass.ts',
   'src/flow/calls/drive-list.ts',
   'src/flow/calls/resume-order.ts',
+  // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
+  // simply succeed.
+  'src/flow/calls/remedies.ts',
 ];
 
 export interface BundleSize {

@@ -1,34 +1,14 @@
 /**
- * The errors a client turns stored records into, and the refusals of
- * `discard`. Each carries the key, the state and whether an attempt may
+ * The errors a client turns stored records into (the refusals of `discard`
+ * are in remedies.ts). Each carries the key, the state and whether an attempt may
  * have taken effect, so no caller is ever invited to pay twice.
  */
-import { InvalidStateError, OperationError } from '../../errors.js';
-import { isTerminal, type OperationRecord } from '../../model.js';
+import { OperationError } from '../../errors.js';
+import type { OperationRecord } from '../../model.js';
 import type { EndpointTable } from '../../options.js';
 import type { ProviderProfile } from '../../policy/profiles.js';
 import { errorResponseOf, providerErrorOf } from '../../policy/provider-errors.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
-
-/** Why `discard` must refuse `record`, if it must. */
-export function discardRefusal(record: OperationRecord, nowMs: number, force: boolean): InvalidStateError | undefined {
-  const key = record.key;
-  if (record.lease !== undefined && record.lease.until > nowMs && !isTerminal(record.state)) {
-    return new InvalidStateError(
-      key,
-      record.state,
-      `Operation ${key} is held by ${record.lease.owner} (in flight or between attempts); it cannot be discarded now`,
-    );
-  }
-  if (!force && mayHaveTakenEffect(record) && record.state !== 'succeeded') {
-    return new InvalidStateError(
-      key,
-      record.state,
-      `Operation ${key} may have taken effect: reconcile it at the provider by its key, then discard(key, { force: true }) — or retry(key) with the same key`,
-    );
-  }
-  return undefined;
-}
 
 export const noop = (): void => undefined;
 
