@@ -40,7 +40,7 @@ export interface ChunkSet {
  * with a `reconcile` hook whose operation would end `unknown`, or a call to
  * `reconcile`/`settle`), the resume pass (the first `resume()`: the browser
  * client's drain loop makes it only once it finds due work), `retry` and
- * `discard`. Their chunks (and the chunks only they import) are
+ * `discard`, the error of an operation that did not succeed. Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
@@ -61,6 +61,10 @@ export const LOADED_LATER: readonly string[] = [
   // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
   // simply succeed.
   'src/flow/calls/remedies.ts',
+  // The error of an operation that ended other than succeeded (and provider-errors.ts, which only it imports): loaded
+  // the first time a caller meets one; a page whose first send succeeds never loads it.
+  'src/flow/calls/failure-error.ts',
+  'src/policy/provider-errors.ts',
 ];
 
 export interface BundleSize {

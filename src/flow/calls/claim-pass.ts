@@ -85,7 +85,7 @@ export async function claimingPass(
       key,
       loops
         .drive(key, scope, undefined, 'skip', record)
-        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
+        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r), runtime)),
     ).then(async (outcome) => {
       // Taken over meanwhile (our lease ran out on the store's clock): that owner's now.
       if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id)) {

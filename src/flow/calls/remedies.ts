@@ -50,7 +50,7 @@ export async function retry(kit: RemedyKit, engine: Engine, loops: Loops, key: s
   return guarded(
     store,
     key,
-    loops.drive(key, updated.scope).then((r) => outcomeOf(r, {}, false, liveProfile(endpoints, r))),
+    loops.drive(key, updated.scope).then((r) => outcomeOf(r, {}, false, liveProfile(endpoints, r), runtime)),
   );
 }
 

@@ -65,7 +65,7 @@ export async function resumePass(kit: ResumeKit, core: ClientCore, options: Resu
       item.key,
       loops
         .drive(item.key, item.scope, undefined, busy, undefined, held)
-        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
+        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r), runtime)),
     );
   const skipped: ToDrive[] = [];
   // First pass: everything free. A record another owner claims meanwhile is
