@@ -8,7 +8,7 @@
  * chunk that page downloads counts: the start-up path (the entry chunk and
  * the chunks it imports statically) and each chunk the client loads with
  * `import()` while it is created and sends. Reported beside it: the start-up
- * path alone, what loads only later (the live view, `clear()`), and the
+ * path alone, what loads only later (`LOADED_LATER` in lib/bundle-size.ts), and the
  * whole entry as one file.
  *
  *   npx tsx bench/bundle.ts
@@ -64,7 +64,9 @@ async function main(): Promise<void> {
       'Before the first send: every chunk a page downloads when it creates the client at load and sends one POST',
       '(chunk count in brackets), each gzipped on its own: the start-up path (the entry chunk and the chunks it',
       'imports statically) and every chunk the client loads with `import()` as it is created. Later: chunks',
-      'loaded only by `subscribe` (the live view) or `clear()`. Whole: the entry as one file.',
+      'loaded only by later calls or events: `subscribe` (the live view), `clear()`, reconciliation, the first',
+      '`resume()` (the drain loop makes one once it finds due work), `retry`/`discard`, the first operation that',
+      'does not succeed (its error). Whole: the entry as one file.',
       '',
       table(
         [

@@ -38,7 +38,9 @@ export interface ChunkSet {
  * Modules loaded with `import()` only by what a page does later, if ever:
  * the live view on the first `subscribe`, `clear()`, reconciliation (a rule
  * with a `reconcile` hook whose operation would end `unknown`, or a call to
- * `reconcile`/`settle`). Their chunks (and the chunks only they import) are
+ * `reconcile`/`settle`), the resume pass (the first `resume()`: the browser
+ * client's drain loop makes it only once it finds due work), `retry` and
+ * `discard`, the error of an operation that did not succeed. Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
@@ -50,6 +52,19 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/drive/reconcile.ts',
   'src/flow/decide/reconcile.ts',
   'src/policy/reconcile.ts',
+  // The resume pass (and claim-pass.ts, drive-list.ts, resume-order.ts, which only it imports): loaded on the first
+  // `resume()`, which the browser's drain loop calls only once its listing finds due work (or a drain is asked for).
+  'src/flow/calls/resume-pass.ts',
+  'src/flow/calls/claim-pass.ts',
+  'src/flow/calls/drive-list.ts',
+  'src/flow/calls/resume-order.ts',
+  // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
+  // simply succeed.
+  'src/flow/calls/remedies.ts',
+  // The error of an operation that ended other than succeeded (and provider-errors.ts, which only it imports): loaded
+  // the first time a caller meets one; a page whose first send succeeds never loads it.
+  'src/flow/calls/failure-error.ts',
+  'src/policy/provider-errors.ts',
 ];
 
 export interface BundleSize {

@@ -71,7 +71,7 @@ describe('scopes', () => {
 
 describe('resume order', () => {
   it('earliest due first, but each scope keeps its creation order', async () => {
-    const { orderForResume } = await import('../../src/flow/calls/resume.js');
+    const { orderForResume } = await import('../../src/flow/calls/resume-order.js');
     const { sampleRecord } = await import('../../src/store.js');
     const records = [
       sampleRecord('a1', { scope: 'a', createdAt: 1, nextAttemptAt: 500 }),
@@ -80,7 +80,8 @@ describe('resume order', () => {
       sampleRecord('b1', { scope: 'b', createdAt: 4, nextAttemptAt: 300 }),
       sampleRecord('late', { createdAt: 5, nextAttemptAt: 900 }),
     ];
-    orderForResume(records);
+    const { writeOrder } = await import('../../src/model.js');
+    orderForResume(records, writeOrder);
     expect(records.map((r) => r.key)).toEqual(['free', 'a1', 'b1', 'a2', 'late']);
   });
 });

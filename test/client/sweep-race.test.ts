@@ -23,7 +23,8 @@ it('a retry landing between the sweep read and its delete is not deleted', async
   const slow = forwardingStore(h.store, {
     delete: async (key, options) => {
       retried = h.client.retry(key);
-      while ((await h.store.get(key))?.state === 'unknown') await Promise.resolve();
+      // Yields to the event loop, not just to microtasks: retry() first loads its module with import().
+      while ((await h.store.get(key))?.state === 'unknown') await new Promise((resolve) => setImmediate(resolve));
       return h.store.delete(key, options);
     },
   });

@@ -41,22 +41,28 @@ const BUDGETS: readonly Budget[] = [
   // in 1 chunk measured; with the host gate's release after a proven recovery (issue 33, P3) 39.08 KB, ceiling + 0.3 KB.
   // Then the construction-time option checks made smaller (checks that throw where they find the problem, options
   // optional by default, the browser's own options through the same shape, one did-you-mean): 38.79 KB, ceiling + 0.3 KB.
+  // Issue 33 item 1: the resume pass (claim pass, drive list, pass order) loaded on the first resume(), which a page
+  // whose store holds nothing due never makes: 37.23 KB in 1 chunk, ceiling + 0.3 KB. retry() and discard() loaded on
+  // the first of them: 36.89 KB, ceiling + 0.3 KB. The error of an operation that did not succeed (and the provider
+  // error read from its answer) loaded the first time a caller meets one: 36.37 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 39.1 * KB,
+    ceilingGzipBytes: 36.7 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
   // 36.6 KB with the Retry-After jitter kept inside its cap; 39.4 KB with issues 34 and 29 (above), ceiling + 0.3 KB.
   // Issue 33 part 1 (above): 32.05 KB in 1 chunk measured; 32.38 KB with the gate's release, ceiling + 0.3 KB.
-  // The smaller option checks (above): 32.14 KB, ceiling + 0.3 KB.
+  // The smaller option checks (above): 32.14 KB, ceiling + 0.3 KB. The resume pass on first resume() (above): 30.57 KB.
+  // retry() and discard() on first use (above): 30.22 KB, ceiling + 0.3 KB. The failure error on first use (above):
+  // 29.72 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 32.5 * KB,
+    ceilingGzipBytes: 30.1 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -67,8 +73,13 @@ const BUDGETS: readonly Budget[] = [
   // chunk; OpenTelemetry's hooks, 0.3 KB) and issue 29's claim prefetch (0.1 KB): 42.3 KB and 49.8 KB measured;
   // ceilings that + 0.3 KB. Issue 33 part 1 (above): 36.74 KB and 44.41 KB measured; 37.08 KB and 44.72 KB with the
   // gate's release, ceilings + 0.3 KB. The smaller option checks (above): 36.81 KB and 44.43 KB, ceilings + 0.3 KB.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 37.2 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 44.8 * KB },
+  // Raised: the resume pass behind import() (above) costs the one-file builds the glue a bundler wraps an inlined
+  // import() in (a lazy init per module, an exports object) and the kit handed to it: 37.20 KB and 44.82 KB
+  // measured, ceilings + 0.3 KB, for 1.56 KB less before the first send. The same for retry() and discard() behind
+  // import(): 37.34 KB and 44.98 KB, ceilings + 0.3 KB, for 0.34 KB less before the first send; and for the failure
+  // error: 37.51 KB and 45.13 KB, ceilings + 0.3 KB, for 0.52 KB less before the first send.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 37.9 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 45.5 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -79,8 +90,10 @@ const BUDGETS: readonly Budget[] = [
     // Issue 33: 42.0 KB measured (the working parts no longer behind import()); ceiling lowered from 43.7 KB.
     // Issues 34 and 29 (above; one file, so the reconcile chunk is in it): 46.1 KB measured, ceiling + 0.3 KB.
     // Issue 33 part 1 (above): 40.12 KB measured; 40.46 KB with the gate's release, ceiling + 0.3 KB.
-    // The smaller option checks (above): 40.20 KB, ceiling + 0.3 KB.
-    ceilingGzipBytes: 40.5 * KB,
+    // The smaller option checks (above): 40.20 KB, ceiling + 0.3 KB. Raised: the resume pass behind import()
+    // (above), inlined here with its glue: 40.65 KB measured, ceiling + 0.3 KB; with retry() and discard() behind
+    // import() too, 40.81 KB; with the failure error too, 40.99 KB; ceiling + 0.3 KB.
+    ceilingGzipBytes: 41.3 * KB,
   },
 ];
 
@@ -109,7 +122,7 @@ describe('browser bundle size', () => {
     expect(worker.gzipBytes).toBeLessThanOrEqual(page.gzipBytes);
   });
 
-  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation), and those do load lazily', async () => {
+  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error), and those do load lazily', async () => {
     const page = await bundleSize('oncely/browser', ['createBrowserClient']);
     // Each module named as loaded later has a chunk of its own that the first send does not count...
     for (const module of LOADED_LATER) {

@@ -26,7 +26,8 @@ import type { SettleOutcome } from './reconcile.js';
 import { RECONCILE_KIT } from './reconcile-kit.js';
 import { Remediation } from './remediation.js';
 import type { ResumeSummary } from './resume.js';
-import { type ResumePassOptions, resumePass } from './resume-pass.js';
+import { RESUME_KIT } from './resume-kit.js';
+import type { ResumePassOptions } from './resume-pass.js';
 import { enqueue, send } from './send.js';
 import type { Outcome, SendResult } from './settle.js';
 import { beforeSending } from './store-failure.js';
@@ -77,6 +78,10 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
   const { runtime, events, endpoints, shutdown } = shell;
   // Loaded on first use: a client whose rules have no `reconcile` hook, and that never settles, never loads it.
   const reconciling = lazy(() => import('./reconcile.js'), runtime);
+  // Loaded on the first `resume()`: the browser's drain loop calls it only once it finds due work (or is asked to
+  // drain), so a page whose store holds nothing open sends without it. A failed load rejects that `resume()`; the
+  // operations stay stored and the next pass loads it again.
+  const resuming = lazy(() => import('./resume-pass.js'), runtime);
   const store = placedStore(trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime), runtime.now);
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
   const engine: Engine = {
@@ -111,7 +116,8 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     send: (request) => send(core, request),
     enqueue: (request) => enqueue(core, request),
     resume: async (resumeOptions) => {
-      const summary = await resume(core, resumeOptions);
+      const { resumePass } = await resuming();
+      const summary = await resume(core, resumeOptions, (c, o) => resumePass(RESUME_KIT, c, o));
       // Rechecks of `unknown` operations whose time has come (flow/calls/reconcile.ts).
       if (endpoints.reconciles && !shutdown.stopped) await (await reconciling()).recheckDue(RECONCILE_KIT, core);
       return summary;
@@ -138,7 +144,11 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
  * rejects is its first listing of the store, before anything was driven,
  * or the caller's own `onOutcome` error, passed on untouched.
  */
-function resume(core: ClientCore, options: ResumePassOptions): Promise<ResumeSummary> {
+function resume(
+  core: ClientCore,
+  options: ResumePassOptions,
+  resumePass: (core: ClientCore, options: ResumePassOptions) => Promise<ResumeSummary>,
+): Promise<ResumeSummary> {
   const onOutcome = options.onOutcome;
   let own: { error: unknown } | undefined;
   const tagged: ResumePassOptions = { ...options };

@@ -12,30 +12,35 @@
  * attempt is sent only while that claim's lease is surely ours
  * (lease-check.ts), else given back unsent.
  */
-import { isTerminal, type OperationRecord } from '../../model.js';
+import type { OperationRecord } from '../../model.js';
 import type { EndpointTable } from '../../options.js';
 import type { ClaimRequest } from '../../store/store.js';
-import { policyOfRecord } from '../decide/policy-snapshot.js';
-import { mayStartNow, type StartedAttempt } from '../drive/start-at-once.js';
-import { pause } from '../drive/waits.js';
-import { attemptTimeoutMs } from '../transport/timeouts.js';
+import type { StartedAttempt } from '../drive/start-at-once.js';
 import type { ClientCore } from './core.js';
-import { countHeld, countOutcome, emptySummary, type ResumeSummary } from './resume.js';
+import type { ResumeSummary } from './resume.js';
+import type { ResumeKit } from './resume-kit.js';
+import { countHeld, countOutcome } from './resume-order.js';
 import type { ResumePassOptions } from './resume-pass.js';
-import { guarded, type Outcome, outcomeOf } from './settle.js';
-import { isHeldElsewhere, liveProfile } from './settle-errors.js';
+import type { Outcome } from './settle.js';
 
 /**
  * The attempt the claim recorded as started for this owner (`startFirstAttempt`),
  * if it did: the loop sends it without another write, within the timeout the
  * store computed it with (the stored policy's, cut at the deadline).
  */
-function startedBy(record: OperationRecord, owner: string, nowMs: number, atMono: number, endpoints: EndpointTable) {
+function startedBy(
+  kit: ResumeKit,
+  record: OperationRecord,
+  owner: string,
+  nowMs: number,
+  atMono: number,
+  endpoints: EndpointTable,
+) {
   const last = record.attempts[record.attempts.length - 1];
   if (record.state !== 'in_flight' || last === undefined || last.endedAt !== undefined) return undefined;
   if (last.owner !== owner || last.startedAt !== nowMs || record.attempts.length !== 1) return undefined;
   const started: StartedAttempt = {
-    timeoutMs: attemptTimeoutMs(policyOfRecord(endpoints, record), record.deadlineAt, nowMs),
+    timeoutMs: kit.attemptTimeoutMs(kit.policyOfRecord(endpoints, record), record.deadlineAt, nowMs),
     atMono,
   };
   return started;
@@ -50,10 +55,12 @@ export function prefetchOf(concurrency: number): number {
 }
 
 export async function claimingPass(
+  kit: ResumeKit,
   core: ClientCore,
   options: ResumePassOptions,
   claimDue: (request: ClaimRequest) => Promise<OperationRecord[]>,
 ): Promise<ResumeSummary> {
+  const { isTerminal, mayStartNow, pause, emptySummary, guarded, outcomeOf, isHeldElsewhere, liveProfile } = kit;
   const { engine, loops } = core;
   const { store, runtime, owner, shutdown } = engine;
   const onOutcome = options.onOutcome;
@@ -78,7 +85,7 @@ export async function claimingPass(
       key,
       loops
         .drive(key, scope, undefined, 'skip', record)
-        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
+        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r), runtime)),
     ).then(async (outcome) => {
       // Taken over meanwhile (our lease ran out on the store's clock): that owner's now.
       if (!isTerminal(outcome.state) && isHeldElsewhere(outcome.record, owner.id)) {
@@ -114,7 +121,7 @@ export async function claimingPass(
       .then(
         (claimed) => {
           for (const record of claimed)
-            ready.push({ record, started: startedBy(record, owner.id, nowMs, atMono, engine.endpoints) });
+            ready.push({ record, started: startedBy(kit, record, owner.id, nowMs, atMono, engine.endpoints) });
           if (claimed.length === 0 && ended === endedBefore) dry = true;
         },
         (error: unknown) => {

@@ -137,6 +137,6 @@ function outcome(kit: ReconcileKit, core: ClientCore, record: OperationRecord): 
   return kit.guarded(
     core.engine.store,
     record.key,
-    kit.outcomeOf(record, {}, false, kit.liveProfile(core.engine.endpoints, record)),
+    kit.outcomeOf(record, {}, false, kit.liveProfile(core.engine.endpoints, record), core.engine.runtime),
   );
 }

@@ -2,19 +2,17 @@
  * What an app does about an operation that did not simply succeed: resend
  * a `blocked` or `unknown` one with the same key (`retry`), forget one
  * (`discard`, refused while it is held or may have taken effect), and remove
- * finished records past their retention (`sweep`). Each check is made on the
+ * finished records past their retention (`sweep`; `retry` and `discard`
+ * themselves are in remedies.ts, loaded on first use). Each check is made on the
  * record as stored, inside the write that acts on it.
  */
-import { InvalidStateError, NotFoundError } from '../../errors.js';
 import { isTerminal, type OperationRecord, TERMINAL_STATES } from '../../model.js';
-import { policyOfRecord } from '../decide/policy-snapshot.js';
-import { reopen } from '../decide/transitions.js';
 import type { Loops } from '../drive/loops.js';
 import type { Engine } from '../engine/engine.js';
+import { lazy } from './lazy.js';
+import { REMEDY_KIT } from './remedy-kit.js';
 import { summaries } from './resume.js';
-import { guarded, type Outcome, outcomeOf } from './settle.js';
-import { discardRefusal, liveProfile } from './settle-errors.js';
-import { beforeSending } from './store-failure.js';
+import type { Outcome } from './settle.js';
 
 /** The client option `sweepIntervalMs`: 10 minutes. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 600_000;
@@ -23,6 +21,12 @@ export class Remediation {
   readonly #engine: Engine;
   readonly #loops: Loops;
   readonly #sweepIntervalMs: number;
+  /**
+   * `retry` and `discard`, loaded with `import()` on the first of them: calls an app makes about an operation
+   * that did not simply succeed, never on the way to a first send. A failed load rejects that call and leaves
+   * the record as it was; the next call loads again.
+   */
+  readonly #remedies: () => Promise<typeof import('./remedies.js')>;
   #lastSweepAt = Number.NEGATIVE_INFINITY;
   /** The sweep running now, if one is. */
   #sweeping: Promise<void> | undefined;
@@ -31,68 +35,17 @@ export class Remediation {
     this.#engine = engine;
     this.#loops = loops;
     this.#sweepIntervalMs = sweepIntervalMs;
+    this.#remedies = lazy(() => import('./remedies.js'), engine.runtime);
   }
 
-  /**
-   * Reopens a `blocked` or `unknown` operation (see `reopen`) with a new
-   * deadline, bounded by the server's key retention, and drives it. Refused
-   * once the server has forgotten the key: a resend would then run twice.
-   */
+  /** Reopens a `blocked` or `unknown` operation and drives it (remedies.ts; loaded on first use). */
   async retry(key: string): Promise<Outcome> {
-    const { store, runtime, endpoints } = this.#engine;
-    const now = runtime.now();
-    // Reopened before it is driven: a store failure here sent nothing.
-    const updated = await beforeSending(
-      key,
-      store.update(key, (current) => {
-        if (current === undefined) throw new NotFoundError(key);
-        if (current.state !== 'blocked' && current.state !== 'unknown') {
-          throw new InvalidStateError(
-            key,
-            current.state,
-            `Only blocked or unknown operations can be retried (${key} is ${current.state})`,
-          );
-        }
-        const policy = policyOfRecord(endpoints, current);
-        const forgottenAt = current.createdAt + policy.keyRetentionMs;
-        if (now >= forgottenAt) {
-          throw new InvalidStateError(
-            key,
-            current.state,
-            `The server has forgotten key ${key} (retention ended); send a new operation instead`,
-          );
-        }
-        return reopen(current, now, Math.min(now + policy.deadlineMs, forgottenAt));
-      }),
-    );
-    if (updated === undefined) throw new NotFoundError(key);
-    return guarded(
-      store,
-      key,
-      this.#loops
-        .drive(key, updated.scope)
-        .then((r) => outcomeOf(r, {}, false, liveProfile(this.#engine.endpoints, r))),
-    );
+    return (await this.#remedies()).retry(REMEDY_KIT, this.#engine, this.#loops, key);
   }
 
-  /** Deletes an operation, unless `discardRefusal` (or a loop of this client running it) forbids it. */
+  /** Deletes an operation unless it must not be (remedies.ts; loaded on first use). */
   async discard(key: string, force: boolean): Promise<void> {
-    const { store, runtime } = this.#engine;
-    if (this.#loops.isRunning(key))
-      throw new InvalidStateError(key, 'in_flight', `Operation ${key} is being driven; it cannot be discarded now`);
-    // Checked on the record as stored right before deleting it (not on a copy read earlier).
-    let refusal: InvalidStateError | undefined;
-    let found = false;
-    await store.update(key, (current) => {
-      found = current !== undefined;
-      if (current === undefined) return undefined;
-      refusal = discardRefusal(current, runtime.now(), force);
-      return current;
-    });
-    if (!found) throw new NotFoundError(key);
-    if (refusal !== undefined) throw refusal;
-    // Judged again in the delete itself: a `retry` landing in between reopens what was just allowed.
-    await store.delete(key, { onlyIf: (current) => discardRefusal(current, runtime.now(), force) === undefined });
+    return (await this.#remedies()).discard(REMEDY_KIT, this.#engine, this.#loops, key, force);
   }
 
   /** Removes finished records whose `retainUntil` has passed. Returns how many. */

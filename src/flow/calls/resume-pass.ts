@@ -3,23 +3,16 @@
  * order of `orderForResume`, `concurrency` at a time), leave those another
  * owner holds to it unless asked to wait for them, report each outcome as it
  * settles, and resolve with counts. The pure pieces are in flow/calls/resume.ts.
+ * Loaded with `import()` on the client's first `resume()` (assembly.ts); what
+ * it uses of the client's own code comes in `kit` (resume-kit.ts).
  */
-import { isTerminal } from '../../model.js';
 import { claimingPass } from './claim-pass.js';
 import type { ClientCore } from './core.js';
 import { DriveList, type ToDrive } from './drive-list.js';
-import {
-  countHeld,
-  countOutcome,
-  emptySummary,
-  freeToDrive,
-  orderForResume,
-  pool,
-  type ResumeSummary,
-  summaries,
-} from './resume.js';
-import { guarded, type Outcome, outcomeOf } from './settle.js';
-import { isHeldElsewhere, liveProfile } from './settle-errors.js';
+import type { ResumeSummary } from './resume.js';
+import type { ResumeKit } from './resume-kit.js';
+import { countHeld, countOutcome, freeToDrive, orderForResume, pool } from './resume-order.js';
+import type { Outcome } from './settle.js';
 
 /** The client's `ResumeOptions` (documented there). */
 export interface ResumePassOptions {
@@ -27,11 +20,12 @@ export interface ResumePassOptions {
   onOutcome?: (outcome: Outcome) => void | Promise<void>;
 }
 
-export async function resumePass(core: ClientCore, options: ResumePassOptions): Promise<ResumeSummary> {
+export async function resumePass(kit: ResumeKit, core: ClientCore, options: ResumePassOptions): Promise<ResumeSummary> {
+  const { isTerminal, writeOrder, emptySummary, summaries, guarded, outcomeOf, isHeldElsewhere, liveProfile } = kit;
   const { engine, loops } = core;
   const { store, runtime, owner, shutdown } = engine;
   // A store that claims on its own clock (PostgreSQL) hands out due operations itself: see claim-pass.ts.
-  if (store.claimDue !== undefined) return claimingPass(core, options, store.claimDue.bind(store));
+  if (store.claimDue !== undefined) return claimingPass(kit, core, options, store.claimDue.bind(store));
   const waitForLeases = options.waitForLeases ?? false;
   const onOutcome = options.onOutcome;
   const now = runtime.now();
@@ -42,11 +36,16 @@ export async function resumePass(core: ClientCore, options: ResumePassOptions): 
   const candidates = DriveList.from(
     orderForResume(
       // Free records only, and in each scope only those before one another owner holds (see freeToDrive).
-      freeToDrive(await summaries(store, { state: ['pending', 'in_flight'] }), (r) => {
-        const free = waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === owner.id;
-        if (!free && r.lease !== undefined) countHeld(summary, r.lease.until);
-        return free;
-      }),
+      freeToDrive(
+        await summaries(store, { state: ['pending', 'in_flight'] }),
+        (r) => {
+          const free = waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === owner.id;
+          if (!free && r.lease !== undefined) countHeld(summary, r.lease.until);
+          return free;
+        },
+        writeOrder,
+      ),
+      writeOrder,
     ),
   );
   let callbackError: { error: unknown } | undefined;
@@ -66,7 +65,7 @@ export async function resumePass(core: ClientCore, options: ResumePassOptions): 
       item.key,
       loops
         .drive(item.key, item.scope, undefined, busy, undefined, held)
-        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r))),
+        .then((r) => outcomeOf(r, {}, false, liveProfile(engine.endpoints, r), runtime)),
     );
   const skipped: ToDrive[] = [];
   // First pass: everything free. A record another owner claims meanwhile is

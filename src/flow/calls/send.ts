@@ -34,13 +34,13 @@ export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Prom
   const { record, fresh, held } = await core.admission.admit(request, SEND);
   try {
     if (!fresh && isTerminal(record.state))
-      return await resultOf(record, request, true, liveProfile(core.engine.endpoints, record));
+      return await resultOf(record, request, true, liveProfile(core.engine.endpoints, record), core.engine.runtime);
     // A record just written ahead is already claimed by this client: the loop need not read it back.
     // (When the write-ahead started attempt 1, its loop is running already, and this joins it.)
     const written = fresh ? { record } : undefined;
     const settled = await core.loops.driveToEnd(record.key, record.scope, request.signal, written);
     if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true, held);
-    return await resultOf(settled, request, false, liveProfile(core.engine.endpoints, settled));
+    return await resultOf(settled, request, false, liveProfile(core.engine.endpoints, settled), core.engine.runtime);
   } catch (error) {
     throw asCallerAbort(error, request.signal);
   } finally {
@@ -57,13 +57,13 @@ export async function enqueue<T>(
   const { record, fresh, held }: Admitted = await core.admission.admit(request, ENQUEUE);
   const outcome =
     !fresh && isTerminal(record.state)
-      ? outcomeOf(record, request, true, liveProfile(core.engine.endpoints, record))
+      ? outcomeOf(record, request, true, liveProfile(core.engine.endpoints, record), core.engine.runtime)
       : guarded(
           core.engine.store,
           record.key,
           core.loops
             .driveToEnd(record.key, record.scope, request.signal, fresh ? { record } : undefined)
-            .then((r) => outcomeOf(r, request, false, liveProfile(core.engine.endpoints, r))),
+            .then((r) => outcomeOf(r, request, false, liveProfile(core.engine.endpoints, r), core.engine.runtime)),
         );
   const settled = outcome.then((o) => {
     release(core, record.key, held);

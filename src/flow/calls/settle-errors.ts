@@ -1,34 +1,14 @@
 /**
- * The errors a client turns stored records into, and the refusals of
- * `discard`. Each carries the key, the state and whether an attempt may
+ * The errors a client turns stored records into (the error of an operation
+ * that ended other than succeeded is in failure-error.ts, loaded when first
+ * needed; the refusals of `discard` are in remedies.ts). Each carries the key, the state and whether an attempt may
  * have taken effect, so no caller is ever invited to pay twice.
  */
-import { InvalidStateError, OperationError } from '../../errors.js';
-import { isTerminal, type OperationRecord } from '../../model.js';
+import { OperationError } from '../../errors.js';
+import type { OperationRecord } from '../../model.js';
 import type { EndpointTable } from '../../options.js';
 import type { ProviderProfile } from '../../policy/profiles.js';
-import { errorResponseOf, providerErrorOf } from '../../policy/provider-errors.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
-
-/** Why `discard` must refuse `record`, if it must. */
-export function discardRefusal(record: OperationRecord, nowMs: number, force: boolean): InvalidStateError | undefined {
-  const key = record.key;
-  if (record.lease !== undefined && record.lease.until > nowMs && !isTerminal(record.state)) {
-    return new InvalidStateError(
-      key,
-      record.state,
-      `Operation ${key} is held by ${record.lease.owner} (in flight or between attempts); it cannot be discarded now`,
-    );
-  }
-  if (!force && mayHaveTakenEffect(record) && record.state !== 'succeeded') {
-    return new InvalidStateError(
-      key,
-      record.state,
-      `Operation ${key} may have taken effect: reconcile it at the provider by its key, then discard(key, { force: true }) — or retry(key) with the same key`,
-    );
-  }
-  return undefined;
-}
 
 export const noop = (): void => undefined;
 
@@ -39,43 +19,10 @@ export function isHeldElsewhere(record: OperationRecord | undefined, owner: stri
   return record?.lease !== undefined && record.lease.owner !== owner;
 }
 
-/**
- * The error for a record that stopped. When the record kept the server's
- * final answer it is on the error as `response`, and `profile` (the
- * endpoint's, when this client knows the rule; else the one stored with
- * the record) reads the provider's code and message from it.
- */
-export function failureError(record: OperationRecord, profile?: ProviderProfile): OperationError {
-  const failure = record.failure;
-  const response = failure?.response === undefined ? undefined : errorResponseOf(failure.response);
-  const readBy = profile ?? storedProfile(record);
-  return new OperationError(
-    `Operation ${record.key} ended ${record.state}${failure === undefined ? '' : ` (${failure.reason}): ${failure.message}`}`,
-    {
-      key: record.key,
-      state: record.state,
-      reason: failure?.reason,
-      history: record.attempts,
-      omitted: record.attemptsOmitted,
-      status: failure?.status,
-      remediation: failure?.remediation ?? 'Inspect the operation with get(key).',
-      mayHaveTakenEffect: mayHaveTakenEffect(record),
-      response,
-      providerError: response === undefined || readBy === undefined ? undefined : providerErrorOf(readBy, response),
-    },
-  );
-}
-
 /** The live profile of the record's endpoint rule, when this client has that rule (its `errorOf` hook included). */
 export function liveProfile(endpoints: EndpointTable, record: OperationRecord): ProviderProfile | undefined {
   const policy = endpoints.byName(record.policy);
   return policy.name === record.policy ? policy.profile : undefined;
-}
-
-/** The profile as stored with the record (plain data: no `errorOf` hook survives storage). */
-function storedProfile(record: OperationRecord): ProviderProfile | undefined {
-  const profile = record.policySnapshot?.profile;
-  return typeof profile === 'object' && profile !== null ? (profile as ProviderProfile) : undefined;
 }
 
 /**

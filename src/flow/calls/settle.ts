@@ -14,11 +14,11 @@ import {
 } from '../../errors.js';
 import type { OperationRecord, OperationState } from '../../model.js';
 import type { ProviderProfile } from '../../policy/profiles.js';
+import type { Runtime } from '../../runtime.js';
 import type { OperationStore } from '../../store/store.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
 import type { OncelyRequest, StandardIssue, StandardSchemaV1 } from '../request/operation.js';
 import { bodyValue, unparsedJsonText } from '../transport/result.js';
-import { failureError } from './settle-errors.js';
 
 /** A settled success. */
 export interface SendResult<T = unknown> {
@@ -84,14 +84,53 @@ export interface OutcomeFailed {
   record: OperationRecord | undefined;
 }
 
-/** The caller's result for a settled `record`; rejects with a typed error unless it succeeded (and validates). */
+/** What failure-error.ts uses of the client, handed to it (it imports only types: no shared chunk). */
+export const FAILURE_KIT = { OperationError, mayHaveTakenEffect };
+export type FailureKit = typeof FAILURE_KIT;
+
+/** failure-error.ts, loading or loaded; a failed load is tried again by the next caller. */
+let failureModule: Promise<typeof import('./failure-error.js')> | undefined;
+
+/**
+ * The error for a record that ended other than succeeded (failure-error.ts,
+ * loaded the first time one is met; `runtime` reports the load as real work).
+ * If it cannot be loaded (a chunk the page could not fetch), the caller
+ * still gets an oncely error for this operation, judged from the record
+ * (whether it may have taken effect, not to send it again under a new key),
+ * with the load's error as `cause`.
+ */
+async function failureOf(
+  record: OperationRecord,
+  profile: ProviderProfile | undefined,
+  runtime: Pick<Runtime, 'track'> | undefined,
+): Promise<AnyOncelyError> {
+  if (failureModule === undefined) {
+    const loading = import('./failure-error.js').catch((error: unknown) => {
+      failureModule = undefined;
+      throw error;
+    });
+    failureModule = loading;
+    if (runtime !== undefined) void runtime.track(loading).catch(() => undefined);
+  }
+  try {
+    return (await failureModule).failureError(FAILURE_KIT, record, profile);
+  } catch (error) {
+    return asOncelyError(error, record);
+  }
+}
+
+/**
+ * The caller's result for a settled `record`; rejects with a typed error unless it succeeded (and validates).
+ * `runtime`: the client's, which a first failure's module load is reported to.
+ */
 export async function resultOf<T>(
   record: OperationRecord,
   request: Pick<OncelyRequest<T>, 'responseSchema'>,
   fromStore: boolean,
   profile?: ProviderProfile,
+  runtime?: Pick<Runtime, 'track'>,
 ): Promise<SendResult<T>> {
-  if (record.state !== 'succeeded' || record.result === undefined) throw failureError(record, profile);
+  if (record.state !== 'succeeded' || record.result === undefined) throw await failureOf(record, profile, runtime);
   const result = record.result;
   // Decided from the stored answer, so every later send of this key rejects the same way, from the store.
   const unparsed = unparsedJsonText(result);
@@ -165,9 +204,10 @@ export async function outcomeOf<T>(
   request: Pick<OncelyRequest<T>, 'responseSchema'>,
   fromStore: boolean,
   profile?: ProviderProfile,
+  runtime?: Pick<Runtime, 'track'>,
 ): Promise<Outcome<T>> {
   try {
-    const result = await resultOf(record, request, fromStore, profile);
+    const result = await resultOf(record, request, fromStore, profile, runtime);
     return { key: record.key, state: 'succeeded', ok: true, result, record, ...counts(record) };
   } catch (error) {
     const failed = asOncelyError(error, record);

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DriveList, utf8Length } from '../../../src/flow/calls/drive-list.js';
-import { pool } from '../../../src/flow/calls/resume.js';
+import { pool } from '../../../src/flow/calls/resume-order.js';
 
 describe('DriveList', () => {
   it('returns each key and scope in the order pushed, across buffer growth', () => {

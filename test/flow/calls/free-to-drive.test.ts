@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { freeToDrive } from '../../../src/flow/calls/resume.js';
+import { freeToDrive } from '../../../src/flow/calls/resume-order.js';
+import { writeOrder } from '../../../src/model.js';
 import type { RecordSummary } from '../../../src/store/store.js';
 
 const summary = (key: string, seq: number, scope?: string, owner?: string): RecordSummary => ({
@@ -24,16 +25,16 @@ describe('freeToDrive', () => {
       summary('free', 5),
       summary('held', 6, undefined, 'other'),
     ];
-    expect(freeToDrive(records, isFree).map((r) => r.key)).toEqual(['s1-a', 's2-a', 'free']);
+    expect(freeToDrive(records, isFree, writeOrder).map((r) => r.key)).toEqual(['s1-a', 's2-a', 'free']);
   });
 
   it('orders a scope by creation, not by list position', () => {
     const records = [summary('late', 9, 's'), summary('early', 1, 's', 'other')];
-    expect(freeToDrive(records, isFree)).toEqual([]);
+    expect(freeToDrive(records, isFree, writeOrder)).toEqual([]);
   });
 
   it('keeps everything when nothing is held', () => {
     const records = [summary('a', 1, 's'), summary('b', 2, 's'), summary('c', 3)];
-    expect(freeToDrive(records, isFree)).toEqual(records);
+    expect(freeToDrive(records, isFree, writeOrder)).toEqual(records);
   });
 });
