@@ -163,6 +163,18 @@ describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
     await pool.end();
   });
 
+  it('records of one policy read back share one frozen policy snapshot, and equal what was written', async () => {
+    const store = db.store();
+    const policySnapshot = { attemptTimeoutMs: 5_000, profile: { statuses: { '409': 'in_progress' } } };
+    const written = ['a', 'b', 'c'].map((key) => sampleRecord(key, { policySnapshot }));
+    for (const record of written) await store.put(record);
+    const read = await Promise.all(['a', 'b', 'c'].map((key) => store.get(key)));
+    expect(read).toEqual(written);
+    expect(read[1]?.policySnapshot).toBe(read[0]?.policySnapshot);
+    expect(read[2]?.policySnapshot).toBe(read[0]?.policySnapshot);
+    expect(Object.isFrozen(read[0]?.policySnapshot?.profile)).toBe(true);
+  });
+
   it('the columns a drain queries always match the stored record', async () => {
     const store = db.store();
     await store.put(sampleRecord('k', { scope: 's', nextAttemptAt: 5_000, lease: { owner: 'o', until: 9_000 } }));

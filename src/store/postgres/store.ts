@@ -16,7 +16,6 @@
  */
 import type { Pool } from 'pg';
 import { type OperationRecord, writeOrder } from '../../model.js';
-import { frozenCopy } from '../file/parsed.js';
 import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { RecordCache } from './cache.js';
 import { claimValues } from './claim.js';
@@ -36,6 +35,7 @@ import {
   READ_COLUMNS,
   type StoredRow,
 } from './rows.js';
+import { deepFreeze, Snapshots } from './snapshots.js';
 import { statements } from './statements.js';
 import { listSummaries } from './summaries.js';
 import { ownConnection, wakeChannel } from './wake.js';
@@ -55,6 +55,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const pool = pools.durable;
   const table = names.table;
   const cache = new RecordCache();
+  const snapshots = new Snapshots();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
   const wake = wakeChannel(ownConnection(pool, connectionTimeoutMs), names.channel, tenant);
   const sql = statements(names, preparedStatements);
@@ -75,7 +76,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
    * cache keeps it (its text the record's: the stored text unless the record is a clean copy of it).
    */
   async function judge(key: string, row: StoredRow): Promise<{ record: OperationRecord; row: StoredRow } | undefined> {
-    const checked: Checked = checkRow(key, row);
+    const checked: Checked = checkRow(key, row, snapshots);
     if (checked.ok)
       return { record: checked.record, row: checked.exact ? row : { ...row, raw: jsonText(checked.record) } };
     cache.forget(key);
@@ -105,7 +106,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     if (row === undefined) return { row: undefined, record: undefined };
     const judged = await judge(key, row);
     if (judged === undefined) return { row: undefined, record: undefined };
-    return frozen ? { row: judged.row, record: frozenCopy(judged.record, undefined, true) } : judged;
+    return frozen ? { row: judged.row, record: deepFreeze(judged.record) } : judged;
   }
 
   /**
@@ -121,7 +122,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     via: Pool,
   ): Promise<OperationRecord | undefined> {
     if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
-    const { text, record } = forWrite(next, from);
+    const { text, record } = forWrite(next, from, snapshots);
     const values = columnValues(record, text);
     const result =
       row === undefined
@@ -281,7 +282,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const judged = await judge(row.key, row);
         if (judged === undefined) continue;
         // A fresh parse of our own: frozen in place, then both handed out and kept for the claimer's next write.
-        const record = frozenCopy(judged.record, undefined, true);
+        const record = deepFreeze(judged.record);
         cache.remember(row.key, judged.row, record);
         claimed.push(record);
       }
