@@ -163,48 +163,6 @@ describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
     await pool.end();
   });
 
-  it('an update of a document held exactly sends only the fields that changed; one held as a clean copy is rewritten whole', async () => {
-    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
-    const sent: string[] = [];
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    pool.query = ((...args: unknown[]) => {
-      const first = args[0] as string | { text: string };
-      sent.push(typeof first === 'string' ? first : first.text);
-      return query(...args);
-    }) as typeof pool.query;
-    const store = postgresStore({ pool, table: 'merged' });
-    const reader = db.store({ table: 'merged' });
-    const merged = /record = \(record - \$17::text\[\]\) \|\| \$15::jsonb/;
-    await store.put(sampleRecord('pay', { nextAttemptAt: 1, meta: { order: 7 } }));
-    await store.claimDue({ owner: 'w1', leaseMs: 1_000, limit: 1, dueBy: 10, nowMs: 10 });
-    // The lease dropped (a field gone), two changed, the rest as stored.
-    const settled = await store.update('pay', (c) => {
-      if (c === undefined) return c;
-      const { lease: _, ...rest } = c;
-      return { ...rest, state: 'succeeded', retainUntil: 99 };
-    });
-    expect(sent.at(-1)).toMatch(merged);
-    expect(settled).toEqual({
-      ...sampleRecord('pay', { nextAttemptAt: 1, meta: { order: 7 } }),
-      state: 'succeeded',
-      retainUntil: 99,
-      epoch: 1,
-    });
-    expect(await reader.get('pay')).toEqual(settled);
-    // A document with a key no record has: the store holds a clean copy, so the write sends the record whole.
-    await store.put(sampleRecord('odd', { nextAttemptAt: 1 }));
-    await db.corrupt(reader, 'odd', JSON.stringify({ ...sampleRecord('odd', { nextAttemptAt: 1 }), extra: 1 }));
-    const [odd] = await store.claimDue({ owner: 'w1', leaseMs: 1_000, limit: 1, dueBy: 10, nowMs: 10 });
-    expect(odd?.key).toBe('odd');
-    const done = await store.update('odd', (c) => c && { ...c, nextAttemptAt: 20 });
-    expect(sent.at(-1)).not.toMatch(merged);
-    const { rows } = await db.pool.query(`SELECT record ? 'extra' AS extra FROM "public"."merged" WHERE key = 'odd'`);
-    expect(rows).toEqual([{ extra: false }]);
-    expect(await reader.get('odd')).toEqual(done);
-    await store.close();
-    await pool.end();
-  });
-
   it('records of one policy read back share one frozen policy snapshot, and equal what was written', async () => {
     const store = db.store();
     const policySnapshot = { attemptTimeoutMs: 5_000, profile: { statuses: { '409': 'in_progress' } } };

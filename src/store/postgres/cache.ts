@@ -17,15 +17,11 @@ import type { StoredRow } from './rows.js';
 const MAX_ENTRIES = 4_096;
 
 export interface Cached {
-  /** The row version as read or written. */
-  row: Version;
-  /** Its document's record, validated and frozen (`forWrite`, or a judged read frozen in place). */
+  /** The row version as read or written; its `raw` is the document's text as the database holds it. */
+  row: StoredRow;
+  /** That text's record, validated and frozen (`forWrite`, or a judged read frozen in place). */
   record: OperationRecord;
-  /** Whether the record is the document exactly (false: a clean copy, without keys the document has). */
-  whole: boolean;
 }
-
-export type Version = Pick<StoredRow, 'rev' | 'epoch'>;
 
 export class RecordCache {
   readonly #entries = new Map<string, Cached>();
@@ -34,9 +30,9 @@ export class RecordCache {
     return this.#entries.get(key);
   }
 
-  remember(key: string, row: Version, record: OperationRecord, whole: boolean): void {
+  remember(key: string, row: StoredRow, record: OperationRecord): void {
     this.#entries.delete(key);
-    this.#entries.set(key, { row, record, whole });
+    this.#entries.set(key, { row, record });
     if (this.#entries.size > MAX_ENTRIES) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);

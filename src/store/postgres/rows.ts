@@ -138,34 +138,6 @@ export function forWrite(
   return { text, record: deepFreeze(JSON.parse(text) as OperationRecord) };
 }
 
-/**
- * The top-level fields of `next` that differ from `from` (the validated, frozen record the row holds
- * exactly, as of the row version the write is conditional on) as JSON text, and the fields it no longer
- * has, for an `UPDATE` that merges them into the stored document (`updateDeltaSql`) instead of sending
- * it whole (two thirds of it the policy snapshot, unchanged); with the record a read then returns. Only
- * for what `forWrite` would take its quick path for, without U+0000; else undefined.
- */
-export function forDelta(
-  next: OperationRecord,
-  from: OperationRecord,
-): { record: OperationRecord; text: string; removed: string[] } | undefined {
-  if (next.policySnapshot !== from.policySnapshot || next.meta !== from.meta) return undefined;
-  try {
-    if (!isExactUpdate(next, from)) return undefined;
-  } catch {
-    return undefined;
-  }
-  const changed: Record<string, unknown> = {};
-  const removed: string[] = [];
-  const before = from as unknown as Record<string, unknown>;
-  const after = next as unknown as Record<string, unknown>;
-  for (const key in after) if (!Object.is(after[key], before[key])) changed[key] = after[key];
-  for (const key in before) if (!(key in after)) removed.push(key);
-  const text = JSON.stringify(changed);
-  if (text.includes('\\u0000')) return undefined;
-  return { record: frozenCopy(next, from, false), text, removed };
-}
-
 /** The column values of a record written as `text` (`forWrite`), in `WRITE_COLUMNS` order (the document last). */
 export function columnValues(record: OperationRecord, text: string): unknown[] {
   return [
@@ -255,21 +227,6 @@ export function upsertSql(n: TableNames): string {
  */
 export function updateSql(n: TableNames): string {
   const sets = WRITE_COLUMNS.map((c, i) => `${c} = $${i + 5}${c === 'record' ? '::jsonb' : ''}`);
-  const ends = leaseEndsSql(WRITE_COLUMNS.length + 5);
-  return `UPDATE ${n.table} SET ${sets.join(', ')}, lease_ends_db = ${ends}, rev = rev + 1, updated_at = now()
-    WHERE tenant = $1 AND key = $2 AND rev = $3 AND lease_epoch = $4 RETURNING rev::text AS rev, lease_epoch::text AS epoch`;
-}
-
-/**
- * `updateSql`, but `$15` is the changed fields (`forDelta`) merged into the stored document, and `$17`
- * the fields it drops. The row version condition makes the stored document the one they were computed from.
- */
-export function updateDeltaSql(n: TableNames): string {
-  const sets = WRITE_COLUMNS.map((c, i) =>
-    c === 'record'
-      ? `record = (record - $${WRITE_COLUMNS.length + 6}::text[]) || $${i + 5}::jsonb`
-      : `${c} = $${i + 5}`,
-  );
   const ends = leaseEndsSql(WRITE_COLUMNS.length + 5);
   return `UPDATE ${n.table} SET ${sets.join(', ')}, lease_ends_db = ${ends}, rev = rev + 1, updated_at = now()
     WHERE tenant = $1 AND key = $2 AND rev = $3 AND lease_epoch = $4 RETURNING rev::text AS rev, lease_epoch::text AS epoch`;

@@ -10,7 +10,7 @@
  */
 import { claimSql } from './claim.js';
 import type { TableNames } from './options.js';
-import { insertSql, READ_COLUMNS, updateDeltaSql, updateSql, upsertSql } from './rows.js';
+import { insertSql, READ_COLUMNS, updateSql, upsertSql } from './rows.js';
 
 /** A statement as node-postgres takes it (`pool.query({ ...statement, values })`). */
 export interface Statement {
@@ -38,7 +38,6 @@ export function statements(names: TableNames, prepared: boolean) {
     get: named(`SELECT ${READ_COLUMNS} FROM ${table} WHERE tenant = $1 AND key = $2`),
     insert: named(insertSql(names)),
     update: named(updateSql(names)),
-    updateDelta: named(updateDeltaSql(names)),
     put: upsertSql(names),
     delete: `DELETE FROM ${table} WHERE tenant = $1 AND key = $2`,
     // Moves the row aside only if it is still the text we judged (rev): a concurrent repair is not quarantined.

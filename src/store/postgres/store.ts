@@ -17,7 +17,7 @@
 import type { Pool } from 'pg';
 import { type OperationRecord, writeOrder } from '../../model.js';
 import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
-import { RecordCache, type Version } from './cache.js';
+import { RecordCache } from './cache.js';
 import { claimValues } from './claim.js';
 import { clockSkewMs } from './clock.js';
 import type { PostgresStore } from './handle.js';
@@ -29,8 +29,8 @@ import {
   checkRow,
   columnValues,
   filterSql,
-  forDelta,
   forWrite,
+  jsonText,
   leaseLeftMs,
   READ_COLUMNS,
   type StoredRow,
@@ -41,15 +41,6 @@ import { listSummaries } from './summaries.js';
 import { ownConnection, wakeChannel } from './wake.js';
 
 export type { PostgresStore } from './handle.js';
-
-/** A row judged valid: its version and record. */
-interface Judged {
-  row: StoredRow;
-  record: OperationRecord;
-  /** The record is the stored document exactly (false: a clean copy, without keys the document has). */
-  whole: boolean;
-}
-
 export type { PostgresStoreOptions } from './options.js';
 
 /**
@@ -81,12 +72,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
 
   /**
-   * A row's record, or undefined when it was corrupt (then moved aside and reported); `whole`: the record
-   * is the stored document exactly (not a clean copy without keys the document has).
+   * A row's record, or undefined when it was corrupt (then moved aside and reported); with the row as the
+   * cache keeps it (its text the record's: the stored text unless the record is a clean copy of it).
    */
-  async function judge(key: string, row: StoredRow): Promise<Judged | undefined> {
+  async function judge(key: string, row: StoredRow): Promise<{ record: OperationRecord; row: StoredRow } | undefined> {
     const checked: Checked = checkRow(key, row, snapshots);
-    if (checked.ok) return { record: checked.record, row, whole: checked.exact };
+    if (checked.ok)
+      return { record: checked.record, row: checked.exact ? row : { ...row, raw: jsonText(checked.record) } };
     cache.forget(key);
     const at = now();
     const moved = await pool.query<{ raw: string }>(sql.quarantine, [
@@ -105,13 +97,16 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   }
 
   /** `frozen`: the record is frozen in place (it is ours, a fresh parse), for the cache and an updater. */
-  async function read(key: string, frozen = false): Promise<Judged | { row: undefined; record: undefined }> {
+  async function read(
+    key: string,
+    frozen = false,
+  ): Promise<{ row: StoredRow | undefined; record: OperationRecord | undefined }> {
     const { rows } = await pool.query<StoredRow>({ ...sql.get, values: [tenant, key] });
     const row = rows[0];
     if (row === undefined) return { row: undefined, record: undefined };
     const judged = await judge(key, row);
     if (judged === undefined) return { row: undefined, record: undefined };
-    return frozen ? { ...judged, record: deepFreeze(judged.record) } : judged;
+    return frozen ? { row: judged.row, record: deepFreeze(judged.record) } : judged;
   }
 
   /**
@@ -121,33 +116,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
    */
   async function write(
     key: string,
-    row: Version | undefined,
+    row: StoredRow | undefined,
     next: OperationRecord,
-    from: { record: OperationRecord; whole: boolean } | undefined,
+    from: OperationRecord | undefined,
     via: Pool,
   ): Promise<OperationRecord | undefined> {
     if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
-    // Over a document we hold exactly: only the fields that changed are sent, and merged there.
-    const delta = row !== undefined && from?.whole === true ? forDelta(next, from.record) : undefined;
-    if (row !== undefined && delta !== undefined) {
-      const { rows } = await via.query<Version>({
-        ...sql.updateDelta,
-        values: [
-          tenant,
-          key,
-          row.rev,
-          row.epoch,
-          ...columnValues(delta.record, delta.text),
-          leaseLeftMs(delta.record, now()),
-          delta.removed,
-        ],
-      });
-      const written = rows[0];
-      if (written === undefined) return undefined;
-      cache.remember(key, written, delta.record, true);
-      return delta.record;
-    }
-    const { text, record } = forWrite(next, from?.record, snapshots);
+    const { text, record } = forWrite(next, from, snapshots);
     const values = columnValues(record, text);
     const result =
       row === undefined
@@ -161,7 +136,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           });
     const written = result.rows[0];
     if (written === undefined) return undefined;
-    cache.remember(key, written, record, true);
+    cache.remember(key, { ...written, raw: text }, record);
     return record;
   }
 
@@ -182,7 +157,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     }
     // Writing nothing is only right on the current record, which our copy may not be.
     if (next === undefined || next === known.record) return undefined;
-    const written = await write(key, known.row, next, known, via);
+    const written = await write(key, known.row, next, known.record, via);
     if (written === undefined) {
       cache.forget(key);
       return undefined;
@@ -207,7 +182,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         leaseLeftMs(valid, now()),
       ]);
       const written = rows[0];
-      if (written !== undefined) cache.remember(valid.key, written, valid, true);
+      if (written !== undefined) cache.remember(valid.key, { ...written, raw: text }, valid);
     },
 
     async update(key: string, fn: Updater, options?: WriteOptions) {
@@ -216,13 +191,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const fast = await tryCached(key, fn, via);
       if (fast !== undefined) return fast.record;
       for (;;) {
-        const current = await read(key, true);
-        const next = fn(current.record);
-        if (next === current.record || next === undefined) {
-          if (current.row !== undefined) cache.remember(key, current.row, current.record, current.whole);
-          return current.record;
+        const { row, record: current } = await read(key, true);
+        const next = fn(current);
+        if (next === current || next === undefined) {
+          if (row !== undefined && current !== undefined) cache.remember(key, row, current);
+          return current;
         }
-        const written = await write(key, current.row, next, current.row === undefined ? undefined : current, via);
+        const written = await write(key, row, next, current, via);
         if (written !== undefined) return written;
         // Someone wrote between our read and our write: read again, decide again.
       }
@@ -308,7 +283,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         if (judged === undefined) continue;
         // A fresh parse of our own: frozen in place, then both handed out and kept for the claimer's next write.
         const record = deepFreeze(judged.record);
-        cache.remember(row.key, judged.row, record, judged.whole);
+        cache.remember(row.key, judged.row, record);
         claimed.push(record);
       }
       return claimed.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
