@@ -4,6 +4,7 @@
  * compare-and-set that fences a stale owner, quarantine under a limit,
  * LISTEN/NOTIFY wake-ups, and documents jsonb cannot hold as they are.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LeaseLostError } from '../../src/errors.js';
 import { assertFenced, claim } from '../../src/flow/decide/transitions.js';
@@ -126,6 +127,52 @@ describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
     expect(await second.get('pay')).toEqual(theirs);
     const row = await db.pool.query(`SELECT lease_epoch, lease_owner, state FROM "public"."${db.tableOf(first)}"`);
     expect(row.rows).toEqual([{ lease_epoch: '2', lease_owner: 'B', state: 'pending' }]);
+  });
+
+  it("a claim hands out frozen records; the claimer's next update starts from that very record, in one statement", async () => {
+    // The store on a pool of its own that counts what it sends.
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    let statements = 0;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    pool.query = ((...args: unknown[]) => {
+      statements++;
+      return query(...args);
+    }) as typeof pool.query;
+    const store = postgresStore({ pool, table: 'kept' });
+    const reader = db.store({ table: 'kept' });
+    await store.put(sampleRecord('pay', { nextAttemptAt: 1 }));
+    const [claimed] = await store.claimDue({ owner: 'w1', leaseMs: 1_000, limit: 1, dueBy: 10, nowMs: 10 });
+    expect(claimed && Object.isFrozen(claimed) && Object.isFrozen(claimed.request.headers)).toBe(true);
+    let seen: unknown;
+    const statementsBefore = statements;
+    const settled = await store.update('pay', (c) => {
+      seen = c;
+      return c && { ...c, state: 'succeeded', lease: undefined, retainUntil: 99 };
+    });
+    expect(statements).toBe(statementsBefore + 1);
+    expect(seen).toBe(claimed);
+    expect(Object.isFrozen(settled) && Object.isFrozen(settled?.request)).toBe(true);
+    // What the update returned is what a read of the row returns.
+    expect(await reader.get('pay')).toEqual(settled);
+    // An invalid transition of the kept record is refused, and changes nothing.
+    await expect(store.update('pay', (c) => c && { ...c, state: 'done' as never })).rejects.toThrow(
+      /refusing to write/,
+    );
+    expect(await reader.get('pay')).toEqual(settled);
+    await store.close();
+    await pool.end();
+  });
+
+  it('records of one policy read back share one frozen policy snapshot, and equal what was written', async () => {
+    const store = db.store();
+    const policySnapshot = { attemptTimeoutMs: 5_000, profile: { statuses: { '409': 'in_progress' } } };
+    const written = ['a', 'b', 'c'].map((key) => sampleRecord(key, { policySnapshot }));
+    for (const record of written) await store.put(record);
+    const read = await Promise.all(['a', 'b', 'c'].map((key) => store.get(key)));
+    expect(read).toEqual(written);
+    expect(read[1]?.policySnapshot).toBe(read[0]?.policySnapshot);
+    expect(read[2]?.policySnapshot).toBe(read[0]?.policySnapshot);
+    expect(Object.isFrozen(read[0]?.policySnapshot?.profile)).toBe(true);
   });
 
   it('the columns a drain queries always match the stored record', async () => {

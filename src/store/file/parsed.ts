@@ -93,8 +93,9 @@ export class ParsedRecords {
  * JSON data frozen all the way down. Whatever is, at the same place, the
  * very object of `from` (frozen by this cache) is shared, not copied; with
  * `inPlace`, `value` is ours (a fresh parse) and is frozen as it is.
+ * (The PostgreSQL store keeps its records the same way.)
  */
-function frozenCopy<T>(value: T, from: unknown, inPlace: boolean): T {
+export function frozenCopy<T>(value: T, from: unknown, inPlace: boolean): T {
   if (typeof value !== 'object' || value === null || value === from) return value;
   if (inPlace) {
     for (const key of Object.keys(value)) frozenCopy((value as Record<string, unknown>)[key], undefined, true);

@@ -80,7 +80,7 @@ const FIELD_CHECKS: readonly ((value: unknown) => boolean)[] = FIELDS.map((name)
  * `isExactRecord(next) && isJsonValue(next)`, except that a field holding
  * the very value of `from` (validated and frozen) is not checked again.
  */
-function isExactUpdate(next: OperationRecord, from: OperationRecord): boolean {
+export function isExactUpdate(next: OperationRecord, from: OperationRecord): boolean {
   if (!isPlain(next)) return false;
   // A key set to undefined would not read back (JSON drops it): the parse path decides that record.
   for (const name in next) {

@@ -29,12 +29,13 @@ import {
   checkRow,
   columnValues,
   filterSql,
+  forWrite,
   jsonText,
   leaseLeftMs,
   READ_COLUMNS,
   type StoredRow,
-  validForWrite,
 } from './rows.js';
+import { deepFreeze, Snapshots } from './snapshots.js';
 import { statements } from './statements.js';
 import { listSummaries } from './summaries.js';
 import { ownConnection, wakeChannel } from './wake.js';
@@ -54,6 +55,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const pool = pools.durable;
   const table = names.table;
   const cache = new RecordCache();
+  const snapshots = new Snapshots();
   const listeners = new Set<(entry: QuarantineEntry) => void>();
   const wake = wakeChannel(ownConnection(pool, connectionTimeoutMs), names.channel, tenant);
   const sql = statements(names, preparedStatements);
@@ -74,7 +76,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
    * cache keeps it (its text the record's: the stored text unless the record is a clean copy of it).
    */
   async function judge(key: string, row: StoredRow): Promise<{ record: OperationRecord; row: StoredRow } | undefined> {
-    const checked: Checked = checkRow(key, row);
+    const checked: Checked = checkRow(key, row, snapshots);
     if (checked.ok)
       return { record: checked.record, row: checked.exact ? row : { ...row, raw: jsonText(checked.record) } };
     cache.forget(key);
@@ -94,33 +96,48 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     return undefined;
   }
 
-  async function read(key: string): Promise<{ row: StoredRow | undefined; record: OperationRecord | undefined }> {
+  /** `frozen`: the record is frozen in place (it is ours, a fresh parse), for the cache and an updater. */
+  async function read(
+    key: string,
+    frozen = false,
+  ): Promise<{ row: StoredRow | undefined; record: OperationRecord | undefined }> {
     const { rows } = await pool.query<StoredRow>({ ...sql.get, values: [tenant, key] });
     const row = rows[0];
     if (row === undefined) return { row: undefined, record: undefined };
-    return (await judge(key, row)) ?? { row: undefined, record: undefined };
+    const judged = await judge(key, row);
+    if (judged === undefined) return { row: undefined, record: undefined };
+    return frozen ? { row: judged.row, record: deepFreeze(judged.record) } : judged;
   }
 
-  /** Writes `next` over the row version read (or inserts when there was none); false when someone wrote first. */
+  /**
+   * Writes `next`, computed from `from` (the frozen record of `row`, if any), over the row version read (or
+   * inserts when there was none) and remembers it; the record as a read returns it, or undefined when
+   * someone wrote first.
+   */
   async function write(
     key: string,
     row: StoredRow | undefined,
     next: OperationRecord,
+    from: OperationRecord | undefined,
     via: Pool,
-  ): Promise<StoredRow | undefined> {
-    const values = columnValues(next);
+  ): Promise<OperationRecord | undefined> {
+    if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
+    const { text, record } = forWrite(next, from, snapshots);
+    const values = columnValues(record, text);
     const result =
       row === undefined
         ? await via.query<Omit<StoredRow, 'raw'>>({
             ...sql.insert,
-            values: [tenant, key, ...values, leaseLeftMs(next, now())],
+            values: [tenant, key, ...values, leaseLeftMs(record, now())],
           })
         : await via.query<Omit<StoredRow, 'raw'>>({
             ...sql.update,
-            values: [tenant, key, row.rev, row.epoch, ...values, leaseLeftMs(next, now())],
+            values: [tenant, key, row.rev, row.epoch, ...values, leaseLeftMs(record, now())],
           });
     const written = result.rows[0];
-    return written === undefined ? undefined : { ...written, raw: values[values.length - 1] as string };
+    if (written === undefined) return undefined;
+    cache.remember(key, { ...written, raw: text }, record);
+    return record;
   }
 
   /** One compare-and-set try on a known row version; `undefined` when the updater must see a fresh read. */
@@ -140,19 +157,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     }
     // Writing nothing is only right on the current record, which our copy may not be.
     if (next === undefined || next === known.record) return undefined;
-    const valid = checkedNext(key, next);
-    const written = await write(key, known.row, valid, via);
+    const written = await write(key, known.row, next, known.record, via);
     if (written === undefined) {
       cache.forget(key);
       return undefined;
     }
-    cache.remember(key, written);
-    return { record: valid };
-  }
-
-  function checkedNext(key: string, next: OperationRecord): OperationRecord {
-    if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
-    return validForWrite(next);
+    return { record: written };
   }
 
   const store: PostgresStore = {
@@ -163,8 +173,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
     async put(record) {
       await whenReady();
-      const valid = validForWrite(record);
-      const values = columnValues(valid);
+      const { text, record: valid } = forWrite(record);
+      const values = columnValues(valid, text);
       const { rows } = await pool.query<Omit<StoredRow, 'raw'>>(sql.put, [
         tenant,
         valid.key,
@@ -172,7 +182,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         leaseLeftMs(valid, now()),
       ]);
       const written = rows[0];
-      if (written !== undefined) cache.remember(valid.key, { ...written, raw: values[values.length - 1] as string });
+      if (written !== undefined) cache.remember(valid.key, { ...written, raw: text }, valid);
     },
 
     async update(key: string, fn: Updater, options?: WriteOptions) {
@@ -181,18 +191,14 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const fast = await tryCached(key, fn, via);
       if (fast !== undefined) return fast.record;
       for (;;) {
-        const { row, record: current } = await read(key);
+        const { row, record: current } = await read(key, true);
         const next = fn(current);
         if (next === current || next === undefined) {
-          if (row !== undefined && current !== undefined) cache.remember(key, row);
+          if (row !== undefined && current !== undefined) cache.remember(key, row, current);
           return current;
         }
-        const valid = checkedNext(key, next);
-        const written = await write(key, row, valid, via);
-        if (written !== undefined) {
-          cache.remember(key, written);
-          return valid;
-        }
+        const written = await write(key, row, next, current, via);
+        if (written !== undefined) return written;
         // Someone wrote between our read and our write: read again, decide again.
       }
     },
@@ -275,8 +281,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         // Checked like any read: a corrupt row, or one whose columns disagree with it, is moved aside.
         const judged = await judge(row.key, row);
         if (judged === undefined) continue;
-        cache.remember(row.key, judged.row);
-        claimed.push(judged.record);
+        // A fresh parse of our own: frozen in place, then both handed out and kept for the claimer's next write.
+        const record = deepFreeze(judged.record);
+        cache.remember(row.key, judged.row, record);
+        claimed.push(record);
       }
       return claimed.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
     },
