@@ -19,13 +19,15 @@ import { channelName, drainerLockName, syncTag } from '../browser/names.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
 import { trackedStore } from '../store/tracked.js';
-import { HELD_ELSEWHERE, withDrainLock } from './lock.js';
+import { clientOpen, HELD_ELSEWHERE, withDrainLock } from './lock.js';
 import { drainerSettings, type ServiceWorkerDrainerOptions } from './options.js';
 import { isDrainMessage, type ServiceWorkerScopeLike, type SyncEventLike } from './scope.js';
 import { type DrainReport, drainHeld, type SessionContext, type WakeReason } from './session.js';
 
 /** How often a `sync` wake-up looks at `navigator.onLine` again while it still says offline. */
 const ONLINE_POLL_MS = 100;
+/** How often a sync asks again for a drainer lock taken while no page is open (a stopped worker's, not yet taken back). */
+const LOCK_POLL_MS = 100;
 
 /** The browser's own wake-ups, which it fires only when it sees the network. */
 const isSyncReason = (reason: WakeReason): boolean => reason === 'sync' || reason === 'periodicsync';
@@ -112,9 +114,21 @@ export function createServiceWorkerDrainer(options: ServiceWorkerDrainerOptions)
       // page opens. A sync waits for it instead, within its budget (a worker hears no `online` event).
       if (!isSyncReason(reason) || !(await onlineWithin(settings.budgetMs))) return idle('offline');
     }
-    const held = await withDrainLock(scope.navigator?.locks, drainerLockName(database), (mode) =>
-      drainHeld(context, reason, mode),
-    );
+    const locks = scope.navigator?.locks;
+    const lockName = drainerLockName(database);
+    const take = () => withDrainLock(locks, lockName, (mode) => drainHeld(context, reason, mode));
+    let held = await take();
+    if (held === HELD_ELSEWHERE && isSyncReason(reason)) {
+      // The browser takes a stopped worker's lock back a few hundred ms after the stop. A sync landing in
+      // between, with no page open to hold the lock, would end with nobody draining and the queue left until
+      // a page opens: it waits for the lock instead, within its budget.
+      const endAt = startedAt + settings.budgetMs;
+      while (held === HELD_ELSEWHERE && !(await clientOpen(scope.clients))) {
+        if (runtime.now() >= endAt) return { ...idle('busy'), budgetSpent: true };
+        await runtime.sleep(LOCK_POLL_MS);
+        held = await take();
+      }
+    }
     if (held !== HELD_ELSEWHERE) return held;
     // A page is the drainer: make sure it looks now.
     const channel = openTabChannel(scope.BroadcastChannel, channelName(database), owner, () => undefined);
@@ -147,6 +161,11 @@ export function createServiceWorkerDrainer(options: ServiceWorkerDrainerOptions)
     if (reason !== 'sync' || event.lastChance === true) return;
     if (report.outcome === 'offline') {
       throw new Error(`oncely: still offline after ${settings.budgetMs} ms; asking for another sync of ${database}`);
+    }
+    if (report.outcome === 'busy' && report.budgetSpent) {
+      throw new Error(
+        `oncely: the drainer lock of ${database} was held with no page open for ${settings.budgetMs} ms; asking for another sync`,
+      );
     }
     if (report.outcome === 'drained' && retryable > 0) {
       throw new Error(`oncely: ${retryable} operation(s) of ${database} still queued; asking for another sync`);

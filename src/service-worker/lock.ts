@@ -13,6 +13,7 @@
  */
 import type { LockManagerLike } from '../browser/env.js';
 import type { LeaderMode } from '../browser/leader.js';
+import type { ClientsLike } from './scope.js';
 
 /** What `withDrainLock` resolves with when another context holds the lock. */
 export const HELD_ELSEWHERE = Symbol('held elsewhere');
@@ -29,4 +30,22 @@ export async function withDrainLock<T>(
     outcome = await fn('locks');
   });
   return outcome;
+}
+
+/**
+ * Whether a client of the worker's origin (a page, or a worker of one) is
+ * open, and so may hold the drainer lock. A stopped service worker is no
+ * client: a lock taken while none is open is one the browser has not yet
+ * taken back from a worker it stopped (it does so a few hundred ms after
+ * the stop). (The lock manager names each holder's client, but Chromium's
+ * ids there are not those of `clients.get`, so the holder cannot be asked.)
+ * True when the worker cannot list its clients, as before it asked.
+ */
+export async function clientOpen(clients: ClientsLike | undefined): Promise<boolean> {
+  if (typeof clients?.matchAll !== 'function') return true;
+  try {
+    return (await clients.matchAll({ includeUncontrolled: true, type: 'all' })).length > 0;
+  } catch {
+    return true;
+  }
 }

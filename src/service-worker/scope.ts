@@ -23,11 +23,17 @@ export interface MessageEventLike extends ExtendableEventLike {
   readonly data: unknown;
 }
 
+/** The subset of the worker's `Clients` used: is any page (or a worker of one) open that may hold a lock? */
+export interface ClientsLike {
+  matchAll(options: { includeUncontrolled?: boolean; type?: 'all' }): Promise<ReadonlyArray<unknown>>;
+}
+
 export interface ServiceWorkerScopeLike {
   addEventListener(type: 'sync' | 'periodicsync', listener: (event: SyncEventLike) => void): void;
   addEventListener(type: 'message', listener: (event: MessageEventLike) => void): void;
   readonly navigator?: NavigatorLike | undefined;
   readonly BroadcastChannel?: BroadcastChannelLike | undefined;
+  readonly clients?: ClientsLike | undefined;
 }
 
 /** What a page posts to the worker (`registration.active.postMessage`) to ask it to drain a database now. */

@@ -40,7 +40,8 @@ export interface DrainReport {
   reason: WakeReason;
   /**
    * `drained`: this worker held the drainer lock and sent what was due;
-   * `busy`: a page holds the lock and drains (it was told there is work);
+   * `busy`: a page holds the lock and drains (it was told there is work), or, with `budgetSpent`, a
+   * sync found the lock taken with no page open for its whole budget (a stopped worker's, not let go);
    * `offline`: the browser says offline, nothing was tried.
    */
   outcome: 'drained' | 'busy' | 'offline';

@@ -5,6 +5,7 @@
  * (lock held) or to later (offline). Draining itself runs in Chromium
  * (test/browser/service-worker.browser.test.ts).
  */
+import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import type { DrainReport, ServiceWorkerScopeLike } from '../../src/service-worker.js';
 import { createServiceWorkerDrainer, InvalidOptionsError } from '../../src/service-worker.js';
@@ -16,7 +17,12 @@ type Listener = (event: {
   waitUntil(p: Promise<unknown>): void;
 }) => void;
 
-function fakeScope(options: { onLine?: boolean; lockHeld?: boolean } = {}) {
+/**
+ * `lockHeld`: the drainer lock is taken (a callback asked for it `ifAvailable` gets null). `holder`: who
+ * holds it — a page (the worker lists a window client) or a stopped worker (it lists no client at all);
+ * without it the scope has no `clients`, and the holder is taken to be a page.
+ */
+function fakeScope(options: { onLine?: boolean; lockHeld?: boolean; holder?: 'page' | 'stopped worker' } = {}) {
   const listeners = new Map<string, Listener[]>();
   const posted: unknown[] = [];
   class Channel {
@@ -38,6 +44,9 @@ function fakeScope(options: { onLine?: boolean; lockHeld?: boolean } = {}) {
       },
     },
     BroadcastChannel: Channel,
+    ...(options.holder === undefined
+      ? {}
+      : { clients: { matchAll: async () => (options.holder === 'page' ? [{ type: 'window' }] : []) } }),
   } as unknown as ServiceWorkerScopeLike;
   const fire = (type: string, event: { tag?: string; data?: unknown; lastChance?: boolean }): Promise<unknown>[] => {
     const kept: Promise<unknown>[] = [];
@@ -92,6 +101,69 @@ describe('createServiceWorkerDrainer', () => {
     expect(posted).toEqual([{ type: 'kick', from: drainer.owner }]);
     const [asked] = fire('message', { data: { type: 'oncely:drain', database: 'shop' } });
     await expect(asked).resolves.toMatchObject({ reason: 'message', outcome: 'busy' });
+  });
+
+  it('a sync finding the lock taken with no page open (a worker the browser stopped, not yet let go) waits for it, then drains', async () => {
+    const { scope, posted, fire } = fakeScope({ lockHeld: true, holder: 'stopped worker' });
+    const clock = fakeClock();
+    // The browser takes the stopped worker's lock back 300 ms after the sync fired.
+    let grantedAtMs: number | undefined;
+    clock.at(300, () => {
+      (scope.navigator?.locks as { request: unknown }).request = async (
+        _name: string,
+        _options: unknown,
+        callback: (lock: unknown) => Promise<unknown>,
+      ) => {
+        grantedAtMs ??= clock.nowMs();
+        return callback({});
+      };
+    });
+    const reports: DrainReport[] = [];
+    createServiceWorkerDrainer({ scope, database: 'shop', runtime: clock.runtime, onDrain: (r) => reports.push(r) });
+    const [kept] = fire('sync', { tag: 'oncely:shop' });
+    await expect(kept).resolves.toBeUndefined();
+    expect(reports.map((r) => [r.reason, r.outcome])).toEqual([['sync', 'drained']]);
+    // Asked again every 100 ms: granted at the first ask after it was let go.
+    expect(grantedAtMs).toBe(300);
+    expect(posted).toEqual([]);
+  });
+
+  it('a sync finding the lock taken while a page is open leaves the queue to it at once, as without the client list', async () => {
+    const { scope, posted, fire } = fakeScope({ lockHeld: true, holder: 'page' });
+    const clock = fakeClock();
+    const reports: DrainReport[] = [];
+    const drainer = createServiceWorkerDrainer({
+      scope,
+      database: 'shop',
+      runtime: clock.runtime,
+      onDrain: (r) => reports.push(r),
+    });
+    const [kept] = fire('sync', { tag: 'oncely:shop' });
+    await expect(kept).resolves.toBeUndefined();
+    expect(reports.map((r) => [r.reason, r.outcome, r.budgetSpent])).toEqual([['sync', 'busy', false]]);
+    expect(clock.nowMs()).toBe(0);
+    expect(posted).toEqual([{ type: 'kick', from: drainer.owner }]);
+  });
+
+  it('a lock taken with no page open for the whole budget fails the sync, so the browser fires it again', async () => {
+    const { scope, posted, fire } = fakeScope({ lockHeld: true, holder: 'stopped worker' });
+    const clock = fakeClock();
+    const reports: DrainReport[] = [];
+    createServiceWorkerDrainer({
+      scope,
+      database: 'shop',
+      budgetMs: 2_000,
+      runtime: clock.runtime,
+      onDrain: (r) => reports.push(r),
+    });
+    const [kept] = fire('sync', { tag: 'oncely:shop' });
+    await expect(kept).rejects.toThrow(/held with no page open for 2000 ms; asking for another sync/);
+    expect(reports.map((r) => [r.reason, r.outcome, r.budgetSpent])).toEqual([['sync', 'busy', true]]);
+    expect(clock.nowMs()).toBeGreaterThanOrEqual(2_000);
+    expect(posted).toEqual([]);
+    // A message is not a sync: it does not wait for the lock.
+    const [asked] = fire('message', { data: { type: 'oncely:drain', database: 'shop' } });
+    await expect(asked).resolves.toMatchObject({ reason: 'message', outcome: 'busy', budgetSpent: false });
   });
 
   it('a call or a message does nothing while the browser says offline', async () => {

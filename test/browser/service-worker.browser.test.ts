@@ -473,4 +473,26 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     expect(sent.at(-1)?.owner).not.toMatch(WORKER_OWNER);
     expect(api.ledger.effectCount(key)).toBe(1);
   });
+  it('7. what a sync that finds the drainer lock taken asks: the worker lists an open page as its client, and none once it closes', async () => {
+    // src/service-worker/lock.ts `clientOpen`: with no client open, a taken lock can only be a stopped worker's
+    // that the browser has not taken back yet, and the sync waits for it instead of leaving the queue to nobody.
+    const api = await server();
+    const ctx = await context();
+    const { path } = appPath(api);
+    const page = await appPage(ctx, path);
+    const worker = ctx.serviceWorkers()[0] ?? (await ctx.waitForEvent('serviceworker'));
+    const clients = () =>
+      worker.evaluate(async () => {
+        const scope = self as unknown as {
+          clients: { matchAll(options: unknown): Promise<Array<{ type: string; url: string }>> };
+        };
+        const open = await scope.clients.matchAll({ includeUncontrolled: true, type: 'all' });
+        return open.map((c) => `${c.type} ${new URL(c.url).pathname}`);
+      });
+    expect(await clients()).toEqual(['window /']);
+    await page.close();
+    const end = Date.now() + 10_000;
+    while ((await clients()).length > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+    expect(await clients()).toEqual([]);
+  }, 60_000);
 });
