@@ -68,7 +68,8 @@ export interface TransportContext {
   /**
    * Aborts when the attempt times out or the caller gives up: stop and
    * reject. Also aborted once the transport resolved with a redirect, so
-   * nothing goes on holding its connection.
+   * nothing goes on holding its connection, and once the attempt is over
+   * (with reason `'attempt over'`), so that nothing keeps the signal alive.
    */
   signal: AbortSignal;
   /** The attempt's timeout, for information: the attempt enforces it through `signal`. */

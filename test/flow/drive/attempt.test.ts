@@ -5,7 +5,7 @@
  * flow/transport/transport.ts and BENCHMARKS.md).
  */
 import { describe, expect, it, vi } from 'vitest';
-import { performAttempt } from '../../../src/flow/drive/attempt.js';
+import { ATTEMPT_OVER, performAttempt } from '../../../src/flow/drive/attempt.js';
 import type { Connectivity } from '../../../src/flow/engine/engine.js';
 import {
   defaultTransport,
@@ -172,10 +172,26 @@ describe('performAttempt: the signal after an answer', () => {
     expect(signals[0]?.aborted).toBe(true);
   });
 
-  it('is left alone after any other answer (aborting a finished fetch only costs work)', async () => {
+  it('is aborted once any other answer is in, after the transport resolved, and the answer stands', async () => {
     const { http, signals } = answering({ kind: 'response', status: 201, header: () => null, text: '' });
-    await performAttempt(http, systemRuntime, post());
-    expect(signals[0]?.aborted).toBe(false);
+    const output = await performAttempt(http, systemRuntime, post());
+    expect(output.observation).toMatchObject({ kind: 'response', status: 201 });
+    expect(signals[0]?.aborted).toBe(true);
+    // Not a timeout's nor a caller's reason: the attempt was simply over.
+    expect(signals[0]?.reason).toBe(ATTEMPT_OVER);
+  });
+
+  it('is aborted once a failed exchange is judged, and the judgement stands', async () => {
+    const signals: AbortSignal[] = [];
+    const resetting: Transport = async (_request, context) => {
+      signals.push(context.signal);
+      throw Object.assign(new TypeError('fetch failed'), {
+        cause: Object.assign(new Error('ECONNRESET'), { code: 'ECONNRESET' }),
+      });
+    };
+    const output = await performAttempt(resetting, systemRuntime, post());
+    expect(output.observation).toMatchObject({ kind: 'transport_error', sent: 'maybe', code: 'ECONNRESET' });
+    expect(signals[0]?.reason).toBe(ATTEMPT_OVER);
   });
 
   it('a caller abort whose reason looks like a refused redirect is still an abort (may have been sent)', async () => {
