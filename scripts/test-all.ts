@@ -42,13 +42,13 @@ function selected(args: readonly string[]): readonly Tier[] {
   return TIERS.filter((tier) => args.includes(tier.name));
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--list')) {
     for (const tier of TIERS) console.log(`${tier.name.padEnd(16)} ${tier.command}`);
     return;
   }
-  process.exitCode = runTiers(selected(args)).ok ? 0 : 1;
+  process.exitCode = (await runTiers(selected(args))).ok ? 0 : 1;
 }
 
-main();
+await main();
