@@ -111,6 +111,13 @@ if (bin === undefined) {
 } else {
   cluster = await startCluster(bin);
   pool = new pg.Pool({ connectionString: cluster.url, max: 8 });
+  // node-postgres reports an idle connection's death (a restart, a failover) on the pool, and
+  // unheard it crashes the process. pool.end() resolves before its connections have closed, so
+  // one may still die as the cluster stops below: that one is expected.
+  const own = pool;
+  pool.on('error', (error) => {
+    if (!own.ending) console.error(`an idle PostgreSQL connection died: ${error.message}`);
+  });
   const fetchApp = await startFetchApp(pool);
   await drive('Fetch handler, transactional on PostgreSQL', fetchApp);
   await fetchApp.close();

@@ -41,6 +41,13 @@ export interface TestDatabase {
   pool: pg.Pool;
   /** A store on a table no other test uses (closed by `close`). */
   store(options?: Omit<PostgresStoreOptions, 'pool' | 'connectionString'>): PostgresStore;
+  /**
+   * A pool of the test's own on this cluster, ended by `close` before the cluster stops. Its idle
+   * connections' deaths are ignored: `pool.end()` resolves before its connections have closed, so
+   * one may still be open when the cluster stops, and node-postgres reports its death on the pool
+   * (an uncaught exception without a listener).
+   */
+  newPool(max: number): pg.Pool;
   /** A second handle on the same table as `store`, over its own pool (as another process would have). */
   reopen(store: PostgresStore): PostgresStore;
   /** Overwrites the stored document of `key`, behind the store's back (non-JSON text is stored as a JSON string). */
@@ -73,13 +80,16 @@ export async function startTestDatabase(bin: string): Promise<TestDatabase> {
       tableOf.set(store, { table, options: { ...options, table } });
       return store;
     },
+    newPool(max) {
+      const other = new pg.Pool({ connectionString: url, max });
+      other.on('error', () => undefined);
+      extraPools.push(other);
+      return other;
+    },
     reopen(store) {
       const known = tableOf.get(store);
       if (known === undefined) throw new Error('reopen: not a store of this test database');
-      const other = new pg.Pool({ connectionString: url, max: 4 });
-      other.on('error', () => undefined);
-      extraPools.push(other);
-      const again = postgresStore({ ...known.options, pool: other });
+      const again = postgresStore({ ...known.options, pool: db.newPool(4) });
       opened.push(again);
       tableOf.set(again, known);
       return again;
@@ -107,7 +117,8 @@ export async function startTestDatabase(bin: string): Promise<TestDatabase> {
     },
     async close() {
       for (const store of opened) await store.close();
-      for (const other of extraPools) await other.end();
+      // A pool the test ended already is skipped (ending one twice rejects).
+      for (const other of extraPools) if (!other.ended && !other.ending) await other.end();
       await pool.end();
       await cluster.stop();
     },

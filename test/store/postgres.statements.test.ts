@@ -7,7 +7,6 @@
  * own) shows what the store left on it. And the claim's plan: read off the
  * index in claim order, no sort of the backlog.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InvalidOptionsError } from '../../src/errors.js';
 import { postgresStore } from '../../src/postgres.js';
@@ -29,19 +28,16 @@ const bin = postgresForSuite('postgresStore statements');
 
 describe.runIf(bin !== undefined)('postgresStore statements on a real PostgreSQL', () => {
   let db: TestDatabase;
-  const pools: pg.Pool[] = [];
   beforeAll(async () => {
     db = await startTestDatabase(bin as string);
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(pools.map((p) => p.end()));
     await db?.close();
   });
 
   /** Puts, reads, updates and claims through a one-connection pool; returns the prepared statements left on it. */
   async function workOn(table: string, preparedStatements?: boolean) {
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-    pools.push(pool);
+    const pool = db.newPool(1);
     const store = postgresStore({ pool, table, ...(preparedStatements === undefined ? {} : { preparedStatements }) });
     await store.put(sampleRecord('a', { nextAttemptAt: 1 }));
     await store.put(sampleRecord('b', { nextAttemptAt: 2 }));
@@ -112,8 +108,7 @@ describe.runIf(bin !== undefined)('postgresStore statements on a real PostgreSQL
   });
 
   it('two tables on one connection get statements of their own names', async () => {
-    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-    pools.push(pool);
+    const pool = db.newPool(1);
     const one = postgresStore({ pool, table: 'first_of_two' });
     const two = postgresStore({ pool, table: 'second_of_two' });
     await one.put(sampleRecord('k', { meta: { table: 1 } }));

@@ -4,7 +4,6 @@
  * compare-and-set that fences a stale owner, quarantine under a limit,
  * LISTEN/NOTIFY wake-ups, and documents jsonb cannot hold as they are.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LeaseLostError } from '../../src/errors.js';
 import { assertFenced, claim } from '../../src/flow/decide/transitions.js';
@@ -129,9 +128,21 @@ describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
     expect(row.rows).toEqual([{ lease_epoch: '2', lease_owner: 'B', state: 'pending' }]);
   });
 
+  it('(the suite itself) a pool of the test database survives its idle connection dying, as when the cluster stops', async () => {
+    // pool.end() resolves before its connections have closed: one still open when the cluster stops dies
+    // idle, and without the listener newPool adds, node-postgres throws that death at the process.
+    const pool = db.newPool(1);
+    const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    await db.pool.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+    // No listener of the test's own: an unhandled death fails the run. The pool drops the dead connection.
+    for (let i = 0; i < 500 && pool.totalCount > 0; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(pool.totalCount).toBe(0);
+    expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+
   it("a claim hands out frozen records; the claimer's next update starts from that very record, in one statement", async () => {
     // The store on a pool of its own that counts what it sends.
-    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    const pool = db.newPool(2);
     let statements = 0;
     const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
     pool.query = ((...args: unknown[]) => {
