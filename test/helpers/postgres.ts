@@ -8,6 +8,7 @@
  * printed reason elsewhere.
  */
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { findPostgresBin, type PostgresCluster, startCluster } from '../../examples/fleet/cluster.js';
 import { createClient } from '../../src/node.js';
 import { type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/postgres.js';
@@ -124,6 +125,51 @@ export async function startTestDatabase(bin: string): Promise<TestDatabase> {
     },
   };
   return db;
+}
+
+/**
+ * The test database of the `describe` block it is called in: started before
+ * its tests (a cluster takes seconds), closed after them. Its members may be
+ * used in tests and hooks, not while the block is being collected.
+ *
+ * @example
+ * const bin = postgresForSuite('my suite');
+ * describe.runIf(bin !== undefined)('my suite', () => {
+ *   const db = suiteDatabase(bin);
+ *   it('stores', async () => { await db.store().put(sampleRecord('k')); });
+ * });
+ */
+export function suiteDatabase(bin: string | undefined): TestDatabase {
+  let started: TestDatabase | undefined;
+  beforeAll(async () => {
+    if (bin === undefined)
+      throw new Error('suiteDatabase: no PostgreSQL binaries (guard the block with describe.runIf)');
+    started = await startTestDatabase(bin);
+  }, 60_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  const db = (): TestDatabase => {
+    if (started === undefined) throw new Error('suiteDatabase: used before the suite started it');
+    return started;
+  };
+  return {
+    get cluster() {
+      return db().cluster;
+    },
+    get url() {
+      return db().url;
+    },
+    get pool() {
+      return db().pool;
+    },
+    store: (options) => db().store(options),
+    newPool: (max) => db().newPool(max),
+    reopen: (store) => db().reopen(store),
+    corrupt: (store, key, text) => db().corrupt(store, key, text),
+    tableOf: (store) => db().tableOf(store),
+    close: () => db().close(),
+  };
 }
 
 /**

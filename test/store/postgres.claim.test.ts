@@ -6,11 +6,11 @@
  * from the database's: only the database's `now()` may decide a lease.
  */
 import { type AddressInfo, createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { InvalidOptionsError } from '../../src/errors.js';
 import { type PostgresStore, postgresStore } from '../../src/postgres.js';
 import { sampleRecord } from '../../src/store/contract.js';
-import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { postgresForSuite, suiteDatabase } from '../helpers/postgres.js';
 
 /** A worker clock ten minutes ahead of any other used here, and one far behind. */
 const AHEAD = 1_900_000_000_000;
@@ -27,13 +27,7 @@ describe('postgresStore connectionTimeoutMs', () => {
 const bin = postgresForSuite('postgresStore claims');
 
 describe.runIf(bin !== undefined)('postgresStore claimDue on a real PostgreSQL', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await startTestDatabase(bin as string);
-  }, 60_000);
-  afterAll(async () => {
-    await db?.close();
-  });
+  const db = suiteDatabase(bin);
 
   const claim = (store: PostgresStore, owner: string, nowMs: number, limit = 10, keys?: string[]) =>
     store.claimDue({ owner, leaseMs: 1_000, limit, dueBy: nowMs, nowMs, ...(keys === undefined ? {} : { keys }) });

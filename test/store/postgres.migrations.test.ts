@@ -5,21 +5,15 @@
  * schema before its table, so the second `CREATE SCHEMA IF NOT EXISTS` waits
  * and finds it instead of failing on pg_namespace's unique index).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_SCHEMA_VERSION, MIGRATIONS, postgresIdempotencyStore } from '../../src/postgres.js';
 import { sampleRecord } from '../../src/store/contract.js';
-import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { postgresForSuite, suiteDatabase } from '../helpers/postgres.js';
 
 const bin = postgresForSuite('PostgreSQL migrations');
 
 describe.runIf(bin !== undefined)('migrations of both kinds of table on a real PostgreSQL', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await startTestDatabase(bin as string);
-  }, 60_000);
-  afterAll(async () => {
-    await db?.close();
-  });
+  const db = suiteDatabase(bin);
 
   const idempotencyStore = (schema: string, table: string) =>
     postgresIdempotencyStore({ pool: db.pool, schema, table });

@@ -7,14 +7,14 @@
  * own) shows what the store left on it. And the claim's plan: read off the
  * index in claim order, no sort of the backlog.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { InvalidOptionsError } from '../../src/errors.js';
 import { postgresStore } from '../../src/postgres.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import { claimValues } from '../../src/store/postgres/claim.js';
 import { validateOptions } from '../../src/store/postgres/options.js';
 import { statements } from '../../src/store/postgres/statements.js';
-import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { postgresForSuite, suiteDatabase } from '../helpers/postgres.js';
 
 describe('postgresStore preparedStatements', () => {
   it.each(['yes', 1, null])('%j is refused naming the field', (value) => {
@@ -27,13 +27,7 @@ describe('postgresStore preparedStatements', () => {
 const bin = postgresForSuite('postgresStore statements');
 
 describe.runIf(bin !== undefined)('postgresStore statements on a real PostgreSQL', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await startTestDatabase(bin as string);
-  }, 60_000);
-  afterAll(async () => {
-    await db?.close();
-  });
+  const db = suiteDatabase(bin);
 
   /** Puts, reads, updates and claims through a one-connection pool; returns the prepared statements left on it. */
   async function workOn(table: string, preparedStatements?: boolean) {

@@ -4,12 +4,12 @@
  * compare-and-set that fences a stale owner, quarantine under a limit,
  * LISTEN/NOTIFY wake-ups, and documents jsonb cannot hold as they are.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LeaseLostError } from '../../src/errors.js';
 import { assertFenced, claim } from '../../src/flow/decide/transitions.js';
 import { MIGRATIONS, type PostgresStore, postgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
 import { sampleRecord } from '../../src/store/contract.js';
-import { postgresForSuite, startTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { postgresForSuite, suiteDatabase } from '../helpers/postgres.js';
 
 describe('postgresStore options', () => {
   const pool = { connect: async () => undefined, query: async () => undefined } as never;
@@ -38,13 +38,7 @@ describe('postgresStore options', () => {
 const bin = postgresForSuite('postgresStore');
 
 describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
-  let db: TestDatabase;
-  beforeAll(async () => {
-    db = await startTestDatabase(bin as string);
-  }, 60_000);
-  afterAll(async () => {
-    await db?.close();
-  });
+  const db = suiteDatabase(bin);
 
   const versions = async (table: string) =>
     (await db.pool.query<{ version: number }>(`SELECT version FROM "public"."${table}_migrations" ORDER BY version`))
@@ -133,9 +127,10 @@ describe.runIf(bin !== undefined)('postgresStore on a real PostgreSQL', () => {
     // idle, and without the listener newPool adds, node-postgres throws that death at the process.
     const pool = db.newPool(1);
     const { rows } = await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    // No error listener of the test's own: an unhandled death fails the run. The pool drops the dead connection.
+    const removed = new Promise((resolve) => pool.once('remove', resolve));
     await db.pool.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
-    // No listener of the test's own: an unhandled death fails the run. The pool drops the dead connection.
-    for (let i = 0; i < 500 && pool.totalCount > 0; i++) await new Promise((resolve) => setImmediate(resolve));
+    await removed;
     expect(pool.totalCount).toBe(0);
     expect((await pool.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
   });
