@@ -40,7 +40,8 @@ export interface ChunkSet {
  * with a `reconcile` hook whose operation would end `unknown`, or a call to
  * `reconcile`/`settle`), the resume pass (the first `resume()`: the browser
  * client's drain loop makes it only once it finds due work), `retry` and
- * `discard`, the error of an operation that did not succeed. Their chunks (and the chunks only they import) are
+ * `discard`, the error of an operation that did not succeed, what follows an attempt that did not simply
+ * succeed (its class, hint, retry or stop). Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
@@ -65,6 +66,13 @@ export const LOADED_LATER: readonly string[] = [
   // the first time a caller meets one; a page whose first send succeeds never loads it.
   'src/flow/calls/failure-error.ts',
   'src/policy/provider-errors.ts',
+  // What follows an attempt that did not simply succeed (a 2xx without a hint header): its class, the server's
+  // hint, retry or stop (and classify.ts, retry-after.ts, backoff.ts, which only it imports). Loaded the first
+  // time an attempt needs it; a page whose sends succeed never loads it.
+  'src/flow/decide/next-step.ts',
+  'src/flow/decide/classify.ts',
+  'src/policy/retry-after.ts',
+  'src/policy/backoff.ts',
 ];
 
 export interface BundleSize {

@@ -16,11 +16,10 @@
  */
 import { countAttempts, LeaseLostError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer } from '../../model.js';
-import { parseServerHintMs } from '../../policy/retry-after.js';
 import type { WriteOptions } from '../../store/store.js';
 import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
-import { classify } from '../decide/classify.js';
-import { decide, mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
+import { DECIDE_KIT, type Decision, mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
+import { plainSuccess } from '../decide/plain-success.js';
 import { liveRule } from '../decide/policy-snapshot.js';
 import {
   assertFenced,
@@ -40,6 +39,7 @@ import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { gateFor, hostRefused, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import { leaseStillOurs } from './lease-check.js';
+import { loadNextStep, type NextStep } from './next-step-load.js';
 import {
   asOperationFailure,
   attemptsSent,
@@ -211,13 +211,31 @@ export async function drive(
           : credentialsFailed(credentials.error);
       const endedAt = runtime.now();
       answer = finalAnswer(output, engine.resultHeaders);
-      const classification = classify(output.observation, {
-        profile: policy.profile,
-        overrides: policy.classify,
-        otherStatus: policy.otherStatus,
-      });
+      // A plain 2xx is told here; anything else loads the rest of the decisions on first need (next-step.ts).
+      const plain = plainSuccess(output.observation, policy.classify);
+      let next: NextStep | undefined;
+      if (plain === undefined) {
+        try {
+          next = await loadNextStep(runtime);
+        } catch (error) {
+          // Not loaded (a chunk the page could not fetch): the attempt stays open and the record goes back
+          // pending, as after a crash mid-attempt; the next owner closes it as `ambiguous` and goes on with
+          // the same key. The caller is told it may have taken effect (asOperationFailure, below).
+          await letGo().catch(() => undefined);
+          throw error;
+        }
+      }
+      const classification =
+        plain ??
+        (next as NextStep).classify(output.observation, {
+          profile: policy.profile,
+          overrides: policy.classify,
+          otherStatus: policy.otherStatus,
+        });
       const hintMs =
-        output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
+        next !== undefined && output.observation.kind === 'response'
+          ? next.parseServerHintMs(output.observation.header, endedAt)
+          : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
       end.providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
       const refused = hostRefused(output.observation);
@@ -230,15 +248,21 @@ export async function drive(
       if (signal?.aborted && classification.class !== 'completed') {
         return await settle(stopWith(ended, 'aborted', 'The caller aborted the operation', classification), end);
       }
-      const decision = decide({
-        record: ended,
-        classification,
-        hintMs,
-        policy,
-        nowMs: endedAt,
-        random: runtime.random,
-        canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
-      });
+      const decision: Decision =
+        next === undefined
+          ? { kind: 'succeed' }
+          : next.decide(
+              {
+                record: ended,
+                classification,
+                hintMs,
+                policy,
+                nowMs: endedAt,
+                random: runtime.random,
+                canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
+              },
+              DECIDE_KIT,
+            );
       if (lastLook && decision.kind !== 'succeed' && decision.kind !== 'stop') {
         // The one look past the deadline did not settle it: stop here, as the deadline says.
         return await settle(

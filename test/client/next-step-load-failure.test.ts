@@ -1,0 +1,61 @@
+/**
+ * What follows an attempt that did not simply succeed (its class, the
+ * server's hint, retry or stop: flow/decide/next-step.ts) is loaded with
+ * `import()` the first time an attempt needs it (flow/drive/drive.ts). A
+ * send whose answers are plain 2xx never loads it. A load that fails (a
+ * chunk the page could not fetch) leaves the record as a crash mid-attempt
+ * would, but released at once: pending, its attempt open, so the next owner
+ * closes that attempt as `ambiguous` and goes on with the same key. The
+ * caller hears that it may have taken effect, never that it was not done.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { OperationError } from '../../src/index.js';
+import { closeAll, harness } from '../helpers/harness.js';
+import { loadError, rejection } from '../helpers/load-failure.js';
+
+const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
+
+vi.mock('../../src/flow/decide/next-step.js', async (importOriginal) =>
+  (await import('../helpers/load-failure.js')).failingLoad(load, 'next-step.js', importOriginal),
+);
+
+afterEach(closeAll);
+
+describe('the next step after an attempt, loaded on first need', () => {
+  // One test: once the module has loaded, the test runner keeps it for the whole file.
+  it('is not loaded by plain 2xx answers; a failed load releases the record for a resume with the same key', async () => {
+    const h = await harness({}, { handle: () => ({ status: 201, body: { ok: true } }) });
+    const attemptsBefore = load.attempts;
+    const sent = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'ok-1', json: {} }));
+    expect(sent).toMatchObject({ key: 'ok-1', status: 201 });
+    expect(load.attempts).toBe(attemptsBefore);
+
+    // A 503 needs the next step; its load fails once.
+    h.server.script({ kind: 'status', status: 503 });
+    load.failuresLeft = 1;
+    const failed = await rejection(h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'p1', json: {} })));
+    expect(load.attempts).toBe(attemptsBefore + 1);
+    expect(failed).toBeInstanceOf(OperationError);
+    expect(failed).toMatchObject({ key: 'p1', mayHaveTakenEffect: true });
+    expect((failed as Error).message).toContain('may have taken effect');
+    expect(loadError((failed as Error).cause)).toMatchObject({ message: expect.stringContaining('Failed to fetch') });
+    // Released at once, its attempt left open: no lease to wait out, nothing settled.
+    const stored = await h.store.get('p1');
+    expect(stored).toMatchObject({ state: 'pending', attempts: [{ n: 1 }] });
+    expect(stored?.lease).toBeUndefined();
+    expect(stored?.attempts[0]?.endedAt).toBeUndefined();
+
+    // The next pass finishes it with the same key (its answer, a plain 201, needs no next step).
+    await h.rt.run(h.client.resume());
+    const done = await h.store.get('p1');
+    expect(done).toMatchObject({ state: 'succeeded', attempts: [{ n: 1, class: 'ambiguous' }, { n: 2 }] });
+    expect(h.server.ledger.requests.map((r) => r.key)).toEqual(['ok-1', 'p1', 'p1']);
+
+    // The next attempt that needs it loads it again, and the 503 is retried as always.
+    h.server.script({ kind: 'status', status: 503 });
+    const retried = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'p2', json: {} }));
+    expect(retried).toMatchObject({ key: 'p2', status: 201, attempts: 2 });
+    expect(load.attempts).toBe(attemptsBefore + 2);
+    expect(await h.store.get('p2')).toMatchObject({ attempts: [{ class: 'retryable', status: 503 }, { n: 2 }] });
+  });
+});
