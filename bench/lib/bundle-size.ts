@@ -67,12 +67,17 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/calls/failure-error.ts',
   'src/policy/provider-errors.ts',
   // What follows an attempt that did not simply succeed (a 2xx without a hint header): its class, the server's
-  // hint, retry or stop (and classify.ts, retry-after.ts, backoff.ts, which only it imports). Loaded the first
+  // hint, retry or stop (and the modules only it imports). Loaded the first
   // time an attempt needs it; a page whose sends succeed never loads it.
   'src/flow/decide/next-step.ts',
   'src/flow/decide/classify.ts',
   'src/policy/retry-after.ts',
   'src/policy/backoff.ts',
+  // The host's full outage gate (and its ramp and refused-host probes): the gate stays pristine, with no code of its
+  // own, until an attempt does not simply succeed (src/policy/lazy-gate.ts).
+  'src/policy/gate.ts',
+  'src/policy/ramp.ts',
+  'src/policy/refused-probe.ts',
 ];
 
 export interface BundleSize {

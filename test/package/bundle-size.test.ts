@@ -46,12 +46,13 @@ const BUDGETS: readonly Budget[] = [
   // the first of them: 36.89 KB, ceiling + 0.3 KB. The error of an operation that did not succeed (and the provider
   // error read from its answer) loaded the first time a caller meets one: 36.37 KB, ceiling + 0.3 KB. What follows an
   // attempt that did not simply succeed (its class, the server's hint, retry or stop, backoff) loaded the first time
-  // an attempt needs it: 34.61 KB, ceiling + 0.3 KB.
+  // an attempt needs it: 34.61 KB, ceiling + 0.3 KB. The host gate pristine until the first such attempt, the full
+  // gate (its budget, breaker, ramp and probes) loaded with the rest: 33.88 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 34.91 * KB,
+    ceilingGzipBytes: 34.18 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -60,12 +61,12 @@ const BUDGETS: readonly Budget[] = [
   // The smaller option checks (above): 32.14 KB, ceiling + 0.3 KB. The resume pass on first resume() (above): 30.57 KB.
   // retry() and discard() on first use (above): 30.22 KB, ceiling + 0.3 KB. The failure error on first use (above):
   // 29.72 KB, ceiling + 0.3 KB. The next step after an attempt that did not simply succeed on first need (above):
-  // 27.96 KB, ceiling + 0.3 KB.
+  // 27.96 KB, ceiling + 0.3 KB. The gate pristine until something fails (above): 27.23 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 28.26 * KB,
+    ceilingGzipBytes: 27.53 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -82,9 +83,11 @@ const BUDGETS: readonly Budget[] = [
   // import(): 37.34 KB and 44.98 KB, ceilings + 0.3 KB, for 0.34 KB less before the first send; and for the failure
   // error: 37.51 KB and 45.13 KB, ceilings + 0.3 KB, for 0.52 KB less before the first send. And for the next step
   // after an attempt that did not simply succeed (its glue, the kit handed to it, the plain-2xx check beside
-  // classify): 37.94 KB and 45.57 KB, ceilings + 0.3 KB, for 1.8 KB less before the first send.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.24 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 45.87 * KB },
+  // classify): 37.94 KB and 45.57 KB, ceilings + 0.3 KB, for 1.8 KB less before the first send. And for the
+  // gate pristine until something fails (the wrapper beside the full gate): 38.28 KB and 45.88 KB, ceilings + 0.3 KB,
+  // for 0.73 KB less before the first send.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.58 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46.18 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -98,8 +101,8 @@ const BUDGETS: readonly Budget[] = [
     // The smaller option checks (above): 40.20 KB, ceiling + 0.3 KB. Raised: the resume pass behind import()
     // (above), inlined here with its glue: 40.65 KB measured, ceiling + 0.3 KB; with retry() and discard() behind
     // import() too, 40.81 KB; with the failure error too, 40.99 KB; with the next step after an attempt that did not
-    // simply succeed too, 41.55 KB; ceiling + 0.3 KB.
-    ceilingGzipBytes: 41.85 * KB,
+    // simply succeed too, 41.55 KB; with the gate pristine until something fails, 41.88 KB; ceiling + 0.3 KB.
+    ceilingGzipBytes: 42.18 * KB,
   },
 ];
 

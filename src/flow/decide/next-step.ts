@@ -12,6 +12,7 @@ import type { OperationRecord } from '../../model.js';
 import { backoffDelayMs, hintedDelayMs } from '../../policy/backoff.js';
 import type { DecideInput, DecideKit, Decision } from './decide.js';
 
+export { HostGate } from '../../policy/gate.js';
 export { parseServerHintMs } from '../../policy/retry-after.js';
 export { classify } from './classify.js';
 

@@ -9,10 +9,10 @@
  */
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
-import type { HostGate } from '../../policy/gate.js';
+import type { LazyGate } from '../../policy/lazy-gate.js';
 import { type Stop, stopWith } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
-import { admit } from './gating.js';
+import { admit, fullGate } from './gating.js';
 import { type Base, settlesByReplay } from './outcome.js';
 import { waitForOnline, waitUntilDue } from './waits.js';
 
@@ -29,7 +29,7 @@ export type NextStep =
 export interface Situation {
   record: OperationRecord;
   policy: ResolvedPolicy;
-  gate: HostGate | undefined;
+  gate: LazyGate | undefined;
   base: Base;
   signal: AbortSignal | undefined;
   /** The last attempt was a budgeted retry: the next one needs the gate's admission. */
@@ -63,7 +63,7 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   if ((!s.needsAdmission && gate?.refusing !== true) || gate === undefined || lastLook) {
     return { kind: 'go', lastLook, untilMs, probe: false };
   }
-  const admitted = await admit(engine, gate, record, s.base, signal, s.needsAdmission);
+  const admitted = await admit(engine, await fullGate(engine, gate), record, s.base, signal, s.needsAdmission);
   if (admitted === 'interrupted') return { kind: 'again', dueNow: false };
   if (admitted === 'past_deadline') {
     if (gate.refusing) {

@@ -151,12 +151,25 @@ export async function drive(
         credentials = { headers: keyHeaders(policy, record) };
         first = undefined;
       } else {
-        const next = await beforeAttempt(engine, { record, policy, gate, base, signal, needsAdmission, dueNow });
-        dueNow = next.kind === 'again' && next.dueNow;
-        if (next.kind === 'again') continue;
-        if (next.kind === 'stop') return await settle(next.stop);
-        if (next.kind === 'release') return await letGo();
-        ({ probe, lastLook } = next);
+        const before: Awaited<ReturnType<typeof beforeAttempt>> = await beforeAttempt(engine, {
+          record,
+          policy,
+          gate,
+          base,
+          signal,
+          needsAdmission,
+          dueNow,
+        }).catch(async (error: unknown) => {
+          // The full gate could not be loaded (a chunk the page could not fetch): no attempt is open; the
+          // operation goes back pending for the next owner, and the caller hears why.
+          await letGo().catch(() => undefined);
+          throw error;
+        });
+        dueNow = before.kind === 'again' && before.dueNow;
+        if (before.kind === 'again') continue;
+        if (before.kind === 'stop') return await settle(before.stop);
+        if (before.kind === 'release') return await letGo();
+        ({ probe, lastLook } = before);
         needsAdmission = false;
         // Credentials first: if the callback fails (say, a token refresh), nothing
         // can be sent, and the attempt must not look as if it might have been.
@@ -168,7 +181,7 @@ export async function drive(
                 engine.credentials,
                 keyHeaders(policy, record),
                 context,
-                next.untilMs,
+                before.untilMs,
                 signal,
               );
         if ('stopped' in given) return await stopWaiting(given.stopped, record);
@@ -176,7 +189,7 @@ export async function drive(
         if (!mayAttemptNow(engine, record)) return await letGo();
         credentials = given;
         const startedAt = runtime.now();
-        timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
+        timeoutMs = attemptTimeoutMs(policy, before.untilMs, startedAt);
         startedAtMono = runtime.monotonicNow();
         record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
         // The admission is used: from here a probe is released by its report (or below).
@@ -239,6 +252,8 @@ export async function drive(
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
       end.providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
       const refused = hostRefused(output.observation);
+      // What did not simply succeed is the gate's to count from now on: the full one, loaded with the rest.
+      if (next !== undefined) gate?.upgrade(next.HostGate);
       reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);
       // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.
       if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);

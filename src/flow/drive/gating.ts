@@ -7,9 +7,11 @@
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { Admission, HostGate } from '../../policy/gate.js';
+import type { LazyGate } from '../../policy/lazy-gate.js';
 import type { Runtime } from '../../runtime.js';
 import type { Classification, Observation } from '../decide/classify.js';
 import type { Engine } from '../engine/engine.js';
+import { loadNextStep } from './next-step-load.js';
 import type { Base } from './outcome.js';
 import { pause } from './waits.js';
 
@@ -59,7 +61,7 @@ export async function admit(
   }
 }
 
-export function gateFor(engine: Engine, policy: ResolvedPolicy, url: string): HostGate | undefined {
+export function gateFor(engine: Engine, policy: ResolvedPolicy, url: string): LazyGate | undefined {
   if (policy.budget === undefined) return undefined;
   const host = hostOf(url);
   const scope = policy.budget.per === 'host' ? host : `${policy.name}@${host}`;
@@ -90,8 +92,17 @@ export function hostsKeptCount(): number {
   return hosts.size;
 }
 
+/**
+ * The host's full gate, loaded if nothing has needed it yet (a budgeted retry
+ * of an operation stored by an earlier page or process, before anything
+ * failed here): admission counts the budget, which a pristine gate does not keep.
+ */
+export async function fullGate(engine: Engine, gate: LazyGate): Promise<HostGate> {
+  return gate.full ?? gate.upgrade((await loadNextStep(engine.runtime)).HostGate);
+}
+
 export function reportToGate(
-  gate: HostGate | undefined,
+  gate: LazyGate | undefined,
   c: Classification,
   probe: boolean,
   nowMs: number,
