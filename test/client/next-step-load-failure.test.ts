@@ -1,8 +1,9 @@
 /**
  * What follows an attempt that did not simply succeed (its class, the
  * server's hint, retry or stop: flow/decide/next-step.ts) is loaded with
- * `import()` the first time an attempt needs it (flow/drive/drive.ts). A
- * send whose answers are plain 2xx never loads it. A load that fails (a
+ * `import()` once an attempt has answered (flow/drive/drive.ts): never
+ * before the first request leaves; in the background after a plain 2xx;
+ * awaited by an attempt that needs it before then. A load that fails (a
  * chunk the page could not fetch) leaves the record as a crash mid-attempt
  * would, but released at once: pending, its attempt open, so the next owner
  * closes that attempt as `ambiguous` and goes on with the same key. The
@@ -25,14 +26,19 @@ vi.mock('../../src/flow/decide/next-step.js', async (importOriginal) =>
 
 afterEach(closeAll);
 
-describe('the next step after an attempt, loaded on first need', () => {
+describe('the next step after an attempt, loaded once an attempt has answered', () => {
   // One test: once the module has loaded, the test runner keeps it for the whole file.
-  it('is not loaded by plain 2xx answers; a failed load releases the record for a resume with the same key', async () => {
+  it('is not loaded before the first request leaves; a failed load releases the record for a resume with the same key', async () => {
     const h = await harness({}, { handle: () => ({ status: 201, body: { ok: true } }) });
     const attemptsBefore = load.attempts;
+    const loadsWhenSending: number[] = [];
+    h.client.on('attempt:sending', () => void loadsWhenSending.push(load.attempts));
+    // The background load after this plain 201 fails, silently: the send is not concerned.
+    load.failuresLeft = 1;
     const sent = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'ok-1', json: {} }));
     expect(sent).toMatchObject({ key: 'ok-1', status: 201 });
-    expect(load.attempts).toBe(attemptsBefore);
+    expect(loadsWhenSending).toEqual([attemptsBefore]);
+    expect(load.attempts).toBe(attemptsBefore + 1);
 
     // An operation stored by an earlier page, its last attempt answered 503: its retry needs the full gate.
     const now = h.rt.now();
@@ -71,7 +77,7 @@ describe('the next step after an attempt, loaded on first need', () => {
     expect(outcomes[0]?.error).toBeInstanceOf(OperationError);
     expect(outcomes[0]?.error).toMatchObject({ key: 'r1', mayHaveTakenEffect: false });
     expect(loadError(outcomes[0]?.error?.cause)).toMatchObject({ message: expect.stringContaining('Failed to fetch') });
-    expect(load.attempts).toBe(attemptsBefore + 1);
+    expect(load.attempts).toBe(attemptsBefore + 2);
     // Nothing sent, nothing held: pending, no lease, its one attempt as it was.
     const untouched = await h.store.get('r1');
     expect(untouched).toMatchObject({ state: 'pending', attempts: [{ n: 1, class: 'retryable' }] });
@@ -83,7 +89,7 @@ describe('the next step after an attempt, loaded on first need', () => {
     h.server.script({ kind: 'status', status: 503 });
     load.failuresLeft = 1;
     const failed = await rejection(h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'p1', json: {} })));
-    expect(load.attempts).toBe(attemptsBefore + 2);
+    expect(load.attempts).toBe(attemptsBefore + 3);
     expect(failed).toBeInstanceOf(OperationError);
     expect(failed).toMatchObject({ key: 'p1', mayHaveTakenEffect: true });
     expect((failed as Error).message).toContain('may have taken effect');
@@ -96,18 +102,18 @@ describe('the next step after an attempt, loaded on first need', () => {
 
     // The next pass finishes both with their keys: it loads the module for r1's admission.
     await h.rt.run(h.client.resume());
-    expect(load.attempts).toBe(attemptsBefore + 3);
+    expect(load.attempts).toBe(attemptsBefore + 4);
     const done = await h.store.get('p1');
     expect(done).toMatchObject({ state: 'succeeded', attempts: [{ n: 1, class: 'ambiguous' }, { n: 2 }] });
     expect(await h.store.get('r1')).toMatchObject({ state: 'succeeded', attempts: [{ n: 1 }, { n: 2, status: 201 }] });
     expect(h.server.ledger.requestsFor('p1')).toHaveLength(2);
     expect(h.server.ledger.requestsFor('r1')).toHaveLength(1);
 
-    // The next attempt that needs it loads it again, and the 503 is retried as always.
+    // Loaded now: a 503 is retried as always, without another load.
     h.server.script({ kind: 'status', status: 503 });
     const retried = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'p2', json: {} }));
     expect(retried).toMatchObject({ key: 'p2', status: 201, attempts: 2 });
-    expect(load.attempts).toBe(attemptsBefore + 3);
+    expect(load.attempts).toBe(attemptsBefore + 4);
     expect(await h.store.get('p2')).toMatchObject({ attempts: [{ class: 'retryable', status: 503 }, { n: 2 }] });
   });
 });

@@ -47,12 +47,13 @@ const BUDGETS: readonly Budget[] = [
   // error read from its answer) loaded the first time a caller meets one: 36.37 KB, ceiling + 0.3 KB. What follows an
   // attempt that did not simply succeed (its class, the server's hint, retry or stop, backoff) loaded the first time
   // an attempt needs it: 34.61 KB, ceiling + 0.3 KB. The host gate pristine until the first such attempt, the full
-  // gate (its budget, breaker, ramp and probes) loaded with the rest: 33.88 KB, ceiling + 0.3 KB.
+  // gate (its budget, breaker, ramp and probes) loaded with the rest: 33.88 KB; with the rest loaded in the background
+  // after a first plain success (a failure later, offline too, finds it loaded): 33.91 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 34.18 * KB,
+    ceilingGzipBytes: 34.21 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -61,12 +62,13 @@ const BUDGETS: readonly Budget[] = [
   // The smaller option checks (above): 32.14 KB, ceiling + 0.3 KB. The resume pass on first resume() (above): 30.57 KB.
   // retry() and discard() on first use (above): 30.22 KB, ceiling + 0.3 KB. The failure error on first use (above):
   // 29.72 KB, ceiling + 0.3 KB. The next step after an attempt that did not simply succeed on first need (above):
-  // 27.96 KB, ceiling + 0.3 KB. The gate pristine until something fails (above): 27.23 KB, ceiling + 0.3 KB.
+  // 27.96 KB, ceiling + 0.3 KB. The gate pristine until something fails (above): 27.23 KB; loaded in the
+  // background after a first plain success (above): 27.25 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 27.53 * KB,
+    ceilingGzipBytes: 27.55 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered

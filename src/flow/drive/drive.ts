@@ -39,7 +39,7 @@ import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { gateFor, hostRefused, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import { leaseStillOurs } from './lease-check.js';
-import { loadNextStep, type NextStep } from './next-step-load.js';
+import { loadNextStep, type NextStep, prefetchNextStep } from './next-step-load.js';
 import {
   asOperationFailure,
   attemptsSent,
@@ -227,7 +227,10 @@ export async function drive(
       // A plain 2xx is told here; anything else loads the rest of the decisions on first need (next-step.ts).
       const plain = plainSuccess(output.observation, policy.classify);
       let next: NextStep | undefined;
-      if (plain === undefined) {
+      // After a plain success the rest loads in the background (not before the first send: after its answer),
+      // so that a later failure finds it here even if the page has gone offline by then.
+      if (plain !== undefined) prefetchNextStep(runtime);
+      else {
         try {
           next = await loadNextStep(runtime);
         } catch (error) {
