@@ -41,7 +41,7 @@ export interface ChunkSet {
  * `reconcile`/`settle`), the resume pass (the first `resume()`: the browser
  * client's drain loop makes it only once it finds due work), `retry` and
  * `discard`, the error of an operation that did not succeed, what follows an attempt that did not simply
- * succeed (its class, hint, retry or stop). Their chunks (and the chunks only they import) are
+ * succeed (its class, hint, retry or stop: loaded after the first answer), the record validator. Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
@@ -67,8 +67,10 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/calls/failure-error.ts',
   'src/policy/provider-errors.ts',
   // What follows an attempt that did not simply succeed (a 2xx without a hint header): its class, the server's
-  // hint, retry or stop (and the modules only it imports). Loaded the first
-  // time an attempt needs it; a page whose sends succeed never loads it.
+  // hint, retry or stop, the wait for the gate's admission (and the modules only it imports). Loaded once an
+  // attempt has answered: in the background after a plain 2xx (the first send has left by then), or awaited by
+  // the first attempt that needs it.
+  'src/flow/drive/next-step.ts',
   'src/flow/decide/next-step.ts',
   'src/flow/decide/classify.ts',
   'src/policy/retry-after.ts',

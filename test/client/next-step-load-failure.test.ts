@@ -1,6 +1,6 @@
 /**
  * What follows an attempt that did not simply succeed (its class, the
- * server's hint, retry or stop: flow/decide/next-step.ts) is loaded with
+ * server's hint, retry or stop: flow/drive/next-step.ts) is loaded with
  * `import()` once an attempt has answered (flow/drive/drive.ts): never
  * before the first request leaves; in the background after a plain 2xx;
  * awaited by an attempt that needs it before then. A load that fails (a
@@ -20,7 +20,7 @@ import { loadError, rejection } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
-vi.mock('../../src/flow/decide/next-step.js', async (importOriginal) =>
+vi.mock('../../src/flow/drive/next-step.js', async (importOriginal) =>
   (await import('../helpers/load-failure.js')).failingLoad(load, 'next-step.js', importOriginal),
 );
 

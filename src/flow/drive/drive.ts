@@ -37,7 +37,7 @@ import { attemptTimeoutMs } from '../transport/timeouts.js';
 import { followsRedirects, performAttempt } from './attempt.js';
 import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
-import { gateFor, hostRefused, lastAttemptWasBudgeted, reportToGate } from './gating.js';
+import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import { leaseStillOurs } from './lease-check.js';
 import { loadNextStep, type NextStep, prefetchNextStep } from './next-step-load.js';
 import {
@@ -254,7 +254,7 @@ export async function drive(
           : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
       end.providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
-      const refused = hostRefused(output.observation);
+      const refused = next?.hostRefused(output.observation) === true;
       // What did not simply succeed is the gate's to count from now on: the full one, loaded with the rest.
       if (next !== undefined) gate?.upgrade(next.HostGate);
       reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);

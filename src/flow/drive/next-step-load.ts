@@ -1,5 +1,5 @@
 /**
- * flow/decide/next-step.ts, loaded with `import()` once an attempt has
+ * next-step.ts (and flow/decide/next-step.ts with it), loaded with `import()` once an attempt has
  * answered: in the background after a plain success (see
  * flow/decide/plain-success.ts), so that the page's first send never waits
  * for it and a failure later, offline too, finds it loaded; awaited by the
@@ -9,15 +9,20 @@
  * caller's runtime as real work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
+import { pause } from './waits.js';
 
-export type NextStep = typeof import('../decide/next-step.js');
+export type NextStep = typeof import('./next-step.js');
+
+/** What next-step.ts uses of the loop's modules, handed to it (it imports only types: no chunk shared with the client). */
+export const NEXT_STEP_KIT = { pause };
+export type NextStepKit = typeof NEXT_STEP_KIT;
 
 let loading: Promise<NextStep> | undefined;
 /** The load succeeded: a prefetch has nothing left to do. */
 let loaded = false;
 
 export function loadNextStep(runtime: Pick<Runtime, 'track'>): Promise<NextStep> {
-  loading ??= import('../decide/next-step.js').catch((error: unknown) => {
+  loading ??= import('./next-step.js').catch((error: unknown) => {
     loading = undefined;
     throw error;
   });
