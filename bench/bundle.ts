@@ -66,7 +66,8 @@ async function main(): Promise<void> {
       'imports statically) and every chunk the client loads with `import()` as it is created. Later: chunks',
       'loaded only by later calls or events: `subscribe` (the live view), `clear()`, reconciliation, the first',
       '`resume()` (the drain loop makes one once it finds due work), `retry`/`discard`, the first operation that',
-      'does not succeed (its error). Whole: the entry as one file.',
+      'does not succeed (its error), what follows an attempt that did not simply succeed (its class, hint, retry or',
+      'stop, the full outage gate: after the first answer). Whole: the entry as one file.',
       '',
       table(
         [

@@ -8,7 +8,7 @@
 
 export { CREDENTIAL_HEADERS, HEADER_NAME, STORED_HEADERS } from './model/headers.js';
 export type { ParseResult } from './model/parse.js';
-export { parseRecord } from './model/parse.js';
+export { parseRecord } from './model/parse-record.js';
 export type {
   AttemptRecord,
   AttemptSummary,

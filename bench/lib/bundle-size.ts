@@ -40,7 +40,8 @@ export interface ChunkSet {
  * with a `reconcile` hook whose operation would end `unknown`, or a call to
  * `reconcile`/`settle`), the resume pass (the first `resume()`: the browser
  * client's drain loop makes it only once it finds due work), `retry` and
- * `discard`, the error of an operation that did not succeed. Their chunks (and the chunks only they import) are
+ * `discard`, the error of an operation that did not succeed, what follows an attempt that did not simply
+ * succeed (its class, hint, retry or stop: loaded after the first answer), the record validator. Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
@@ -65,6 +66,23 @@ export const LOADED_LATER: readonly string[] = [
   // the first time a caller meets one; a page whose first send succeeds never loads it.
   'src/flow/calls/failure-error.ts',
   'src/policy/provider-errors.ts',
+  // What follows an attempt that did not simply succeed (a 2xx without a hint header): its class, the server's
+  // hint, retry or stop, the wait for the gate's admission (and the modules only it imports). Loaded once an
+  // attempt has answered: in the background after a plain 2xx (the first send has left by then), or awaited by
+  // the first attempt that needs it.
+  'src/flow/drive/next-step.ts',
+  'src/flow/decide/next-step.ts',
+  'src/flow/decide/classify.ts',
+  'src/policy/retry-after.ts',
+  'src/policy/backoff.ts',
+  // The host's full outage gate (and its ramp and refused-host probes): the gate stays pristine, with no code of its
+  // own, until an attempt does not simply succeed (src/policy/lazy-gate.ts).
+  'src/policy/gate.ts',
+  'src/policy/ramp.ts',
+  'src/policy/refused-probe.ts',
+  // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
+  // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
+  'src/model/spec-validator.ts',
 ];
 
 export interface BundleSize {
@@ -157,7 +175,9 @@ async function split(
   const outputs = result.metafile.outputs;
   const contents = new Map(result.outputFiles.map((f) => [f.path, f.contents]));
   const path = (name: string): string => `${root}${name}`.replaceAll('\\', '/');
-  const first = Object.keys(outputs).find((name) => outputs[name]?.entryPoint !== undefined);
+  // The entry's own chunk: every chunk loaded with import() has an entryPoint too, and esbuild lists them in no fixed order.
+  const entryPoint = imports === undefined ? ENTRIES[entry] : '<stdin>';
+  const first = Object.keys(outputs).find((name) => outputs[name]?.entryPoint === entryPoint);
   if (first === undefined) throw new Error(`esbuild split ${entry} without an entry chunk`);
   const later = (name: string): boolean => LOADED_LATER.includes(outputs[name]?.entryPoint ?? '');
   const reached = (followDynamic: boolean): Set<string> => {

@@ -1,10 +1,10 @@
 /**
  * The persisted record's shape as plain data (see `spec.ts`), field for
- * field the zod schema in `schema.ts`, and the two checks `parseRecord`
- * uses: the exact check (no copy) and the validator that names problems.
+ * field the zod schema in `schema.ts`, and its exact check (no copy); the
+ * validator that names problems is built from it on need (parse.ts).
  */
 import type { OperationRecord } from './schema.js';
-import { exactCheck, type Spec, s, validator } from './spec.js';
+import { exactCheck, type Spec, s } from './spec.js';
 import { ATTEMPT_CLASSES, OPERATION_STATES, RECORD_VERSION, STOP_REASONS } from './vocabulary.js';
 
 const body = s.tagged('encoding', {
@@ -111,12 +111,7 @@ const exact = exactCheck(RECORD_SPEC);
 /**
  * True only when `raw` is a valid record exactly in the current shape (plain
  * objects, no unknown keys): the common case, answered without a copy. It
- * may say no to a valid record (`checkRecord` then accepts it), never yes to
+ * may say no to a valid record (the validator then accepts it), never yes to
  * an invalid one.
  */
 export const isExactRecord = (raw: unknown): raw is OperationRecord => exact(raw);
-
-/** Decides any value: a clean copy of a valid record, or one field-naming line per problem. */
-export const checkRecord = validator(RECORD_SPEC) as (
-  raw: unknown,
-) => { ok: true; value: OperationRecord } | { ok: false; problems: string[] };

@@ -316,22 +316,3 @@ export class HostGate {
     for (const fn of [...this.#listeners]) fn(recovered);
   }
 }
-
-/**
- * The gates of one client: one per host (or per endpoint on a host, with
- * `budget.per: 'endpoint'`), created on first use.
- *
- * @internal
- */
-export class HostGates {
-  readonly #gates = new Map<string, HostGate>();
-
-  gate(scope: string, settings: GateSettings): HostGate {
-    let gate = this.#gates.get(scope);
-    if (gate === undefined) {
-      gate = new HostGate(settings);
-      this.#gates.set(scope, gate);
-    }
-    return gate;
-  }
-}

@@ -13,6 +13,7 @@
  * - indexeddb/layout.ts: one object store, string keys (`INDEXEDDB_LAYOUT`).
  */
 
+import { withRecordValidator } from '../model/parse.js';
 import type { OperationRecord } from '../model.js';
 import { decode, encode } from './indexeddb/codec.js';
 import { Connection, requested } from './indexeddb/connection.js';
@@ -78,73 +79,80 @@ export function indexedDbStore(options: IndexedDbStoreOptions = {}): IndexedDbSt
   const store: IndexedDbStore = {
     name,
 
-    async get(key) {
-      const value = await transact('readonly', (s) => requested(s.get(`${RECORD}${key}`)));
-      if (value === undefined) return undefined;
-      const decoded = decode(key, value);
-      if (decoded.ok) return decoded.record;
-      return (await moveAside([key])).get(key);
-    },
+    // Each call that reads or writes a record runs under `withRecordValidator`: one that meets a record
+    // needing the validator before it is loaded aborts, loads it and runs again (model/parse.ts).
+    get: (key) =>
+      withRecordValidator(async () => {
+        const value = await transact('readonly', (s) => requested(s.get(`${RECORD}${key}`)));
+        if (value === undefined) return undefined;
+        const decoded = decode(key, value);
+        if (decoded.ok) return decoded.record;
+        return (await moveAside([key])).get(key);
+      }),
 
-    async put(record) {
-      const { text } = encode(record);
-      await writeTx<void>((tx) => {
-        tx.store.put(text, `${RECORD}${record.key}`);
-        tx.finish();
-      });
-    },
+    put: (record) =>
+      withRecordValidator(async () => {
+        const { text } = encode(record);
+        await writeTx<void>((tx) => {
+          tx.store.put(text, `${RECORD}${record.key}`);
+          tx.finish();
+        });
+      }),
 
-    update(key: string, fn: Updater) {
-      return writeTx<OperationRecord | undefined>((tx) => {
-        tx.onRead(tx.store.get(`${RECORD}${key}`), (value) => {
-          const current = quarantine.readInTx(tx.store, key, value, tx.moved);
-          const next = fn(current);
-          if (isThenable(next)) throw new TypeError('update(): the change function must be synchronous');
-          if (next === current || next === undefined) {
-            tx.finish(current);
+    update: (key: string, fn: Updater) =>
+      withRecordValidator(() =>
+        writeTx<OperationRecord | undefined>((tx) => {
+          tx.onRead(tx.store.get(`${RECORD}${key}`), (value) => {
+            const current = quarantine.readInTx(tx.store, key, value, tx.moved);
+            const next = fn(current);
+            if (isThenable(next)) throw new TypeError('update(): the change function must be synchronous');
+            if (next === current || next === undefined) {
+              tx.finish(current);
+              return;
+            }
+            if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
+            const { text, stored } = encode(next);
+            tx.store.put(text, `${RECORD}${key}`);
+            tx.finish(stored);
+          });
+        }),
+      ),
+
+    delete: (key, options) =>
+      withRecordValidator(() => {
+        const onlyIf = options?.onlyIf;
+        return writeTx<void>((tx) => {
+          if (onlyIf === undefined) {
+            tx.store.delete(`${RECORD}${key}`);
+            tx.finish();
             return;
           }
-          if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
-          const { text, stored } = encode(next);
-          tx.store.put(text, `${RECORD}${key}`);
-          tx.finish(stored);
+          // Judged and deleted in one transaction: nothing can change the record in between.
+          tx.onRead(tx.store.get(`${RECORD}${key}`), (value) => {
+            const current = quarantine.readInTx(tx.store, key, value, tx.moved);
+            if (current !== undefined && onlyIf(current)) tx.store.delete(`${RECORD}${key}`);
+            tx.finish();
+          });
         });
-      });
-    },
+      }),
 
-    async delete(key, options) {
-      const onlyIf = options?.onlyIf;
-      await writeTx<void>((tx) => {
-        if (onlyIf === undefined) {
-          tx.store.delete(`${RECORD}${key}`);
-          tx.finish();
-          return;
-        }
-        // Judged and deleted in one transaction: nothing can change the record in between.
-        tx.onRead(tx.store.get(`${RECORD}${key}`), (value) => {
-          const current = quarantine.readInTx(tx.store, key, value, tx.moved);
-          if (current !== undefined && onlyIf(current)) tx.store.delete(`${RECORD}${key}`);
-          tx.finish();
+    list: (filter?: RecordFilter) =>
+      withRecordValidator(async () => {
+        const range = prefixRange(RECORD);
+        const [keys, values] = await transact('readonly', (s) =>
+          Promise.all([requested(s.getAllKeys(range)), requested(s.getAll(range))]),
+        );
+        const records: OperationRecord[] = [];
+        const corrupt: string[] = [];
+        keys.forEach((storedKey, i) => {
+          const key = String(storedKey).slice(RECORD.length);
+          const decoded = decode(key, values[i]);
+          if (decoded.ok) records.push(decoded.record);
+          else corrupt.push(key);
         });
-      });
-    },
-
-    async list(filter?: RecordFilter) {
-      const range = prefixRange(RECORD);
-      const [keys, values] = await transact('readonly', (s) =>
-        Promise.all([requested(s.getAllKeys(range)), requested(s.getAll(range))]),
-      );
-      const records: OperationRecord[] = [];
-      const corrupt: string[] = [];
-      keys.forEach((storedKey, i) => {
-        const key = String(storedKey).slice(RECORD.length);
-        const decoded = decode(key, values[i]);
-        if (decoded.ok) records.push(decoded.record);
-        else corrupt.push(key);
-      });
-      if (corrupt.length > 0) records.push(...(await moveAside(corrupt)).values());
-      return applyFilter(records, filter);
-    },
+        if (corrupt.length > 0) records.push(...(await moveAside(corrupt)).values());
+        return applyFilter(records, filter);
+      }),
 
     async quarantined() {
       const values = await transact('readonly', (s) => requested(s.getAll(prefixRange(QUARANTINE))));

@@ -14,9 +14,9 @@
 
 import { CorruptRecordError } from '../errors.js';
 import { RECORD_SPEC } from '../model/exact.js';
+import { parseStored, withRecordValidator } from '../model/parse.js';
 import { exactCheck, isPlain, type Spec } from '../model/spec.js';
 import type { OperationRecord } from '../model.js';
-import { parseRecord } from '../model.js';
 import type { OperationStore, QuarantineEntry, RecordFilter, Updater } from './store.js';
 import { applyFilter } from './store.js';
 
@@ -126,7 +126,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       moveAside(key, text, [`not JSON: ${(error as Error).message}`]);
       return undefined;
     }
-    const parsed = parseRecord(raw);
+    const parsed = parseStored(raw);
     if (!parsed.ok) {
       moveAside(key, text, parsed.problems);
       return undefined;
@@ -155,7 +155,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   function write(record: OperationRecord, current?: OperationRecord): OperationRecord {
     let valid = record;
     if (current === undefined || !exactUpdate(record, current)) {
-      const parsed = parseRecord(record);
+      const parsed = parseStored(record);
       if (!parsed.ok) throw new CorruptRecordError(record.key, `refusing to write: ${parsed.problems.join('; ')}`);
       valid = parsed.record;
     }
@@ -165,36 +165,40 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   return {
-    async get(key) {
-      return read(key);
-    },
-    async put(record) {
-      write(record);
-    },
-    async update(key: string, fn: Updater) {
-      // Single-threaded: read, change and write happen in one synchronous turn.
-      const current = read(key);
-      const next = fn(current);
-      if (next === current || next === undefined) return current;
-      if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
-      return write(next, current);
-    },
-    async delete(key, options) {
-      const onlyIf = options?.onlyIf;
-      if (onlyIf !== undefined) {
+    // Every call that reads or writes runs under `withRecordValidator`: one that meets a record needing the
+    // validator before it is loaded stops before any change, loads it and runs again (model/parse.ts).
+    get: (key) => withRecordValidator(async () => read(key)),
+    put: (record) =>
+      withRecordValidator(async () => {
+        write(record);
+      }),
+    update: (key: string, fn: Updater) =>
+      withRecordValidator(async () => {
+        // Single-threaded: read, change and write happen in one synchronous turn.
         const current = read(key);
-        if (current === undefined || !onlyIf(current)) return;
-      }
-      entries.delete(key);
-    },
-    async list(filter?: RecordFilter) {
-      const records: OperationRecord[] = [];
-      for (const key of [...entries.keys()]) {
-        const record = read(key);
-        if (record !== undefined) records.push(record);
-      }
-      return applyFilter(records, filter);
-    },
+        const next = fn(current);
+        if (next === current || next === undefined) return current;
+        if (next.key !== key) throw new Error(`update of ${key} returned a record for ${next.key}`);
+        return write(next, current);
+      }),
+    delete: (key, options) =>
+      withRecordValidator(async () => {
+        const onlyIf = options?.onlyIf;
+        if (onlyIf !== undefined) {
+          const current = read(key);
+          if (current === undefined || !onlyIf(current)) return;
+        }
+        entries.delete(key);
+      }),
+    list: (filter?: RecordFilter) =>
+      withRecordValidator(async () => {
+        const records: OperationRecord[] = [];
+        for (const key of [...entries.keys()]) {
+          const record = read(key);
+          if (record !== undefined) records.push(record);
+        }
+        return applyFilter(records, filter);
+      }),
     async quarantined() {
       return [...quarantine.values()];
     },

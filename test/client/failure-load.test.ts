@@ -10,25 +10,15 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isOncelyError, OperationError } from '../../src/index.js';
 import { closeAll, harness } from '../helpers/harness.js';
+import { loadError, rejection } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
-vi.mock('../../src/flow/calls/failure-error.js', async (importOriginal) => {
-  load.attempts++;
-  if (load.failuresLeft > 0) {
-    load.failuresLeft--;
-    throw new TypeError('Failed to fetch dynamically imported module: failure-error.js');
-  }
-  return importOriginal();
-});
+vi.mock('../../src/flow/calls/failure-error.js', async (importOriginal) =>
+  (await import('../helpers/load-failure.js')).failingLoad(load, 'failure-error.js', importOriginal),
+);
 
 afterEach(closeAll);
-
-const rejection = (call: Promise<unknown>): Promise<unknown> =>
-  call.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
 
 describe('send() when the failure error fails to load', () => {
   it('still rejects with an oncely error for the key that says it may have taken effect; later failures read as always', async () => {
@@ -43,8 +33,7 @@ describe('send() when the failure error fails to load', () => {
     expect(first).toBeInstanceOf(OperationError);
     expect(first).toMatchObject({ key: 'p1', state: 'unknown', mayHaveTakenEffect: true });
     expect((first as Error).message).toContain('Operation p1 could not be driven (unknown)');
-    // The test runner wraps a failing module factory in its own error: the load's error is that one's cause.
-    expect(((first as Error).cause as Error | undefined)?.cause).toMatchObject({
+    expect(loadError((first as Error).cause)).toMatchObject({
       message: expect.stringContaining('Failed to fetch'),
     });
     expect(await h.client.get('p1')).toMatchObject({ state: 'unknown' });

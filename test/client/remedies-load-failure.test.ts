@@ -8,17 +8,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sampleRecord } from '../../src/store.js';
 import { closeAll, type Harness, harness } from '../helpers/harness.js';
+import { loadError, rejection } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
-vi.mock('../../src/flow/calls/remedies.js', async (importOriginal) => {
-  load.attempts++;
-  if (load.failuresLeft > 0) {
-    load.failuresLeft--;
-    throw new TypeError('Failed to fetch dynamically imported module: remedies.js');
-  }
-  return importOriginal();
-});
+vi.mock('../../src/flow/calls/remedies.js', async (importOriginal) =>
+  (await import('../helpers/load-failure.js')).failingLoad(load, 'remedies.js', importOriginal),
+);
 
 afterEach(closeAll);
 
@@ -41,9 +37,6 @@ async function blocked(h: Harness, key: string): Promise<void> {
   );
 }
 
-/** The runner wraps a failing module factory in its own error: the load's error is its cause. */
-const loadError = (error: unknown): unknown => (error as Error | undefined)?.cause;
-
 describe('retry() and discard() when their module fails to load', () => {
   // One test: once the module has loaded, the test runner keeps it for the whole file.
   it('each rejects with the load error and changes nothing; the next calls load it again and act', async () => {
@@ -52,15 +45,10 @@ describe('retry() and discard() when their module fails to load', () => {
     await blocked(h, 'to-discard');
     load.failuresLeft = 2;
     const attemptsBefore = load.attempts;
-    const rejection = (call: Promise<unknown>): Promise<unknown> =>
-      h.rt.run(call).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
 
-    const retryFailed = await rejection(h.client.retry('to-retry'));
+    const retryFailed = await rejection(h.rt.run(h.client.retry('to-retry')));
     expect(loadError(retryFailed)).toMatchObject({ message: expect.stringContaining('Failed to fetch') });
-    const discardFailed = await rejection(h.client.discard('to-discard'));
+    const discardFailed = await rejection(h.rt.run(h.client.discard('to-discard')));
     expect(loadError(discardFailed)).toMatchObject({ message: expect.stringContaining('Failed to fetch') });
     expect(load.attempts).toBe(attemptsBefore + 2);
     // Nothing reopened, sent or deleted.

@@ -8,17 +8,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sampleRecord } from '../../src/store.js';
 import { closeAll, harness } from '../helpers/harness.js';
+import { loadError, rejection } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
-vi.mock('../../src/flow/calls/resume-pass.js', async (importOriginal) => {
-  load.attempts++;
-  if (load.failuresLeft > 0) {
-    load.failuresLeft--;
-    throw new TypeError('Failed to fetch dynamically imported module: resume-pass.js');
-  }
-  return importOriginal();
-});
+vi.mock('../../src/flow/calls/resume-pass.js', async (importOriginal) =>
+  (await import('../helpers/load-failure.js')).failingLoad(load, 'resume-pass.js', importOriginal),
+);
 
 afterEach(closeAll);
 
@@ -42,13 +38,9 @@ describe('resume() when its pass fails to load', () => {
     load.failuresLeft = 1;
     const attemptsBefore = load.attempts;
 
-    const failed = await h.rt.run(h.client.resume()).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    // The test runner wraps a failing module factory in its own error; the load's error is its cause. What
-    // matters: resume() rejected with it, not resolved as if nothing were stored.
-    expect((failed as Error | undefined)?.cause).toMatchObject({ message: expect.stringContaining('Failed to fetch') });
+    const failed = await rejection(h.rt.run(h.client.resume()));
+    // What matters: resume() rejected with the load's error, not resolved as if nothing were stored.
+    expect(loadError(failed)).toMatchObject({ message: expect.stringContaining('Failed to fetch') });
     const untouched = await h.store.get('stored-1');
     expect(untouched).toMatchObject({ key: 'stored-1', state: 'pending', attempts: [] });
     expect(h.server.ledger.requests).toHaveLength(0);

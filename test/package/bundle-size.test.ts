@@ -44,12 +44,19 @@ const BUDGETS: readonly Budget[] = [
   // Issue 33 item 1: the resume pass (claim pass, drive list, pass order) loaded on the first resume(), which a page
   // whose store holds nothing due never makes: 37.23 KB in 1 chunk, ceiling + 0.3 KB. retry() and discard() loaded on
   // the first of them: 36.89 KB, ceiling + 0.3 KB. The error of an operation that did not succeed (and the provider
-  // error read from its answer) loaded the first time a caller meets one: 36.37 KB, ceiling + 0.3 KB.
+  // error read from its answer) loaded the first time a caller meets one: 36.37 KB, ceiling + 0.3 KB. What follows an
+  // attempt that did not simply succeed (its class, the server's hint, retry or stop, backoff) loaded the first time
+  // an attempt needs it: 34.61 KB, ceiling + 0.3 KB. The host gate pristine until the first such attempt, the full
+  // gate (its budget, breaker, ramp and probes) loaded with the rest: 33.88 KB; with the rest loaded in the background
+  // after a first plain success (a failure later, offline too, finds it loaded): 33.91 KB, ceiling + 0.3 KB. The
+  // record validator (it names the problems of a record that fails the exact check) loaded by the browser's stores
+  // the first time they meet such a record: 33.56 KB, ceiling + 0.3 KB. The wait for the gate's admission and the
+  // refused-host check moved into the next step's chunk (both needed only once something failed): 33.39 KB, + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 36.7 * KB,
+    ceilingGzipBytes: 33.69 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -57,12 +64,16 @@ const BUDGETS: readonly Budget[] = [
   // Issue 33 part 1 (above): 32.05 KB in 1 chunk measured; 32.38 KB with the gate's release, ceiling + 0.3 KB.
   // The smaller option checks (above): 32.14 KB, ceiling + 0.3 KB. The resume pass on first resume() (above): 30.57 KB.
   // retry() and discard() on first use (above): 30.22 KB, ceiling + 0.3 KB. The failure error on first use (above):
-  // 29.72 KB, ceiling + 0.3 KB.
+  // 29.72 KB, ceiling + 0.3 KB. The next step after an attempt that did not simply succeed on first need (above):
+  // 27.96 KB, ceiling + 0.3 KB. The gate pristine until something fails (above): 27.23 KB; loaded in the
+  // background after a first plain success (above): 27.25 KB, ceiling + 0.3 KB. The record validator on need
+  // (above): 26.90 KB, ceiling + 0.3 KB. Admission and the refused-host check in the next step (above): 26.73 KB,
+  // ceiling + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 30.1 * KB,
+    ceilingGzipBytes: 27.03 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -77,9 +88,15 @@ const BUDGETS: readonly Budget[] = [
   // import() in (a lazy init per module, an exports object) and the kit handed to it: 37.20 KB and 44.82 KB
   // measured, ceilings + 0.3 KB, for 1.56 KB less before the first send. The same for retry() and discard() behind
   // import(): 37.34 KB and 44.98 KB, ceilings + 0.3 KB, for 0.34 KB less before the first send; and for the failure
-  // error: 37.51 KB and 45.13 KB, ceilings + 0.3 KB, for 0.52 KB less before the first send.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 37.9 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 45.5 * KB },
+  // error: 37.51 KB and 45.13 KB, ceilings + 0.3 KB, for 0.52 KB less before the first send. And for the next step
+  // after an attempt that did not simply succeed (its glue, the kit handed to it, the plain-2xx check beside
+  // classify): 37.94 KB and 45.57 KB, ceilings + 0.3 KB, for 1.8 KB less before the first send. And for the
+  // gate pristine until something fails (the wrapper beside the full gate): 38.28 KB and 45.88 KB, ceilings + 0.3 KB,
+  // for 0.73 KB less before the first send. And for the record validator on need (parseRecord keeps its own
+  // static copy, the stores their lazy one): 38.69 KB and 46.27 KB, ceilings + 0.3 KB, for 0.35 KB less before the
+  // first send.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.99 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46.57 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -92,8 +109,10 @@ const BUDGETS: readonly Budget[] = [
     // Issue 33 part 1 (above): 40.12 KB measured; 40.46 KB with the gate's release, ceiling + 0.3 KB.
     // The smaller option checks (above): 40.20 KB, ceiling + 0.3 KB. Raised: the resume pass behind import()
     // (above), inlined here with its glue: 40.65 KB measured, ceiling + 0.3 KB; with retry() and discard() behind
-    // import() too, 40.81 KB; with the failure error too, 40.99 KB; ceiling + 0.3 KB.
-    ceilingGzipBytes: 41.3 * KB,
+    // import() too, 40.81 KB; with the failure error too, 40.99 KB; with the next step after an attempt that did not
+    // simply succeed too, 41.55 KB; with the gate pristine until something fails, 41.88 KB; with the record
+    // validator on need, 42.30 KB; ceiling + 0.3 KB.
+    ceilingGzipBytes: 42.6 * KB,
   },
 ];
 
@@ -122,7 +141,7 @@ describe('browser bundle size', () => {
     expect(worker.gzipBytes).toBeLessThanOrEqual(page.gzipBytes);
   });
 
-  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error), and those do load lazily', async () => {
+  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the record validator), and those do load lazily', async () => {
     const page = await bundleSize('oncely/browser', ['createBrowserClient']);
     // Each module named as loaded later has a chunk of its own that the first send does not count...
     for (const module of LOADED_LATER) {

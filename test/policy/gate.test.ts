@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HostGate, HostGates } from '../../src/policy/gate.js';
+import { HostGate } from '../../src/policy/gate.js';
+import { HostGates } from '../../src/policy/lazy-gate.js';
 
 const settings = { capacity: 3, ratio: 0.5, probeIntervalMs: 1_000, rampMs: 500 };
 const noJitter = () => 0;

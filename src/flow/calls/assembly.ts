@@ -6,7 +6,7 @@
 import type { Emitter } from '../../events.js';
 import type { OperationRecord } from '../../model.js';
 import type { EndpointTable } from '../../options.js';
-import { HostGates } from '../../policy/gate.js';
+import { HostGates } from '../../policy/lazy-gate.js';
 import type { Runtime } from '../../runtime.js';
 import { memoryStore } from '../../store/memory.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from '../../store/store.js';

@@ -77,8 +77,6 @@ export interface Classification {
   redirect?: true;
 }
 
-export { isNotSentCode } from './not-sent.js';
-
 /** @internal The loop's step; callers set its rules through `PolicyOptions` (`classify`, `profile`). */
 export function classify(observation: Observation, rules: ClassifyRules): Classification {
   switch (observation.kind) {

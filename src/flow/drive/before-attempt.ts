@@ -9,10 +9,10 @@
  */
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
-import type { HostGate } from '../../policy/gate.js';
+import type { LazyGate } from '../../policy/lazy-gate.js';
 import { type Stop, stopWith } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
-import { admit } from './gating.js';
+import { loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
 import { type Base, settlesByReplay } from './outcome.js';
 import { waitForOnline, waitUntilDue } from './waits.js';
 
@@ -29,7 +29,7 @@ export type NextStep =
 export interface Situation {
   record: OperationRecord;
   policy: ResolvedPolicy;
-  gate: HostGate | undefined;
+  gate: LazyGate | undefined;
   base: Base;
   signal: AbortSignal | undefined;
   /** The last attempt was a budgeted retry: the next one needs the gate's admission. */
@@ -63,7 +63,11 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   if ((!s.needsAdmission && gate?.refusing !== true) || gate === undefined || lastLook) {
     return { kind: 'go', lastLook, untilMs, probe: false };
   }
-  const admitted = await admit(engine, gate, record, s.base, signal, s.needsAdmission);
+  // Admission counts the budget, which only the full gate keeps: loaded here if nothing needed it yet (a budgeted
+  // retry of an operation stored by an earlier page or process, before anything failed here).
+  const next = await loadNextStep(engine.runtime);
+  const full = gate.upgrade(next.HostGate);
+  const admitted = await next.admit(engine, full, record, s.base, signal, s.needsAdmission, NEXT_STEP_KIT);
   if (admitted === 'interrupted') return { kind: 'again', dueNow: false };
   if (admitted === 'past_deadline') {
     if (gate.refusing) {

@@ -16,11 +16,10 @@
  */
 import { countAttempts, LeaseLostError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer } from '../../model.js';
-import { parseServerHintMs } from '../../policy/retry-after.js';
 import type { WriteOptions } from '../../store/store.js';
 import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
-import { classify } from '../decide/classify.js';
-import { decide, mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
+import { DECIDE_KIT, type Decision, mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
+import { plainSuccess } from '../decide/plain-success.js';
 import { liveRule } from '../decide/policy-snapshot.js';
 import {
   assertFenced,
@@ -38,8 +37,9 @@ import { attemptTimeoutMs } from '../transport/timeouts.js';
 import { followsRedirects, performAttempt } from './attempt.js';
 import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
-import { gateFor, hostRefused, lastAttemptWasBudgeted, reportToGate } from './gating.js';
+import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import { leaseStillOurs } from './lease-check.js';
+import { loadNextStep, type NextStep, prefetchNextStep } from './next-step-load.js';
 import {
   asOperationFailure,
   attemptsSent,
@@ -151,12 +151,25 @@ export async function drive(
         credentials = { headers: keyHeaders(policy, record) };
         first = undefined;
       } else {
-        const next = await beforeAttempt(engine, { record, policy, gate, base, signal, needsAdmission, dueNow });
-        dueNow = next.kind === 'again' && next.dueNow;
-        if (next.kind === 'again') continue;
-        if (next.kind === 'stop') return await settle(next.stop);
-        if (next.kind === 'release') return await letGo();
-        ({ probe, lastLook } = next);
+        const before: Awaited<ReturnType<typeof beforeAttempt>> = await beforeAttempt(engine, {
+          record,
+          policy,
+          gate,
+          base,
+          signal,
+          needsAdmission,
+          dueNow,
+        }).catch(async (error: unknown) => {
+          // The full gate could not be loaded (a chunk the page could not fetch): no attempt is open; the
+          // operation goes back pending for the next owner, and the caller hears why.
+          await letGo().catch(() => undefined);
+          throw error;
+        });
+        dueNow = before.kind === 'again' && before.dueNow;
+        if (before.kind === 'again') continue;
+        if (before.kind === 'stop') return await settle(before.stop);
+        if (before.kind === 'release') return await letGo();
+        ({ probe, lastLook } = before);
         needsAdmission = false;
         // Credentials first: if the callback fails (say, a token refresh), nothing
         // can be sent, and the attempt must not look as if it might have been.
@@ -168,7 +181,7 @@ export async function drive(
                 engine.credentials,
                 keyHeaders(policy, record),
                 context,
-                next.untilMs,
+                before.untilMs,
                 signal,
               );
         if ('stopped' in given) return await stopWaiting(given.stopped, record);
@@ -176,7 +189,7 @@ export async function drive(
         if (!mayAttemptNow(engine, record)) return await letGo();
         credentials = given;
         const startedAt = runtime.now();
-        timeoutMs = attemptTimeoutMs(policy, next.untilMs, startedAt);
+        timeoutMs = attemptTimeoutMs(policy, before.untilMs, startedAt);
         startedAtMono = runtime.monotonicNow();
         record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
         // The admission is used: from here a probe is released by its report (or below).
@@ -211,16 +224,39 @@ export async function drive(
           : credentialsFailed(credentials.error);
       const endedAt = runtime.now();
       answer = finalAnswer(output, engine.resultHeaders);
-      const classification = classify(output.observation, {
-        profile: policy.profile,
-        overrides: policy.classify,
-        otherStatus: policy.otherStatus,
-      });
+      // A plain 2xx is told here; anything else loads the rest of the decisions on first need (next-step.ts).
+      const plain = plainSuccess(output.observation, policy.classify);
+      let next: NextStep | undefined;
+      // After a plain success the rest loads in the background (not before the first send: after its answer),
+      // so that a later failure finds it here even if the page has gone offline by then.
+      if (plain !== undefined) prefetchNextStep(runtime);
+      else {
+        try {
+          next = await loadNextStep(runtime);
+        } catch (error) {
+          // Not loaded (a chunk the page could not fetch): the attempt stays open and the record goes back
+          // pending, as after a crash mid-attempt; the next owner closes it as `ambiguous` and goes on with
+          // the same key. The caller is told it may have taken effect (asOperationFailure, below).
+          await letGo().catch(() => undefined);
+          throw error;
+        }
+      }
+      const classification =
+        plain ??
+        (next as NextStep).classify(output.observation, {
+          profile: policy.profile,
+          overrides: policy.classify,
+          otherStatus: policy.otherStatus,
+        });
       const hintMs =
-        output.observation.kind === 'response' ? parseServerHintMs(output.observation.header, endedAt) : undefined;
+        next !== undefined && output.observation.kind === 'response'
+          ? next.parseServerHintMs(output.observation.header, endedAt)
+          : undefined;
       const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
       end.providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
-      const refused = hostRefused(output.observation);
+      const refused = next?.hostRefused(output.observation) === true;
+      // What did not simply succeed is the gate's to count from now on: the full one, loaded with the rest.
+      if (next !== undefined) gate?.upgrade(next.HostGate);
       reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);
       // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.
       if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);
@@ -230,15 +266,21 @@ export async function drive(
       if (signal?.aborted && classification.class !== 'completed') {
         return await settle(stopWith(ended, 'aborted', 'The caller aborted the operation', classification), end);
       }
-      const decision = decide({
-        record: ended,
-        classification,
-        hintMs,
-        policy,
-        nowMs: endedAt,
-        random: runtime.random,
-        canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
-      });
+      const decision: Decision =
+        next === undefined
+          ? { kind: 'succeed' }
+          : next.decide(
+              {
+                record: ended,
+                classification,
+                hintMs,
+                policy,
+                nowMs: endedAt,
+                random: runtime.random,
+                canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
+              },
+              DECIDE_KIT,
+            );
       if (lastLook && decision.kind !== 'succeed' && decision.kind !== 'stop') {
         // The one look past the deadline did not settle it: stop here, as the deadline says.
         return await settle(

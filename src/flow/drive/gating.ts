@@ -1,65 +1,18 @@
 /**
  * The loop's side of the host gate (policy/gate.ts): which gate an
- * operation answers to, waiting for admission, and reporting each attempt's
- * outcome so the gate learns whether the host is serving.
+ * operation answers to, and reporting each attempt's outcome so the gate
+ * learns whether the host is serving. Waiting for admission, needed only
+ * once something failed, is in next-step.ts.
  */
 
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
-import type { Admission, HostGate } from '../../policy/gate.js';
+import type { LazyGate } from '../../policy/lazy-gate.js';
 import type { Runtime } from '../../runtime.js';
-import type { Classification, Observation } from '../decide/classify.js';
+import type { Classification } from '../decide/classify.js';
 import type { Engine } from '../engine/engine.js';
-import type { Base } from './outcome.js';
-import { pause } from './waits.js';
 
-/**
- * Waits for the gate; 'interrupted' when a signal fired (the loop re-checks).
- * An admission that will not lead to an attempt (past the deadline, or
- * interrupted while waiting for its ramp slot) is given back here; one the
- * loop then fails to use, drive.ts gives back.
- */
-export async function admit(
-  engine: Engine,
-  gate: HostGate,
-  record: OperationRecord,
-  base: Base,
-  signal: AbortSignal | undefined,
-  /** A budgeted retry (after a failure the host answered); else only the host's reachability is asked. */
-  budgeted = true,
-): Promise<Extract<Admission, { kind: 'go' }> | 'past_deadline' | 'interrupted'> {
-  const { runtime } = engine;
-  for (;;) {
-    const now = runtime.now();
-    const admission = gate.admitRetry(record.key, now, runtime.random, budgeted);
-    if (admission.kind === 'go') {
-      if (admission.atMs >= record.deadlineAt) {
-        // A wait that ended late (a throttled tab, a machine waking) may be handed the probe: unused, it would hold the host shut.
-        gate.giveBack(record.key);
-        return 'past_deadline';
-      }
-      if (admission.atMs > now && !(await pause(engine, admission.atMs - now, signal))) {
-        gate.giveBack(record.key);
-        return 'interrupted';
-      }
-      return admission;
-    }
-    if (admission.untilMs >= record.deadlineAt) {
-      gate.forget(record.key);
-      return 'past_deadline';
-    }
-    engine.events.emit('held', { ...base, untilMs: admission.untilMs });
-    // Ask again at the time given, or as soon as the gate changes (a probe
-    // succeeded and held operations are being released).
-    const woken = new AbortController();
-    const unsubscribe = gate.onChange(() => woken.abort());
-    const completed = await pause(engine, admission.untilMs - now, signal, woken.signal);
-    unsubscribe();
-    if (!completed && !woken.signal.aborted) return 'interrupted';
-  }
-}
-
-export function gateFor(engine: Engine, policy: ResolvedPolicy, url: string): HostGate | undefined {
+export function gateFor(engine: Engine, policy: ResolvedPolicy, url: string): LazyGate | undefined {
   if (policy.budget === undefined) return undefined;
   const host = hostOf(url);
   const scope = policy.budget.per === 'host' ? host : `${policy.name}@${host}`;
@@ -91,7 +44,7 @@ export function hostsKeptCount(): number {
 }
 
 export function reportToGate(
-  gate: HostGate | undefined,
+  gate: LazyGate | undefined,
   c: Classification,
   probe: boolean,
   nowMs: number,
@@ -117,20 +70,4 @@ export function reportToGate(
 export function lastAttemptWasBudgeted(record: OperationRecord): boolean {
   const last = record.attempts[record.attempts.length - 1];
   return last?.class === 'retryable' || last?.class === 'ambiguous';
-}
-
-/**
- * The transport's codes that say the host itself is unreachable (refused
- * the connection, or its name did not resolve): not this machine being
- * offline, nor a request that could not be built, which no probe of the
- * host would cure.
- */
-const HOST_REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
-
-export function hostRefused(observation: Observation): boolean {
-  return (
-    observation.kind === 'transport_error' &&
-    observation.sent === 'not' &&
-    HOST_REFUSED_CODES.has(observation.code ?? '')
-  );
 }

@@ -6,7 +6,7 @@
  */
 
 import type { OperationRecord } from '../../model.js';
-import type { HostGate } from '../../policy/gate.js';
+import type { LazyGate } from '../../policy/lazy-gate.js';
 import type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
 import { onAbort } from '../transport/abort.js';
 import type { AttemptOutput } from './attempt.js';
@@ -24,7 +24,7 @@ export async function waitUntilDue(
   record: OperationRecord,
   nowMs: number,
   signal: AbortSignal | undefined,
-  gate?: HostGate,
+  gate?: LazyGate,
 ): Promise<boolean> {
   const last = record.attempts[record.attempts.length - 1];
   const connectivity = engine.connectivity;

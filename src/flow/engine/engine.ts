@@ -12,7 +12,7 @@
 import type { Emitter } from '../../events.js';
 import type { OperationRecord } from '../../model.js';
 import type { EndpointTable, ResolvedPolicy } from '../../options.js';
-import type { HostGates } from '../../policy/gate.js';
+import type { HostGates } from '../../policy/lazy-gate.js';
 import type { Runtime } from '../../runtime.js';
 import type { Owner } from '../decide/transitions.js';
 import type { Transport } from '../transport/transport.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Classification } from '../../../src/flow/decide/classify.js';
-import { decide } from '../../../src/flow/decide/decide.js';
+import { DECIDE_KIT } from '../../../src/flow/decide/decide.js';
+import { decide } from '../../../src/flow/decide/next-step.js';
 import type { AttemptRecord, OperationRecord } from '../../../src/model.js';
 import { resolvePolicy } from '../../../src/options.js';
 import { sampleRecord } from '../../../src/store.js';
@@ -36,15 +37,18 @@ const c = (over: Partial<Classification>): Classification => ({
 });
 
 function run(r: OperationRecord, cls: Classification, hintMs?: number, canRefreshAuth = false) {
-  return decide({
-    record: r,
-    classification: cls,
-    hintMs,
-    policy,
-    nowMs: NOW,
-    random: createFakeRuntime().random,
-    canRefreshAuth,
-  });
+  return decide(
+    {
+      record: r,
+      classification: cls,
+      hintMs,
+      policy,
+      nowMs: NOW,
+      random: createFakeRuntime().random,
+      canRefreshAuth,
+    },
+    DECIDE_KIT,
+  );
 }
 
 describe('decide', () => {

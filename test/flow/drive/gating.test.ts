@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Emitter } from '../../../src/events.js';
-import { admit, HOSTS_KEPT_MAX, hostOf, hostsKeptCount } from '../../../src/flow/drive/gating.js';
+import { HOSTS_KEPT_MAX, hostOf, hostsKeptCount } from '../../../src/flow/drive/gating.js';
+import { admit as admitWith } from '../../../src/flow/drive/next-step.js';
+import { NEXT_STEP_KIT } from '../../../src/flow/drive/next-step-load.js';
 import type { Engine } from '../../../src/flow/engine/engine.js';
 import { Shutdown } from '../../../src/flow/engine/shutdown.js';
+import type { OperationRecord } from '../../../src/model.js';
 import { HostGate } from '../../../src/policy/gate.js';
 import { sampleRecord } from '../../../src/store/contract/sample.js';
 import { createFakeRuntime } from '../../../src/testing.js';
@@ -20,6 +23,10 @@ function engineFor(): Engine {
 const settings = { capacity: 1, ratio: 0.1, probeIntervalMs: 1_000, rampMs: 500 };
 const noJitter = () => 0;
 const base = { key: 'late', operation: 'POST https://api.example.test/payments', fingerprint: 'a'.repeat(64) };
+
+/** `admit` for a budgeted retry, with the loop's kit. */
+const admit = (...args: [Engine, HostGate, OperationRecord, typeof base, AbortSignal | undefined]) =>
+  admitWith(...args, true, NEXT_STEP_KIT);
 
 describe('admit: an admission that will not lead to an attempt is given back', () => {
   it('a probe handed to an operation already past its deadline (a wait that ended late)', async () => {

@@ -1,0 +1,41 @@
+/**
+ * next-step.ts (and flow/decide/next-step.ts with it), loaded with `import()` once an attempt has
+ * answered: in the background after a plain success (see
+ * flow/decide/plain-success.ts), so that the page's first send never waits
+ * for it and a failure later, offline too, finds it loaded; awaited by the
+ * first attempt that does not simply succeed if it is not loaded by then.
+ * One load is shared by every loop; a failed one (a chunk the page could not
+ * fetch) is tried again by the next caller. Each wait is reported to the
+ * caller's runtime as real work, so a virtual clock never runs ahead of it.
+ */
+import type { Runtime } from '../../runtime.js';
+import { pause } from './waits.js';
+
+export type NextStep = typeof import('./next-step.js');
+
+/** What next-step.ts uses of the loop's modules, handed to it (it imports only types: no chunk shared with the client). */
+export const NEXT_STEP_KIT = { pause };
+export type NextStepKit = typeof NEXT_STEP_KIT;
+
+let loading: Promise<NextStep> | undefined;
+/** The load succeeded: a prefetch has nothing left to do. */
+let loaded = false;
+
+export function loadNextStep(runtime: Pick<Runtime, 'track'>): Promise<NextStep> {
+  loading ??= import('./next-step.js').catch((error: unknown) => {
+    loading = undefined;
+    throw error;
+  });
+  return runtime.track(loading);
+}
+
+/** Starts the load if nothing has yet; a failure is left for the next caller to meet (and retry). */
+export function prefetchNextStep(runtime: Pick<Runtime, 'track'>): void {
+  if (loaded) return;
+  loadNextStep(runtime).then(
+    () => {
+      loaded = true;
+    },
+    () => undefined,
+  );
+}
