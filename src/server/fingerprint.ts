@@ -64,15 +64,16 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * `json`: the body already parsed by `parseJsonBody` (the Node middleware
- * parses once for both), else it is parsed here.
+ * parses once for both), else it is parsed here. A string where the hash
+ * is synchronous (Node's), so the guard awaits nothing for it.
  */
-export async function fingerprintOf(
+export function fingerprintOf(
   method: string,
   target: string,
   body: Uint8Array,
   contentType: string | null,
   json: { value: unknown } | undefined = parseJsonBody(body, contentType),
-): Promise<string> {
+): string | Promise<string> {
   const head = `${method} ${target}\n`;
   if (json !== undefined) return sha256Hex(`${head}json:${canonicalJson(json.value)}`);
   if (body.length === 0) return sha256Hex(`${head}empty:`);
@@ -100,14 +101,18 @@ const nodeCrypto = (
 
 const encoder = new TextEncoder();
 
-/** SHA-256 of `text` followed by `bytes`, in hex. */
-export async function sha256Hex(text: string, bytes?: Uint8Array): Promise<string> {
+/** SHA-256 of `text` followed by `bytes`, in hex: at once with Node's hash, else a promise of WebCrypto's. */
+export function sha256Hex(text: string, bytes?: Uint8Array): string | Promise<string> {
   if (nodeCrypto !== undefined) {
     if (bytes === undefined) {
       return nodeCrypto.hash?.('sha256', text, 'hex') ?? nodeCrypto.createHash('sha256').update(text).digest('hex');
     }
     return nodeCrypto.createHash('sha256').update(text).update(bytes).digest('hex');
   }
+  return webCryptoSha256Hex(text, bytes);
+}
+
+async function webCryptoSha256Hex(text: string, bytes: Uint8Array | undefined): Promise<string> {
   const head = encoder.encode(text);
   const data = bytes === undefined ? head : new Uint8Array(head.length + bytes.length);
   if (bytes !== undefined) {
