@@ -207,7 +207,7 @@ export class IdempotencyCore<Tx> {
         if (result.firstReport) await this.#reportAbandoned(g);
         return problems.outcomeUnknown(keyHeader);
       case 'claimed': {
-        const claim: Claim = { scope: g.scope, key: g.key, epoch: result.epoch };
+        const claim: Claim = result.claim ?? { scope: g.scope, key: g.key, epoch: result.epoch };
         // The claim's lease is renewed while the handler runs (a slow handler is not a dead one).
         const stop = this.#heartbeats.start(claim, g.route.leaseMs);
         try {
