@@ -209,13 +209,13 @@ export class IdempotencyCore<Tx> {
       case 'claimed': {
         const claim: Claim = result.claim ?? { scope: g.scope, key: g.key, epoch: result.epoch };
         // The claim's lease is renewed while the handler runs (a slow handler is not a dead one).
-        const stop = this.#heartbeats.start(claim, g.route.leaseMs);
+        const beat = this.#heartbeats.start(claim, g.route.leaseMs);
         try {
           return runner.kind === 'plain'
             ? await this.#runPlain(g, claim, runner.handler)
             : await this.#runInTransaction(g, claim, runner.handler);
         } finally {
-          stop();
+          this.#heartbeats.stop(beat);
         }
       }
     }

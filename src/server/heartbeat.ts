@@ -23,13 +23,17 @@ import type { Claim, IdempotencyStore } from './store.js';
 /** `schedule(ms, fn)` calls `fn` once after `ms` and returns a cancel (the runtime's `schedule`). */
 export type Schedule = (ms: number, fn: () => void) => () => void;
 
-interface Beat {
-  claim: Claim;
-  leaseMs: number;
-  /** Renewed every this many ticks (at least 2: never in the tick it started in). */
-  everyTicks: number;
-  startTick: number;
-  renewing: boolean;
+/** A running claim (a class: one made per guarded request, and the engine keeps classes compact). */
+export class Beat {
+  renewing = false;
+
+  constructor(
+    readonly claim: Claim,
+    readonly leaseMs: number,
+    /** Renewed every this many ticks (at least 2: never in the tick it started in). */
+    readonly everyTicks: number,
+    readonly startTick: number,
+  ) {}
 }
 
 export class Heartbeats {
@@ -48,20 +52,17 @@ export class Heartbeats {
     this.#tickMs = Math.max(1, Math.floor(shortestLeaseMs / 6));
   }
 
-  /** Renews `claim`'s lease while it runs; call the returned `stop` when the run ends, however it ends. */
-  start(claim: Claim, leaseMs: number): () => void {
-    const beat: Beat = {
-      claim,
-      leaseMs,
-      everyTicks: Math.max(2, Math.floor(leaseMs / 3 / this.#tickMs)),
-      startTick: this.#tick,
-      renewing: false,
-    };
+  /** Renews `claim`'s lease while it runs; `stop` the returned beat when the run ends, however it ends. */
+  start(claim: Claim, leaseMs: number): Beat {
+    const beat = new Beat(claim, leaseMs, Math.max(2, Math.floor(leaseMs / 3 / this.#tickMs)), this.#tick);
     this.#running.add(beat);
     this.#armed ||= this.#arm();
-    return () => {
-      this.#running.delete(beat);
-    };
+    return beat;
+  }
+
+  /** The run of `beat` ended: no more renewals. */
+  stop(beat: Beat): void {
+    this.#running.delete(beat);
   }
 
   #arm(): true {

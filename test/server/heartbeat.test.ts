@@ -146,7 +146,7 @@ describe('Heartbeats', () => {
       },
     };
     const beats = new Heartbeats(store, timers.schedule, 6_000);
-    const stopOne = beats.start({ scope: 's', key: 'a', epoch: 1 }, 6_000);
+    const one = beats.start({ scope: 's', key: 'a', epoch: 1 }, 6_000);
     beats.start({ scope: 's', key: 'b', epoch: 2 }, 6_000);
     const tick = async () => {
       clock.now += 1_000;
@@ -161,7 +161,7 @@ describe('Heartbeats', () => {
     await tick(); // 4 s
     expect(renewed).toEqual([1, 2, 1, 2]);
     expect(beats.running).toBe(1);
-    stopOne();
+    beats.stop(one);
     expect(beats.running).toBe(0);
     await tick();
     await tick();
@@ -188,21 +188,21 @@ describe('Heartbeats', () => {
       counted,
       6_000,
     );
-    for (let epoch = 1; epoch <= 1_000; epoch++) beats.start({ scope: 's', key: 'k', epoch }, 6_000)();
+    for (let epoch = 1; epoch <= 1_000; epoch++) beats.stop(beats.start({ scope: 's', key: 'k', epoch }, 6_000));
     expect(scheduled).toBe(1);
     expect(beats.running).toBe(0);
     clock.now += 1_000;
     await timers.fire(clock.now); // the one tick: nothing runs, so nothing is renewed and no next tick is armed
     expect(timers.pending).toBe(0);
     expect(scheduled).toBe(1);
-    const stop = beats.start({ scope: 's', key: 'k', epoch: 1_001 }, 6_000); // a later run arms again
+    const later = beats.start({ scope: 's', key: 'k', epoch: 1_001 }, 6_000); // a later run arms again
     expect(scheduled).toBe(2);
     for (let tick = 0; tick < 2; tick++) {
       clock.now += 1_000;
       await timers.fire(clock.now);
     }
     expect(renewed).toEqual([1_001]);
-    stop();
+    beats.stop(later);
   });
 
   it('the memory store renews only the epoch that owns the key, before its outcome', async () => {
