@@ -169,6 +169,39 @@ describe('Heartbeats', () => {
     expect(timers.pending).toBe(0);
   });
 
+  it('a run that ends stops only its own renewals, whichever of the running ones it is; stopping twice is harmless', async () => {
+    const clock = { now: 0 };
+    const timers = manualSchedule(clock);
+    const renewed: number[] = [];
+    const beats = new Heartbeats(
+      {
+        renew: async (claim) => {
+          renewed.push(claim.epoch);
+          return true;
+        },
+      },
+      timers.schedule,
+      6_000,
+    );
+    const beatOf = (epoch: number) => beats.start({ scope: 's', key: 'k', epoch }, 6_000);
+    const first = beatOf(1);
+    const middle = beatOf(2);
+    const last = beatOf(3);
+    beats.stop(middle);
+    beats.stop(middle);
+    const fourth = beatOf(4);
+    beats.stop(first);
+    expect(beats.running).toBe(2);
+    for (let tick = 0; tick < 2; tick++) {
+      clock.now += 1_000;
+      await timers.fire(clock.now);
+    }
+    expect(renewed.sort()).toEqual([3, 4]);
+    beats.stop(last);
+    beats.stop(fourth);
+    expect(beats.running).toBe(0);
+  });
+
   it('runs that start and end between ticks arm one timer, not one each; a tick with none running arms no next', async () => {
     const clock = { now: 0 };
     const timers = manualSchedule(clock);
