@@ -184,21 +184,18 @@ describe('Heartbeats', () => {
       6_000,
     );
     const beatOf = (epoch: number) => beats.start({ scope: 's', key: 'k', epoch }, 6_000);
-    const first = beatOf(1);
-    const middle = beatOf(2);
-    const last = beatOf(3);
-    beats.stop(middle);
-    beats.stop(middle);
-    const fourth = beatOf(4);
+    const [first, second, third, fourth] = [beatOf(1), beatOf(2), beatOf(3), beatOf(4)];
+    beats.stop(second);
+    beats.stop(second);
     beats.stop(first);
-    expect(beats.running).toBe(2);
+    const fifth = beatOf(5);
+    expect(beats.running).toBe(3);
     for (let tick = 0; tick < 2; tick++) {
       clock.now += 1_000;
       await timers.fire(clock.now);
     }
-    expect(renewed.sort()).toEqual([3, 4]);
-    beats.stop(last);
-    beats.stop(fourth);
+    expect(renewed.sort()).toEqual([3, 4, 5]);
+    for (const beat of [third, fourth, fifth]) beats.stop(beat);
     expect(beats.running).toBe(0);
   });
 
