@@ -42,7 +42,7 @@ export function captureResponse(res: NodeResponseLike, next: () => void): Promis
 
 /** Whether `answer` is the application's own, captured by `captureResponse` (its headers are on `res`). */
 export function isCaptured(answer: Answer<HeaderSource>): boolean {
-  return answer instanceof CapturedAnswer;
+  return answer instanceof ResponseCapture;
 }
 
 /**
@@ -98,7 +98,10 @@ function toBytes(chunk: unknown, encoding: unknown): Uint8Array {
 type Methods = Pick<NodeResponseLike, 'writeHead' | 'write' | 'end'>;
 
 /**
- * `res` with its `writeHead`, `write` and `end` replaced until `end`.
+ * `res` with its `writeHead`, `write` and `end` replaced until `end`; then
+ * the answer itself (status and body collected, headers read from `res`
+ * with no copy made): one object a request, not one for the capture, one
+ * for `res`'s methods, one for the answer and one for its headers.
  *
  * Classes, not object literals, on purpose, here and for the answer: the
  * engine may decide to allocate a literal's objects straight into the old
@@ -108,14 +111,19 @@ type Methods = Pick<NodeResponseLike, 'writeHead' | 'write' | 'end'>;
  * full one. Profiles of a loaded server showed exactly that: several
  * kilobytes per request promoted, most of the guard's cost.
  */
-class ResponseCapture {
+class ResponseCapture implements Answer<HeaderSource>, HeaderSource {
   readonly #res: NodeResponseLike;
   readonly #resolve: (answer: Answer<HeaderSource>) => void;
   readonly #reject: (error: unknown) => void;
   /** `res`'s methods before the capture (its prototype's, usually). */
-  readonly #original: OriginalMethods;
+  readonly #writeHeadBefore: Methods['writeHead'];
+  readonly #writeBefore: Methods['write'];
+  readonly #endBefore: Methods['end'];
   #first: Uint8Array | undefined = undefined;
   #more: Uint8Array[] | undefined = undefined;
+  /** The answer, once `end` was called. */
+  status = 0;
+  body: Uint8Array = EMPTY;
 
   constructor(
     res: NodeResponseLike,
@@ -125,7 +133,9 @@ class ResponseCapture {
     this.#res = res;
     this.#resolve = resolve;
     this.#reject = reject;
-    this.#original = new OriginalMethods(res.writeHead, res.write, res.end);
+    this.#writeHeadBefore = res.writeHead;
+    this.#writeBefore = res.write;
+    this.#endBefore = res.end;
     res.writeHead = (status: number, ...rest: unknown[]) => this.#writeHead(status, rest);
     res.write = (chunk: unknown, ...rest: unknown[]) => this.#write(chunk, rest);
     res.end = (...args: unknown[]) => this.#end(args);
@@ -138,10 +148,23 @@ class ResponseCapture {
    */
   restore(): void {
     const res = this.#res;
-    const original = this.#original;
-    res.writeHead = original.writeHead;
-    res.write = original.write;
-    res.end = original.end;
+    res.writeHead = this.#writeHeadBefore;
+    res.write = this.#writeBefore;
+    res.end = this.#endBefore;
+  }
+
+  /** The answer's headers are `res`'s (this object reads them). */
+  get headers(): HeaderSource {
+    return this;
+  }
+
+  /** `res`'s headers as storing reads them (lower-case names, several values joined). */
+  forEach(callback: (value: string, name: string) => void): void {
+    const headers = this.#res.getHeaders();
+    for (const name in headers) {
+      const value = headers[name];
+      if (value !== undefined) callback(Array.isArray(value) ? value.join(', ') : String(value), name);
+    }
   }
 
   #push(bytes: Uint8Array): void {
@@ -180,44 +203,12 @@ class ResponseCapture {
     try {
       const [chunk, encoding] = args;
       if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') this.#push(toBytes(chunk, encoding));
-      const body = this.#more === undefined ? (this.#first ?? EMPTY) : concat(this.#more);
-      this.#resolve(new CapturedAnswer(res.statusCode, new ResponseHeaders(res), body));
+      this.body = this.#more === undefined ? (this.#first ?? EMPTY) : concat(this.#more);
+      this.status = res.statusCode;
+      this.#resolve(this);
     } catch (error) {
       this.#reject(error);
     }
     return res;
-  }
-}
-
-class OriginalMethods implements Methods {
-  constructor(
-    readonly writeHead: Methods['writeHead'],
-    readonly write: Methods['write'],
-    readonly end: Methods['end'],
-  ) {}
-}
-
-class CapturedAnswer implements Answer<HeaderSource> {
-  constructor(
-    readonly status: number,
-    readonly headers: HeaderSource,
-    readonly body: Uint8Array,
-  ) {}
-}
-
-/** `res`'s headers as storing reads them (lower-case names, several values joined), with no copy made. */
-class ResponseHeaders implements HeaderSource {
-  readonly #res: NodeResponseLike;
-
-  constructor(res: NodeResponseLike) {
-    this.#res = res;
-  }
-
-  forEach(callback: (value: string, name: string) => void): void {
-    const headers = this.#res.getHeaders();
-    for (const name in headers) {
-      const value = headers[name];
-      if (value !== undefined) callback(Array.isArray(value) ? value.join(', ') : String(value), name);
-    }
   }
 }
