@@ -35,25 +35,36 @@ export interface Incoming {
   contentType: string | null;
   body: Uint8Array;
   /** The body parsed as JSON already (the Node middleware parses once, for itself and the fingerprint). */
-  json?: { value: unknown } | undefined;
+  json: { value: unknown } | undefined;
   /** The request as a Fetch `Request`, built on first call (for `scopeOf` and Fetch handlers). */
-  request: () => Request;
-  /** The caller's identity, when the entry point has its own way to it (`nodeScopeOf`); else `scopeOf(request())`. */
-  caller?: (() => string | Promise<string>) | undefined;
+  request(): Request;
+  /** The entry point has its own way to the caller's identity (`nodeScopeOf`): `caller()`; else `scopeOf(request())`. */
+  readonly ownCaller: boolean;
+  caller(): string | Promise<string>;
 }
 
-/** A request the middleware guards, everything known about it before the claim. */
-interface Guarded {
-  incoming: Incoming;
-  route: ResolvedRoute;
-  key: string;
-  caller: string;
-  scope: string;
+/**
+ * A request the middleware guards, everything known about it before the
+ * claim (a class: it holds the entry point's request, see node-response.ts
+ * on objects that do).
+ */
+class Guarded {
+  constructor(
+    readonly incoming: Incoming,
+    readonly route: ResolvedRoute,
+    readonly key: string,
+    readonly caller: string,
+    readonly scope: string,
+  ) {}
 }
 
-/** The handler, answering read-to-the-end responses (the entry points adapt their own kind). */
+/**
+ * The handler, answering read-to-the-end responses (the entry points adapt
+ * their own kind). A plain handler gets the entry point's `Incoming` back:
+ * one runner serves every request, with no closure made per request.
+ */
 export type Runner<Tx, H extends HeaderSource = Headers> =
-  | { kind: 'plain'; handler: (request: () => Request) => Promise<Answer<H>> }
+  | { kind: 'plain'; handler: (incoming: Incoming) => Promise<Answer<H>> }
   | { kind: 'transaction'; handler: (tx: Tx, request: Request) => Promise<Answer<H>> };
 
 const BODYLESS = new Set(['GET', 'HEAD']);
@@ -138,28 +149,16 @@ export class IdempotencyCore<Tx> {
     if (keyValue === null && !route.requireKey) return undefined;
     const contentType = request.headers.get('content-type');
     const body = keyValue === null || BODYLESS.has(method) ? EMPTY : new Uint8Array(await request.arrayBuffer());
-    const json = parseJsonBody(body, contentType);
-    let handed: Request | undefined;
-    return {
-      method,
-      target: pathname + search,
-      route,
-      keyValue,
-      contentType,
-      body,
-      json,
-      // The body was read for the fingerprint; the handler gets the same bytes.
-      request: () => {
-        handed ??= body.length === 0 ? request : handedOn(request, url, body, json);
-        return handed;
-      },
-    };
+    return new FetchIncoming(request, url, method, pathname + search, route, keyValue, contentType, body);
   }
 
-  /** The Fetch entry point, for any runner: a request it does not guard runs unguarded. */
-  async handle<H extends HeaderSource>(request: Request, runner: Runner<Tx, H>): Promise<Answer<H> | Answer> {
+  /** The Fetch entry point of `withIdempotency`: a request it does not guard runs in a transaction, unguarded. */
+  async handle<H extends HeaderSource>(
+    request: Request,
+    runner: Extract<Runner<Tx, H>, { kind: 'transaction' }>,
+  ): Promise<Answer<H> | Answer> {
     const incoming = await this.incomingOf(request);
-    return incoming === undefined ? this.#runUnguarded(request, runner) : this.guard(incoming, runner);
+    return incoming === undefined ? this.#transactUnguarded(request, runner.handler) : this.guard(incoming, runner);
   }
 
   /** A request on a guarded route, read by its entry point. */
@@ -168,21 +167,21 @@ export class IdempotencyCore<Tx> {
     const { route, method } = incoming;
     const reading = readKey(incoming.keyValue, this.#o);
     if (reading.kind === 'missing') {
-      return route.requireKey ? problems.keyMissing(keyHeader) : this.#runUnguarded(incoming.request(), runner);
+      if (route.requireKey) return problems.keyMissing(keyHeader);
+      return runner.kind === 'plain'
+        ? runner.handler(incoming)
+        : this.#transactUnguarded(incoming.request(), runner.handler);
     }
     if (reading.kind === 'invalid') return problems.keyInvalid(keyHeader, reading.reason);
-    const caller = await (incoming.caller === undefined ? this.scopeOf(incoming.request()) : incoming.caller());
-    const guarded: Guarded = {
-      incoming,
-      route,
-      key: reading.key,
-      caller,
-      scope: JSON.stringify([method, route.source, caller]),
-    };
+    // Awaited only when a promise: each await is a turn of the microtask queue on every request.
+    const named = incoming.ownCaller ? incoming.caller() : this.scopeOf(incoming.request());
+    const caller = typeof named === 'string' ? named : await named;
+    const guarded = new Guarded(incoming, route, reading.key, caller, JSON.stringify([method, route.source, caller]));
+    const hashed = fingerprintOf(method, incoming.target, incoming.body, incoming.contentType, incoming.json);
     const claimed = await this.#o.store.claim({
       scope: guarded.scope,
       key: guarded.key,
-      fingerprint: await fingerprintOf(method, incoming.target, incoming.body, incoming.contentType, incoming.json),
+      fingerprint: typeof hashed === 'string' ? hashed : await hashed,
       leaseMs: route.leaseMs,
       retentionMs: route.retentionMs,
       rerunAbandoned: route.rerun === 'safe',
@@ -208,15 +207,15 @@ export class IdempotencyCore<Tx> {
         if (result.firstReport) await this.#reportAbandoned(g);
         return problems.outcomeUnknown(keyHeader);
       case 'claimed': {
-        const claim: Claim = { scope: g.scope, key: g.key, epoch: result.epoch };
+        const claim: Claim = result.claim ?? { scope: g.scope, key: g.key, epoch: result.epoch };
         // The claim's lease is renewed while the handler runs (a slow handler is not a dead one).
-        const stop = this.#heartbeats.start(claim, g.route.leaseMs);
+        const beat = this.#heartbeats.start(claim, g.route.leaseMs);
         try {
           return runner.kind === 'plain'
             ? await this.#runPlain(g, claim, runner.handler)
             : await this.#runInTransaction(g, claim, runner.handler);
         } finally {
-          stop();
+          this.#heartbeats.stop(beat);
         }
       }
     }
@@ -239,12 +238,12 @@ export class IdempotencyCore<Tx> {
   async #runPlain<H extends HeaderSource>(
     g: Guarded,
     claim: Claim,
-    handler: (request: () => Request) => Promise<Answer<H>>,
+    handler: (incoming: Incoming) => Promise<Answer<H>>,
   ): Promise<Answer<H> | Answer> {
     const { store } = this.#o;
     let snapshot: Answer<H>;
     try {
-      snapshot = await handler(g.incoming.request);
+      snapshot = await handler(g.incoming);
     } catch {
       // It may have done its work before throwing: never run it again blindly.
       // A store that fails here leaves the claim to its lease, which ends in the same place.
@@ -286,11 +285,43 @@ export class IdempotencyCore<Tx> {
     }
   }
 
-  async #runUnguarded<H extends HeaderSource>(request: Request, runner: Runner<Tx, H>): Promise<Answer<H>> {
-    if (runner.kind === 'plain') return runner.handler(() => request);
+  async #transactUnguarded<H extends HeaderSource>(
+    request: Request,
+    handler: (tx: Tx, request: Request) => Promise<Answer<H>>,
+  ): Promise<Answer<H>> {
     const { store } = this.#o;
     if (store.transaction === undefined) throw new TypeError('withIdempotency needs a store with transactions');
-    return store.transaction(undefined, async (tx) => ({ value: await runner.handler(tx, request), store: undefined }));
+    return store.transaction(undefined, async (tx) => ({ value: await handler(tx, request), store: undefined }));
+  }
+}
+
+/** A Fetch request as the core reads it, the body read already when it has a key (else still unread). */
+class FetchIncoming implements Incoming {
+  readonly json: { value: unknown } | undefined;
+  readonly ownCaller = false;
+  #handed: Request | undefined = undefined;
+
+  constructor(
+    readonly original: Request,
+    readonly url: string,
+    readonly method: string,
+    readonly target: string,
+    readonly route: ResolvedRoute,
+    readonly keyValue: string | null,
+    readonly contentType: string | null,
+    readonly body: Uint8Array,
+  ) {
+    this.json = parseJsonBody(body, contentType);
+  }
+
+  /** The body was read for the fingerprint; the handler gets the same bytes. */
+  request(): Request {
+    this.#handed ??= this.body.length === 0 ? this.original : handedOn(this.original, this.url, this.body, this.json);
+    return this.#handed;
+  }
+
+  caller(): string {
+    throw new TypeError('a Fetch request has no caller of its own: scopeOf names it');
   }
 }
 

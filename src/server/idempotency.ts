@@ -4,7 +4,7 @@
  * `withIdempotency` for a handler whose SQL commits with the stored
  * response, `middleware` for Node `http`, Express and Connect.
  */
-import { IdempotencyCore } from './core.js';
+import { IdempotencyCore, type Incoming } from './core.js';
 import { type ConnectMiddleware, connectMiddleware } from './node.js';
 import { type IdempotencyOptions, resolveOptions } from './options.js';
 import { answerOf } from './replay.js';
@@ -53,7 +53,7 @@ export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempo
   return {
     wrap: (handler) => {
       core.requireScopeOf('wrap');
-      const runner = { kind: 'plain', handler: async (r: () => Request) => answerOf(await handler(r())) } as const;
+      const runner = { kind: 'plain', handler: async (r: Incoming) => answerOf(await handler(r.request())) } as const;
       return async (request) => {
         const incoming = await core.incomingOf(request);
         // Not guarded: the handler's own response, untouched (a streamed body stays a stream).

@@ -38,7 +38,11 @@ type HeaderList = StoredResponse['headers'];
 
 const NO_HEADERS: HeaderList = Object.freeze([]);
 
-/** One record, its outcome in it. Times are milliseconds since the store's origin. */
+/**
+ * One record, its outcome in it. Times are milliseconds since the store's
+ * origin. `epoch` is 0 once the record is gone from the store (released,
+ * swept, replaced): no claim matches it then.
+ */
 class Entry {
   reported = false;
   /** `undefined` until the outcome is stored; a string holds one byte per character. */
@@ -104,6 +108,23 @@ function sameHeaderList(a: HeaderList, b: HeaderList): boolean {
   return true;
 }
 
+/**
+ * A claim as this store hands it out: with its record, so the writes after
+ * it (outcome, renewals, release) find it without a lookup in a Map of every
+ * record kept. Its record stops matching once gone (epoch 0), so a claim
+ * whose record was released or swept never writes to the one that took its
+ * place, even under the same epoch number.
+ */
+class MemoryClaim implements Claim {
+  constructor(
+    readonly scope: string,
+    readonly key: string,
+    readonly epoch: number,
+    readonly entry: Entry,
+    readonly store: MemoryIdempotencyStore,
+  ) {}
+}
+
 const schema = z.strictObject({
   now: z.optional(z.custom<() => number>((v) => typeof v === 'function', 'must be a function')),
   sweepIntervalMs: z.optional(z.number().int().min(1)),
@@ -156,11 +177,21 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const entry = this.#entries.get(entryId);
     if (entry === undefined || entry.retainUntil <= now) {
       const epoch = (entry?.epoch ?? 0) + 1;
-      this.#entries.set(
-        entryId,
-        new Entry(request.fingerprint, epoch, now + request.leaseMs, now + request.retentionMs, request.atomic),
+      if (entry !== undefined) entry.epoch = 0;
+      const fresh = new Entry(
+        request.fingerprint,
+        epoch,
+        now + request.leaseMs,
+        now + request.retentionMs,
+        request.atomic,
       );
-      return { kind: 'claimed', epoch, rerun: false };
+      this.#entries.set(entryId, fresh);
+      return {
+        kind: 'claimed',
+        epoch,
+        rerun: false,
+        claim: new MemoryClaim(request.scope, request.key, epoch, fresh, this),
+      };
     }
     if (entry.fingerprint !== request.fingerprint) return { kind: 'mismatch' };
     if (entry.body !== undefined) {
@@ -175,7 +206,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       entry.leaseUntil = now + request.leaseMs;
       entry.atomic = request.atomic;
       entry.reported = false;
-      return { kind: 'claimed', epoch: entry.epoch, rerun: true };
+      const claim = new MemoryClaim(request.scope, request.key, entry.epoch, entry, this);
+      return { kind: 'claimed', epoch: entry.epoch, rerun: true, claim };
     }
     const firstReport = !entry.reported;
     entry.reported = true;
@@ -183,7 +215,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   #owned(claim: Claim): Entry | undefined {
-    const entry = this.#entries.get(id(claim.scope, claim.key));
+    const entry =
+      claim instanceof MemoryClaim && claim.store === this
+        ? claim.entry
+        : this.#entries.get(id(claim.scope, claim.key));
     return entry !== undefined && entry.epoch === claim.epoch && entry.body === undefined ? entry : undefined;
   }
 
@@ -204,7 +239,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   release(claim: Claim): Promise<void> {
-    if (this.#owned(claim) !== undefined) this.#entries.delete(id(claim.scope, claim.key));
+    const entry = this.#owned(claim);
+    if (entry !== undefined) {
+      entry.epoch = 0;
+      this.#entries.delete(id(claim.scope, claim.key));
+    }
     return Promise.resolve();
   }
 
@@ -223,6 +262,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     let removed = 0;
     for (const [entryId, entry] of this.#entries) {
       if (entry.retainUntil <= now) {
+        entry.epoch = 0;
         this.#entries.delete(entryId);
         removed += 1;
       }

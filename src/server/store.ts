@@ -37,8 +37,13 @@ export interface ClaimRequest {
 
 /** The answer of one atomic claim. */
 export type ClaimResult =
-  /** This request owns the key under `epoch` (`rerun`: an abandoned claim was taken over). */
-  | { kind: 'claimed'; epoch: number; rerun: boolean }
+  /**
+   * This request owns the key under `epoch` (`rerun`: an abandoned claim was
+   * taken over). `claim`: the store's own handle for it, handed back to every
+   * later write (a store may keep in it what finds the record again without a
+   * lookup); without one, the guard makes `{ scope, key, epoch }`.
+   */
+  | { kind: 'claimed'; epoch: number; rerun: boolean; claim?: Claim }
   /** The key's record was made by a request with another fingerprint. */
   | { kind: 'mismatch' }
   /** Another request holds the key, its lease running for `leaseRemainingMs` more. */

@@ -51,6 +51,12 @@ describe('canonicalJson', () => {
       '"plain"',
       'null',
       '{"nested":{"z":[[],[{}],{"y":{"x":[3,2,1]}}]}}',
+      // Keys in order already (one native serialisation), at every depth, and almost so.
+      '{"amount":4800,"currency":"EUR","customer":{"id":"cus_42","tags":["a",{"x":-0,"y":"\\u00e9\\n"}]}}',
+      '{"amount":4800,"currency":"EUR","customer":{"id":"cus_42","tags":["a",{"y":1e21,"x":0.1}]}}',
+      '{"1":1,"2":{"A":1,"a":2}}',
+      '{"1":1,"10":2,"2":3}',
+      '{"a":1,"a\\u0000":2,"b":3}',
     ];
     for (const text of texts) {
       const value = JSON.parse(text) as unknown;
@@ -65,5 +71,11 @@ describe('canonicalJson', () => {
     const a = await fingerprintOf('POST', '/p', lone, 'application/json');
     expect(a).toMatch(/^[0-9a-f]{64}$/);
     expect(await fingerprintOf('POST', '/p', other, 'application/json')).not.toBe(a);
+    // Keys in order (serialised at once) and not (sorted key by key): one fingerprint.
+    const inOrder = new TextEncoder().encode('{"a":"\\ud800","b":[1]}');
+    const reordered = new TextEncoder().encode('{"b":[1],"a":"\\ud800"}');
+    expect(await fingerprintOf('POST', '/p', inOrder, 'application/json')).toBe(
+      await fingerprintOf('POST', '/p', reordered, 'application/json'),
+    );
   });
 });

@@ -146,7 +146,7 @@ describe('Heartbeats', () => {
       },
     };
     const beats = new Heartbeats(store, timers.schedule, 6_000);
-    const stopOne = beats.start({ scope: 's', key: 'a', epoch: 1 }, 6_000);
+    const one = beats.start({ scope: 's', key: 'a', epoch: 1 }, 6_000);
     beats.start({ scope: 's', key: 'b', epoch: 2 }, 6_000);
     const tick = async () => {
       clock.now += 1_000;
@@ -161,12 +161,42 @@ describe('Heartbeats', () => {
     await tick(); // 4 s
     expect(renewed).toEqual([1, 2, 1, 2]);
     expect(beats.running).toBe(1);
-    stopOne();
+    beats.stop(one);
     expect(beats.running).toBe(0);
     await tick();
     await tick();
     expect(renewed).toEqual([1, 2, 1, 2]);
     expect(timers.pending).toBe(0);
+  });
+
+  it('a run that ends stops only its own renewals, whichever of the running ones it is; stopping twice is harmless', async () => {
+    const clock = { now: 0 };
+    const timers = manualSchedule(clock);
+    const renewed: number[] = [];
+    const beats = new Heartbeats(
+      {
+        renew: async (claim) => {
+          renewed.push(claim.epoch);
+          return true;
+        },
+      },
+      timers.schedule,
+      6_000,
+    );
+    const beatOf = (epoch: number) => beats.start({ scope: 's', key: 'k', epoch }, 6_000);
+    const [first, second, third, fourth] = [beatOf(1), beatOf(2), beatOf(3), beatOf(4)];
+    beats.stop(second);
+    beats.stop(second);
+    beats.stop(first);
+    const fifth = beatOf(5);
+    expect(beats.running).toBe(3);
+    for (let tick = 0; tick < 2; tick++) {
+      clock.now += 1_000;
+      await timers.fire(clock.now);
+    }
+    expect(renewed.sort()).toEqual([3, 4, 5]);
+    for (const beat of [third, fourth, fifth]) beats.stop(beat);
+    expect(beats.running).toBe(0);
   });
 
   it('runs that start and end between ticks arm one timer, not one each; a tick with none running arms no next', async () => {
@@ -188,21 +218,21 @@ describe('Heartbeats', () => {
       counted,
       6_000,
     );
-    for (let epoch = 1; epoch <= 1_000; epoch++) beats.start({ scope: 's', key: 'k', epoch }, 6_000)();
+    for (let epoch = 1; epoch <= 1_000; epoch++) beats.stop(beats.start({ scope: 's', key: 'k', epoch }, 6_000));
     expect(scheduled).toBe(1);
     expect(beats.running).toBe(0);
     clock.now += 1_000;
     await timers.fire(clock.now); // the one tick: nothing runs, so nothing is renewed and no next tick is armed
     expect(timers.pending).toBe(0);
     expect(scheduled).toBe(1);
-    const stop = beats.start({ scope: 's', key: 'k', epoch: 1_001 }, 6_000); // a later run arms again
+    const later = beats.start({ scope: 's', key: 'k', epoch: 1_001 }, 6_000); // a later run arms again
     expect(scheduled).toBe(2);
     for (let tick = 0; tick < 2; tick++) {
       clock.now += 1_000;
       await timers.fire(clock.now);
     }
     expect(renewed).toEqual([1_001]);
-    stop();
+    beats.stop(later);
   });
 
   it('the memory store renews only the epoch that owns the key, before its outcome', async () => {

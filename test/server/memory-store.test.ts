@@ -48,6 +48,31 @@ describe('memoryIdempotencyStore', () => {
     expect(await store.claim(claimOf('k'))).toEqual({ kind: 'completed', response: stored });
   });
 
+  it('the claim it hands out writes only to its own record: not to one made after it was released or swept, under the same epoch', async () => {
+    const clock = { now: 0 };
+    const store = memoryIdempotencyStore({ now: () => clock.now, sweepIntervalMs: 1 });
+    const released = await store.claim(claimOf('k'));
+    if (released.kind !== 'claimed' || released.claim === undefined) throw new Error('not claimed with a handle');
+    await store.release(released.claim);
+    const next = await store.claim(claimOf('k'));
+    if (next.kind !== 'claimed' || next.claim === undefined) throw new Error('not claimed with a handle');
+    expect([released.epoch, next.epoch]).toEqual([1, 1]);
+    expect(await store.renew(released.claim, 5_000)).toBe(false);
+    expect(await store.complete(released.claim, stored)).toBe(false);
+    await store.release(released.claim);
+    expect(await store.claim(claimOf('k'))).toMatchObject({ kind: 'in_progress', leaseRemainingMs: 1_000 });
+    // Swept at the end of its retention, and claimed again: the old handle is out there too.
+    clock.now = 10_000;
+    const swept = next.claim;
+    expect(await store.sweep()).toBe(1);
+    const third = await store.claim(claimOf('k'));
+    expect(third).toMatchObject({ kind: 'claimed', epoch: 1 });
+    expect(await store.complete(swept, stored)).toBe(false);
+    if (third.kind !== 'claimed' || third.claim === undefined) throw new Error('not claimed with a handle');
+    expect(await store.complete(third.claim, stored)).toBe(true);
+    expect(await store.claim(claimOf('k'))).toEqual({ kind: 'completed', response: stored });
+  });
+
   it('abandoned: reported once per epoch, a mismatch first', async () => {
     const clock = { now: 0 };
     const store = memoryIdempotencyStore({ now: () => clock.now });

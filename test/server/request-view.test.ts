@@ -110,6 +110,79 @@ describe('the middleware hands scopeOf a Request view', () => {
     expect(built).toBe(0);
   });
 
+  it('has headers that read req.headers for get and has, building no Headers, and a real one for anything else', async () => {
+    const NativeHeaders = globalThis.Headers;
+    const seen: Record<string, unknown>[] = [];
+    let counting = false;
+    let built = 0;
+    const guard = idempotency({
+      store: memoryIdempotencyStore(),
+      scopeOf: (request) => {
+        const { headers } = request;
+        const read = {
+          isHeaders: headers instanceof NativeHeaders,
+          account: headers.get('X-Account'),
+          tags: headers.get('x-tag'),
+          missing: headers.get('x-missing'),
+          inherited: headers.get('constructor'),
+          has: [headers.has('x-ACCOUNT'), headers.has('x-missing'), headers.has('__proto__')],
+        };
+        const builtBeforeOthers = built;
+        // Anything else is the real Headers' (a name it refuses too), and from then on `get` reads it.
+        headers.set('x-account', 'changed');
+        seen.push({
+          ...read,
+          invalid: (() => {
+            try {
+              return headers.get('bad name');
+            } catch (error) {
+              return error instanceof TypeError;
+            }
+          })(),
+          builtBeforeOthers,
+          afterSet: headers.get('x-account'),
+          copy: new NativeHeaders(headers).get('x-tag'),
+          names: [...headers.keys()].filter((name) => name.startsWith('x-')),
+        });
+        return 'alice';
+      },
+      routes: { 'POST /payments': {} },
+    });
+    server = await serveChain(guard.middleware as never, pay);
+    const headers = { 'Content-Type': 'application/json', 'X-Account': 'alice', 'X-Tag': ['a', 'b'] };
+    // The first request runs the views' one-off self-tests, which build Headers of their own.
+    await send(server.url, '/payments', { ...headers, 'Idempotency-Key': 'k0' }, '{}');
+    globalThis.Headers = class extends NativeHeaders {
+      constructor(...args: ConstructorParameters<typeof Headers>) {
+        super(...args);
+        if (counting) built += 1;
+      }
+    };
+    try {
+      counting = true;
+      expect(await send(server.url, '/payments', { ...headers, 'Idempotency-Key': 'k1' }, '{"a":1}')).toEqual({
+        status: 201,
+        text: '{"got":{"a":1}}',
+      });
+    } finally {
+      counting = false;
+      globalThis.Headers = NativeHeaders;
+    }
+    expect(seen[1]).toEqual({
+      isHeaders: true,
+      account: 'alice',
+      tags: 'a, b',
+      missing: null,
+      inherited: null,
+      has: [true, false, false],
+      invalid: true,
+      builtBeforeOthers: 0,
+      afterSet: 'changed',
+      copy: 'a, b',
+      names: ['x-account', 'x-tag'],
+    });
+  });
+
   it('builds the real Request for any other member: signal, clone(), new Request(view), a body read', async () => {
     const seen: Record<string, unknown>[] = [];
     const guard = idempotency({
