@@ -103,6 +103,7 @@ function exchange(outgoing: http.ClientRequest, method: string, context: Transpo
     outgoing.on('response', (answer) => {
       const headers = fetchLikeHeaders(answer.rawHeaders);
       const status = answer.statusCode ?? 0;
+      // Also an answer cut off before its end (node:http: ECONNRESET, "aborted"), as undici's body read fails then.
       answer.on('error', (error) => finish(() => reject(error)));
       if (status >= 300 && status < 400) {
         // Never followed, never read: the attempt aborts the signal next anyway.
@@ -121,10 +122,6 @@ function exchange(outgoing: http.ClientRequest, method: string, context: Transpo
         finish(() => resolve(answerOf(status, headers, sink, maxResponseBytes)));
       });
       body.on('end', () => finish(() => resolve(answerOf(status, headers, sink, maxResponseBytes))));
-      // Cut off before its end (a reset, the server gone): undici's body read fails then too.
-      answer.on('close', () => {
-        if (!answer.complete) finish(() => reject(prematureClose()));
-      });
     });
   });
 }
@@ -181,11 +178,6 @@ class BodySink {
     }
     return bytes;
   }
-}
-
-/** The error of an answer cut off before its end, with the code node:http gives a reset. */
-function prematureClose(): Error {
-  return Object.assign(new Error('the connection closed before the response body ended'), { code: 'ECONNRESET' });
 }
 
 /** Stateless between calls (no `stream` option): one instance serves every attempt. */
