@@ -167,7 +167,11 @@ describe('node:http transport: failures in flight', () => {
     const headers = nextResponseHeaders();
     const controller = new AbortController();
     const reason = new Error('attempt timeout');
-    const sent = transport(post(`${served.url}/x`), { signal: controller.signal, timeoutMs: 1, maxResponseBytes: 1_000 });
+    const sent = transport(post(`${served.url}/x`), {
+      signal: controller.signal,
+      timeoutMs: 1,
+      maxResponseBytes: 1_000,
+    });
     await hold.arrived;
     await headers;
     controller.abort(reason);

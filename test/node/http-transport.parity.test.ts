@@ -8,9 +8,9 @@
 import type { ServerResponse } from 'node:http';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultTransport, type Transport, type TransportResult } from '../../src/flow/transport/transport.js';
 import type { StoredBody } from '../../src/model.js';
 import { nodeHttpTransport } from '../../src/node/http-transport.js';
-import { defaultTransport, type Transport, type TransportResult } from '../../src/flow/transport/transport.js';
 import { type Served, serve } from './servers.js';
 
 /** Each path's answer. */
@@ -94,7 +94,12 @@ async function observe(transport: Transport, exchange: Exchange) {
   let result: TransportResult;
   try {
     result = await transport(
-      { method: exchange.method, url: `${server.url}${exchange.path}`, headers: exchange.headers ?? {}, body: exchange.body },
+      {
+        method: exchange.method,
+        url: `${server.url}${exchange.path}`,
+        headers: exchange.headers ?? {},
+        body: exchange.body,
+      },
       { signal: controller.signal, timeoutMs: 10_000, maxResponseBytes: exchange.maxResponseBytes ?? 1_048_576 },
     );
   } finally {
@@ -126,7 +131,9 @@ function lastReceived() {
   for (let at = 0; at < last.rawHeaders.length; at += 2) {
     const name = (last.rawHeaders[at] as string).toLowerCase();
     headers[name] =
-      headers[name] === undefined ? (last.rawHeaders[at + 1] as string) : `${headers[name]}, ${last.rawHeaders[at + 1]}`;
+      headers[name] === undefined
+        ? (last.rawHeaders[at + 1] as string)
+        : `${headers[name]}, ${last.rawHeaders[at + 1]}`;
   }
   // The connection's, not the request's (see `observe`).
   delete headers.connection;
@@ -134,9 +141,28 @@ function lastReceived() {
 }
 
 const EXCHANGES: [string, Exchange][] = [
-  ['201 JSON to a POST with a JSON body', { method: 'POST', path: '/created', body: { encoding: 'json', text: '{"amount":4800}' }, headers: { 'content-type': 'application/json', 'Idempotency-Key': 'k-1' } }],
-  ['422 JSON', { method: 'POST', path: '/refused', body: { encoding: 'json', text: '{"amount":1}' }, headers: { 'content-type': 'application/json' } }],
-  ['503 JSON with Retry-After', { method: 'PUT', path: '/unavailable', body: { encoding: 'text', text: 'plain text, é' } }],
+  [
+    '201 JSON to a POST with a JSON body',
+    {
+      method: 'POST',
+      path: '/created',
+      body: { encoding: 'json', text: '{"amount":4800}' },
+      headers: { 'content-type': 'application/json', 'Idempotency-Key': 'k-1' },
+    },
+  ],
+  [
+    '422 JSON',
+    {
+      method: 'POST',
+      path: '/refused',
+      body: { encoding: 'json', text: '{"amount":1}' },
+      headers: { 'content-type': 'application/json' },
+    },
+  ],
+  [
+    '503 JSON with Retry-After',
+    { method: 'PUT', path: '/unavailable', body: { encoding: 'text', text: 'plain text, é' } },
+  ],
   ['204 to a DELETE without a body', { method: 'DELETE', path: '/empty' }],
   ['HEAD', { method: 'HEAD', path: '/created' }],
   ['a POST without a body', { method: 'POST', path: '/created' }],

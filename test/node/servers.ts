@@ -22,7 +22,12 @@ export async function serve(answer: (req: IncomingMessage, res: ServerResponse) 
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      received.push({ method: req.method ?? '', path: req.url ?? '', rawHeaders: req.rawHeaders, body: Buffer.concat(chunks) });
+      received.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        rawHeaders: req.rawHeaders,
+        body: Buffer.concat(chunks),
+      });
       answer(req, res);
     });
   });
