@@ -4,7 +4,8 @@
  * `deflate` (zlib-wrapped or raw, told apart by the first byte) and `br`,
  * last applied first; a coding it does not know leaves the whole body as
  * sent. Nothing is decoded for HEAD, for statuses that carry no body, or
- * when there is no `content-encoding`. Lenient as undici is (sync flush):
+ * when there is no `content-encoding`; more than five codings fail the
+ * answer, as in undici. Lenient as undici is (sync flush):
  * a body cut short decodes as far as it goes.
  */
 import { Transform, type TransformCallback } from 'node:stream';
@@ -22,14 +23,22 @@ const BROTLI_OPTIONS: zlib.BrotliOptions = {
   finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
 };
 
+/** Codings undici decodes at most in one answer; more fail it. */
+const MAX_CODINGS = 5;
+
 /**
  * The decoders for one answer, outermost coding first (pipe the body
  * through them in this order); empty when the body is kept as sent.
+ * Throws where undici fails the answer (more than five codings).
  */
 export function decodersFor(method: string, status: number, contentEncoding: string | undefined): Transform[] {
   if (contentEncoding === undefined || contentEncoding === '') return [];
   if (method === 'HEAD' || method === 'CONNECT' || NULL_BODY_STATUSES.has(status)) return [];
   const codings = contentEncoding.toLowerCase().split(',');
+  // undici's guard against a decompression chain without end (it fails the response, known codings or not).
+  if (codings.length > MAX_CODINGS) {
+    throw new Error(`too many content-encodings in response: ${codings.length}, maximum allowed is ${MAX_CODINGS}`);
+  }
   const decoders: Transform[] = [];
   for (let at = codings.length - 1; at >= 0; at--) {
     const decoder = decoderOf((codings[at] as string).trim());

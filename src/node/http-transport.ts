@@ -111,7 +111,16 @@ function exchange(outgoing: http.ClientRequest, method: string, context: Transpo
         finish(() => resolve(noAnswer({ kind: 'redirect', status, location: headers.get('location') ?? undefined })));
         return;
       }
-      stages = [answer, ...decodersFor(method, status, headers.get('content-encoding') ?? undefined)];
+      let decoders: Readable[];
+      try {
+        decoders = decodersFor(method, status, headers.get('content-encoding') ?? undefined);
+      } catch (error) {
+        // An answer fetch would fail as it arrives: failed in flight, as there (it may have been applied).
+        answer.destroy();
+        finish(() => reject(error));
+        return;
+      }
+      stages = [answer, ...decoders];
       for (const stage of stages.slice(1)) stage.on('error', (error) => finish(() => reject(error)));
       const body = stages.reduce((from, to) => from.pipe(to as NodeJS.WritableStream & Readable));
       const sink = new BodySink(maxResponseBytes);

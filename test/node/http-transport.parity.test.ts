@@ -37,6 +37,7 @@ const ANSWERS: Record<string, (res: ServerResponse) => void> = {
   '/two-codings': (res) => compressed(res, 'gzip, br', zlib.brotliCompressSync(zlib.gzipSync('gzip then br'))),
   '/unknown-coding': (res) => compressed(res, 'zstd', Buffer.from('left as sent')),
   '/partly-unknown': (res) => compressed(res, 'zstd, gzip', zlib.gzipSync('not zstd under it')),
+  '/six-codings': (res) => compressed(res, 'gzip, gzip, gzip, gzip, gzip, gzip', Buffer.from('never decoded')),
   '/large-gzip': (res) => compressed(res, 'gzip', zlib.gzipSync(Buffer.alloc(200_000, 'z'))),
   '/repeated': (res) => {
     res.setHeader('x-trace', ['a', 'b', 'c']);
@@ -191,6 +192,13 @@ describe('node:http transport: parity with the fetch transport', () => {
     const sentByNodeHttp = lastReceived();
     expect(byNodeHttp).toEqual(byFetch);
     expect(sentByNodeHttp).toEqual(sentByFetch);
+  });
+
+  it('more than five codings: both fail in flight, may have been sent', async () => {
+    const request = { method: 'POST', url: `${server.url}/six-codings`, headers: {}, body: undefined };
+    const context = () => ({ signal: new AbortController().signal, timeoutMs: 10_000, maxResponseBytes: 1_000 });
+    await expect(viaFetch(request, context())).rejects.toThrow();
+    await expect(viaNodeHttp(request, context())).rejects.toThrow(/too many content-encodings/);
   });
 
   it('shows what it should (the comparison above is not between two empty results)', async () => {
