@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { performAttempt } from '../../src/flow/drive/attempt.js';
+import type { TransportRequest } from '../../src/flow/transport/transport.js';
 import type { StoredRequest } from '../../src/model.js';
 import { nodeHttpTransport } from '../../src/node/http-transport.js';
 import { createFakeRuntime } from '../../src/testing.js';
@@ -35,6 +36,11 @@ function post(url: string): StoredRequest {
     headers: { 'content-type': 'application/json' },
     body: { encoding: 'json', text: '{"amount":1}' },
   } as StoredRequest;
+}
+
+/** The request as the attempt hands it to a transport. */
+function asSent(request: StoredRequest): TransportRequest {
+  return { method: request.method, url: request.url, headers: request.headers, body: request.body };
 }
 
 /** A request the server holds, and a promise of its connection's close as the server sees it. */
@@ -167,7 +173,7 @@ describe('node:http transport: failures in flight', () => {
     const headers = nextResponseHeaders();
     const controller = new AbortController();
     const reason = new Error('attempt timeout');
-    const sent = transport(post(`${served.url}/x`), {
+    const sent = transport(asSent(post(`${served.url}/x`)), {
       signal: controller.signal,
       timeoutMs: 1,
       maxResponseBytes: 1_000,
@@ -178,7 +184,7 @@ describe('node:http transport: failures in flight', () => {
     await expect(sent).rejects.toBe(reason);
     // Already aborted: nothing is sent at all.
     await expect(
-      transport(post(`${served.url}/y`), { signal: controller.signal, timeoutMs: 1, maxResponseBytes: 1_000 }),
+      transport(asSent(post(`${served.url}/y`)), { signal: controller.signal, timeoutMs: 1, maxResponseBytes: 1_000 }),
     ).rejects.toBe(reason);
     expect(served.received.map((r) => r.path)).toEqual(['/x']);
   });
