@@ -6,7 +6,10 @@
  * - oncely: workers on one `postgresStore` table, each draining with
  *   `resume()` (claims through `claimDue`);
  * - graphile-worker 0.17.3 (0.18 needs Node 22.18): the same payment as a
- *   task, each process draining with `runOnce`;
+ *   task sending with `fetch`, as its users write tasks, each process
+ *   draining with `runOnce` (the targets are against this one);
+ * - the same graphile-worker task sending with node:http's global agent, as
+ *   oncely/node sends: graphile-worker's queue cost apart from its HTTP client's;
  * - the memory store in one process, sending as many operations to the same API.
  *
  * Per fleet size and contender: operations/s, oncely's as a ratio to
@@ -35,7 +38,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { findPostgresBin, startCluster } from '../examples/fleet/cluster.js';
 import { FLEET_CLUSTER_SETTINGS, type FleetDatabase, openFleetDatabase, type StatementCount } from './lib/fleet-db.js';
-import { type ContenderRound, type FleetRow, fleetSection, summarise } from './lib/fleet-report.js';
+import { type ContenderName, type ContenderRound, type FleetRow, fleetSection, summarise } from './lib/fleet-report.js';
 import { saveSection } from './lib/fleet-save.js';
 import type { DrainReport, WorkerConfig } from './lib/fleet-worker-child.js';
 import { postmasterPid, treeCpuMs } from './lib/proc-cpu.js';
@@ -55,8 +58,10 @@ const TABLE = 'fleet_bench';
 const child = (name: string) => fileURLToPath(new URL(`./lib/${name}`, import.meta.url));
 
 interface Contender {
-  name: 'oncely' | 'graphile-worker';
+  name: ContenderName;
   file: string;
+  /** How the contender's task sends (graphile-worker's; oncely/node chooses its own). */
+  send?: WorkerConfig['send'];
   /** How the contender's claim statement starts, as pg_stat_statements shows it. */
   claimStarts: string;
   backlog(db: FleetDatabase, count: number, from: number): Promise<void>;
@@ -72,6 +77,13 @@ const CONTENDERS: Contender[] = [
   {
     name: 'graphile-worker',
     file: 'fleet-graphile-child.ts',
+    claimStarts: 'with j as',
+    backlog: (db, count, from) => db.backlogGraphile(count, from),
+  },
+  {
+    name: 'graphile-worker (node:http)',
+    file: 'fleet-graphile-child.ts',
+    send: 'node:http',
     claimStarts: 'with j as',
     backlog: (db, count, from) => db.backlogGraphile(count, from),
   },
@@ -132,6 +144,7 @@ async function main(): Promise<void> {
               url: cluster.url,
               table: TABLE,
               preparedStatements: !UNPREPARED,
+              ...(contender.send === undefined ? {} : { send: contender.send }),
             };
             return (await forkChild(child(contender.file), [JSON.stringify(config)])).child;
           }),

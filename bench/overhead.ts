@@ -10,6 +10,7 @@
  *   npx tsx bench/overhead.ts [--quick]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ky from 'ky';
@@ -138,6 +139,12 @@ async function main(): Promise<void> {
         });
         return response.json();
       },
+    },
+    {
+      // The floor on Node: what oncely/node sends with (node:http's global agent, keep-alive), bare.
+      id: 'node-http',
+      name: 'bare node:http',
+      setUp: async () => () => postWithNodeHttp(url, JSON.stringify(payload)),
     },
     {
       id: 'ky',
@@ -403,3 +410,21 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/** A JSON POST with `http.request` through the global agent, its JSON answer parsed. */
+function postWithNodeHttp(url: string, json: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) },
+    });
+    request.on('error', reject);
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('error', reject);
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+    });
+    request.end(json);
+  });
+}

@@ -20,6 +20,7 @@ import { assemble } from './flow/calls/assembly.js';
 import { lazy } from './flow/calls/lazy.js';
 import { Shutdown } from './flow/engine/shutdown.js';
 import { parseBase, pathWithinBase, resolveUrl } from './flow/request/target.js';
+import type { Transport } from './flow/transport/transport.js';
 import { EndpointTable, validatePolicy } from './options.js';
 import { type Runtime, systemRuntime } from './runtime.js';
 
@@ -44,13 +45,35 @@ export type { ResumeSummary } from './flow/calls/resume.js';
  * const payment = await client.send({ method: 'POST', url: '/payments', json: { amount: 4800, currency: 'EUR' } });
  */
 export function createClient(options: ClientOptions = {}): OncelyClient {
+  return createPlatformClient(options, {});
+}
+
+/**
+ * What a platform entry adds to the universal client: `oncely/node` its
+ * node:http transport (src/node/transport-choice.ts). Internal: not exported
+ * from any entry.
+ */
+export interface ClientPlatform {
+  /** The transport, given the fetch transport to hand requests to; used only when no `fetch` option was passed. */
+  transport?: ((viaFetch: Transport) => Transport) | undefined;
+}
+
+/** `createClient` with a platform's parts (internal: `oncely/node` calls it). */
+export function createPlatformClient(options: ClientOptions, platform: ClientPlatform): OncelyClient {
   validateClientOptions(options);
   const defaults = validatePolicy(options.policy ?? {}, 'policy');
   const endpoints = new EndpointTable(defaults, options.endpoints ?? {});
   const runtime: Runtime = { ...systemRuntime, ...options.runtime };
   const events = new Emitter();
   const shutdown = new Shutdown();
-  const shell = { runtime, owner: options.owner ?? runtime.uuid(), endpoints, events, shutdown };
+  const shell = {
+    runtime,
+    owner: options.owner ?? runtime.uuid(),
+    endpoints,
+    events,
+    shutdown,
+    transport: platform.transport,
+  };
   const base = parseBase(options.baseUrl);
 
   const parts = lazy(async () => assemble(options, shell), runtime);

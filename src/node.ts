@@ -1,9 +1,19 @@
 /**
  * oncely/node — everything in `oncely`, plus what needs Node.js: the file
- * store, and clients that fingerprint requests with Node's own SHA-256.
+ * store, and clients that fingerprint requests with Node's own SHA-256 and
+ * send with node:http (a third of the CPU of Node's `fetch`) where that
+ * changes nothing a caller sees: no `fetch` option, Node's own global
+ * `fetch` still in place, no redirect to follow (src/node/transport-choice.ts).
  */
-import { type ClientOptions, createClient as createUniversalClient, type OncelyClient } from './client.js';
+import {
+  type ClientOptions,
+  type ClientPlatform,
+  createPlatformClient,
+  createClient as createUniversalClient,
+  type OncelyClient,
+} from './client.js';
 import { nodeSha256Hex } from './node/sha256.js';
+import { nodeOrFetchTransport } from './node/transport-choice.js';
 
 export * from './index.js';
 
@@ -12,7 +22,10 @@ export { fileStore, LockTimeoutError, OwnedStoreError } from './store/file/index
 
 /**
  * `createClient` of `oncely`, with Node's SHA-256 for request fingerprints
- * unless `options.runtime` brings its own `sha256Hex`. Invalid options throw
+ * unless `options.runtime` brings its own `sha256Hex`, and requests sent with
+ * node:http's global agent unless `options.fetch` is given, the global
+ * `fetch` was replaced, or a keyless read follows redirects (those go
+ * through `fetch`, as with `oncely`'s client). Invalid options throw
  * `InvalidOptionsError` naming the field.
  *
  * @example
@@ -25,5 +38,8 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
   if (typeof options !== 'object' || options === null || (runtime !== undefined && typeof runtime !== 'object')) {
     return createUniversalClient(options);
   }
-  return createUniversalClient({ ...options, runtime: { sha256Hex: nodeSha256Hex, ...options.runtime } });
+  return createPlatformClient({ ...options, runtime: { sha256Hex: nodeSha256Hex, ...options.runtime } }, NODE_PLATFORM);
 }
+
+/** What Node adds to the universal client's parts: the node:http transport, chosen per request. */
+const NODE_PLATFORM: ClientPlatform = { transport: (viaFetch) => nodeOrFetchTransport(viaFetch) };

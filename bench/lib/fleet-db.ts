@@ -10,7 +10,12 @@ import { postgresStore } from 'oncely/postgres';
 import pg from 'pg';
 
 /** The server settings the benchmark's cluster starts with. */
-export const FLEET_CLUSTER_SETTINGS = { shared_preload_libraries: 'pg_stat_statements' };
+/**
+ * pg_stat_statements, and room for three fleets of 8 workers idling on
+ * their pools at once (oncely's, and graphile-worker's two: up to
+ * concurrency + 2 connections per process each).
+ */
+export const FLEET_CLUSTER_SETTINGS = { shared_preload_libraries: 'pg_stat_statements', max_connections: '300' };
 
 /** A statement the workers sent, over one drain. */
 export interface StatementCount {

@@ -2,7 +2,9 @@
  * Child process of the fleet benchmark: one graphile-worker process, the
  * contender. Its task is the same payment as oncely's: a POST of the job's
  * payload to the same API, with the job's key as the `Idempotency-Key`, by
- * the same `fetch`.
+ * `fetch` as a graphile-worker user writes it, or (config `send:
+ * 'node:http'`) by `http.request` through node:http's global agent, as
+ * oncely/node sends: the queue's cost apart from the HTTP client's.
  *
  * On `drain` it runs `runOnce` (graphile-worker's own "work until no job is
  * due, then return", `concurrency` jobs at a time) on a pool it keeps
@@ -13,6 +15,7 @@
  *
  *   node --import tsx fleet-graphile-child.ts '<json WorkerConfig>'   (IPC: {cmd:'drain'|'exit'})
  */
+import * as http from 'node:http';
 import { Logger, runOnce, type Task } from 'graphile-worker';
 import pg from 'pg';
 import type { DrainReport, WorkerConfig } from './fleet-worker-child.js';
@@ -60,7 +63,7 @@ export interface PaymentPayload {
   amount: number;
 }
 
-const pay: Task = async (payload) => {
+const payWithFetch: Task = async (payload) => {
   const { key, ...body } = payload as PaymentPayload;
   const response = await fetch(`${config.api}/payments`, {
     method: 'POST',
@@ -71,6 +74,33 @@ const pay: Task = async (payload) => {
   if (!response.ok) throw new Error(`payment ${key}: HTTP ${response.status}`);
   ops++;
 };
+
+/** The same POST with `http.request` (the global agent: keep-alive on Node >= 19), its body read to the end. */
+const payWithNodeHttp: Task = async (payload) => {
+  const { key, ...body } = payload as PaymentPayload;
+  const json = JSON.stringify(body);
+  const status = await new Promise<number>((resolve, reject) => {
+    const request = http.request(`${config.api}/payments`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(json),
+        'idempotency-key': key,
+      },
+    });
+    request.on('error', reject);
+    request.on('response', (response) => {
+      response.on('error', reject);
+      response.on('data', () => undefined);
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.end(json);
+  });
+  if (status < 200 || status >= 300) throw new Error(`payment ${key}: HTTP ${status}`);
+  ops++;
+};
+
+const pay = config.send === 'node:http' ? payWithNodeHttp : payWithFetch;
 
 process.on('message', (message: { cmd: 'drain' | 'exit' }) => {
   if (message.cmd === 'exit') {

@@ -24,6 +24,8 @@ export interface WorkerConfig {
   table?: string;
   /** oncely's `preparedStatements` (false: as before they were named, to measure what naming them saves). */
   preparedStatements?: boolean;
+  /** graphile-worker's task: how it sends (oncely/node chooses its own). @default 'fetch' */
+  send?: 'fetch' | 'node:http';
 }
 
 export interface DrainReport {

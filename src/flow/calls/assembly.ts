@@ -1,5 +1,5 @@
 /**
- * The working parts of a client: store placement, transport (fetch), admission,
+ * The working parts of a client: store placement, transport (fetch, or the platform's), admission,
  * loops and remediation, built from its checked options as `createClient`
  * returns (client.ts).
  */
@@ -18,7 +18,7 @@ import { LeaseWatch } from '../engine/lease-watch.js';
 import { placedStore } from '../engine/placement.js';
 import type { Shutdown } from '../engine/shutdown.js';
 import { ALWAYS_DENIED_HEADERS, type OncelyRequest } from '../request/operation.js';
-import { defaultTransport } from '../transport/transport.js';
+import { defaultTransport, type Transport } from '../transport/transport.js';
 import { Admission } from './admission.js';
 import type { ClientCore } from './core.js';
 import { lazy } from './lazy.js';
@@ -56,6 +56,8 @@ export interface Shell {
   endpoints: EndpointTable;
   events: Emitter;
   shutdown: Shutdown;
+  /** A platform's transport around the fetch one (`oncely/node`: node:http); only without a `fetch` option. */
+  transport?: ((viaFetch: Transport) => Transport) | undefined;
 }
 
 /** The client's calls that need the engine; `close` after `shutdown.stop()`. */
@@ -88,7 +90,7 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     store,
     runtime,
     owner: { id: shell.owner, leaseMs: options.leaseMs ?? 30_000 },
-    http: defaultTransport(() => options.fetch ?? globalThis.fetch),
+    http: transportOf(options, shell),
     endpoints,
     hostGates: new HostGates(),
     events,
@@ -137,6 +139,16 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
       if (options.store === undefined) await store.close?.();
     },
   };
+}
+
+/**
+ * `fetch` (the one passed in, else the global, looked up per request), or
+ * the platform's transport around it. A `fetch` passed in is the caller's
+ * choice: every request goes through it.
+ */
+function transportOf(options: AssemblyOptions, shell: Shell): Transport {
+  const viaFetch = defaultTransport(() => options.fetch ?? globalThis.fetch);
+  return options.fetch === undefined && shell.transport !== undefined ? shell.transport(viaFetch) : viaFetch;
 }
 
 /**

@@ -241,6 +241,15 @@ export function nodesOwnFetch(scope: object): typeof globalThis.fetch | undefine
  */
 const NODE_FETCH = nodesOwnFetch(globalThis);
 
+/**
+ * `globalThis.fetch` is still Node's own, the one oncely found as it loaded:
+ * nothing (msw, a stub, an app's wrapper) has been put in its place since.
+ * False outside Node (see `nodesOwnFetch`).
+ */
+export function isNodesOwnFetchInPlace(): boolean {
+  return NODE_FETCH !== undefined && globalThis.fetch === NODE_FETCH;
+}
+
 /** Stateless between calls (no `stream` option): one instance serves every attempt. */
 const utf8 = new TextDecoder();
 
