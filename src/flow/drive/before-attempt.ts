@@ -12,7 +12,7 @@ import type { ResolvedPolicy } from '../../options.js';
 import type { LazyGate } from '../../policy/lazy-gate.js';
 import { type Stop, stopWith } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
-import { loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
+import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
 import { type Base, settlesByReplay } from './outcome.js';
 import { waitForOnline, waitUntilDue } from './waits.js';
 
@@ -65,7 +65,13 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   }
   // Admission counts the budget, which only the full gate keeps: loaded here if nothing needed it yet (a budgeted
   // retry of an operation stored by an earlier page or process, before anything failed here).
-  const next = await loadNextStep(engine.runtime);
+  const next = loadedNextStep();
+  if (next === undefined) {
+    // The load may take long (a chunk fetched over a slow network): look again at everything above once it is
+    // here (the caller may have aborted, the client closed, the deadline passed meanwhile).
+    await loadNextStep(engine.runtime);
+    return { kind: 'again', dueNow: s.dueNow };
+  }
   const full = gate.upgrade(next.HostGate);
   const admitted = await next.admit(engine, full, record, s.base, signal, s.needsAdmission, NEXT_STEP_KIT);
   if (admitted === 'interrupted') return { kind: 'again', dueNow: false };

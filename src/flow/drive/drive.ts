@@ -39,7 +39,7 @@ import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import { leaseStillOurs } from './lease-check.js';
-import { loadNextStep, type NextStep, prefetchNextStep } from './next-step-load.js';
+import { loadedNextStep, loadNextStep, type NextStep, prefetchNextStep } from './next-step-load.js';
 import {
   asOperationFailure,
   attemptsSent,
@@ -232,7 +232,7 @@ export async function drive(
       if (plain !== undefined) prefetchNextStep(runtime);
       else {
         try {
-          next = await loadNextStep(runtime);
+          next = loadedNextStep() ?? (await loadNextStep(runtime));
         } catch (error) {
           // Not loaded (a chunk the page could not fetch): the attempt stays open and the record goes back
           // pending, as after a crash mid-attempt; the next owner closes it as `ambiguous` and goes on with

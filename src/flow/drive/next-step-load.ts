@@ -18,24 +18,36 @@ export const NEXT_STEP_KIT = { pause };
 export type NextStepKit = typeof NEXT_STEP_KIT;
 
 let loading: Promise<NextStep> | undefined;
-/** The load succeeded: a prefetch has nothing left to do. */
-let loaded = false;
+/** The module, once loaded: a prefetch has nothing left to do, and the loop uses it without awaiting. */
+let loaded: NextStep | undefined;
 
 export function loadNextStep(runtime: Pick<Runtime, 'track'>): Promise<NextStep> {
-  loading ??= import('./next-step.js').catch((error: unknown) => {
-    loading = undefined;
-    throw error;
-  });
+  loading ??= import('./next-step.js').then(
+    (module) => {
+      loaded = module;
+      return module;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
   return runtime.track(loading);
+}
+
+/**
+ * The module if it is loaded. The loop takes it from here before awaiting a
+ * load: an await, even of a settled promise, hands the turn to every other
+ * operation, and answers that came together would be handled out of order
+ * (a 503 behind a 201 that came after it), changing what the host's gate
+ * hears and in which order the retry delays are drawn.
+ */
+export function loadedNextStep(): NextStep | undefined {
+  return loaded;
 }
 
 /** Starts the load if nothing has yet; a failure is left for the next caller to meet (and retry). */
 export function prefetchNextStep(runtime: Pick<Runtime, 'track'>): void {
-  if (loaded) return;
-  loadNextStep(runtime).then(
-    () => {
-      loaded = true;
-    },
-    () => undefined,
-  );
+  if (loaded !== undefined) return;
+  loadNextStep(runtime).catch(() => undefined);
 }
