@@ -3,7 +3,7 @@
  * (classify.ts), the server's hint (`Retry-After`, RateLimit), and retry or
  * stop (`decide`). Loaded with `import()` the first time an attempt needs it
  * (flow/drive/next-step-load.ts): one whose answer is a 2xx without a hint
- * header needs none of it (flow/decide/completed.ts), so a page whose sends
+ * header needs none of it (flow/decide/plain-success.ts), so a page whose sends
  * succeed never downloads it. It imports only types from the modules the
  * client bundles (what it uses of them is handed to it: `DecideKit`), so
  * bundlers give it a chunk of its own and no chunk shared with the client.
