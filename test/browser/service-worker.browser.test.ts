@@ -16,6 +16,7 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { ReferenceRequest, ReferenceResponse, ReferenceServer } from '../../src/testing.js';
 import { chromiumForSuite } from '../helpers/browser.js';
+import { firstRequestPerKey } from '../helpers/browser-resends.js';
 import { useBrowserSuite } from '../helpers/browser-suite.js';
 import type { RecordSummary } from './service-worker.page.js';
 
@@ -177,7 +178,7 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     const drainedMs = Math.max(...api.ledger.requests.map((r) => r.at)) - online;
     console.info(`[sw 1] 10 operations drained by the worker ${drainedMs} ms after going online (no page open)`);
     expect(drainedMs).toBeLessThan(2_000);
-    expect(api.ledger.requests).toHaveLength(10);
+    expect(firstRequestPerKey(api, 'sw 1')).toHaveLength(10);
     expect(api.ledger.maxConcurrent()).toBe(1);
 
     const later = await appPage(ctx, path);
