@@ -14,9 +14,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OperationError, type Outcome } from '../../src/index.js';
-import { sampleRecord } from '../../src/store.js';
 import { closeAll, harness } from '../helpers/harness.js';
-import { loadError, rejection } from '../helpers/load-failure.js';
+import { loadError, rejection, retryAfter503 } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
@@ -42,32 +41,7 @@ describe('the next step after an attempt, loaded once an attempt has answered', 
 
     // An operation stored by an earlier page, its last attempt answered 503: its retry needs the full gate.
     const now = h.rt.now();
-    await h.store.put(
-      sampleRecord('r1', {
-        request: {
-          method: 'POST',
-          url: `${h.server.url}/payments`,
-          headers: { 'content-type': 'application/json' },
-          body: { encoding: 'json', text: '{}' },
-        },
-        createdAt: now,
-        deadlineAt: now + 60_000,
-        nextAttemptAt: now,
-        attempts: [
-          {
-            n: 1,
-            owner: 'earlier',
-            startedAt: now - 10,
-            endedAt: now - 5,
-            class: 'retryable',
-            status: 503,
-            sent: 'definitely',
-            effect: 'none',
-          },
-        ],
-        backoff: { retries: 1, lastDelayMs: 0 },
-      }),
-    );
+    await h.store.put(retryAfter503('r1', `${h.server.url}/payments`, now));
     load.failuresLeft = 1;
     const outcomes: Outcome[] = [];
     const summary = await h.rt.run(h.client.resume({ onOutcome: (o) => void outcomes.push(o) }));

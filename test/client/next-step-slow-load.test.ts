@@ -7,8 +7,8 @@
  * operation stays pending for the next owner, as `close()` promises).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { sampleRecord } from '../../src/store.js';
 import { closeAll, harness } from '../helpers/harness.js';
+import { retryAfter503 } from '../helpers/load-failure.js';
 
 /** The load waits for `release` once it has begun (`begun`). */
 const load = vi.hoisted(() => {
@@ -39,32 +39,7 @@ describe('a slow load of the next step', () => {
     const h = await harness({}, { handle: () => ({ status: 201, body: { ok: true } }) });
     const now = h.rt.now();
     // Stored by an earlier page, its last attempt answered 503: its retry needs the gate's admission.
-    await h.store.put(
-      sampleRecord('r1', {
-        request: {
-          method: 'POST',
-          url: `${h.server.url}/payments`,
-          headers: { 'content-type': 'application/json' },
-          body: { encoding: 'json', text: '{}' },
-        },
-        createdAt: now,
-        deadlineAt: now + 60_000,
-        nextAttemptAt: now,
-        attempts: [
-          {
-            n: 1,
-            owner: 'earlier',
-            startedAt: now - 10,
-            endedAt: now - 5,
-            class: 'retryable',
-            status: 503,
-            sent: 'definitely',
-            effect: 'none',
-          },
-        ],
-        backoff: { retries: 1, lastDelayMs: 0 },
-      }),
-    );
+    await h.store.put(retryAfter503('r1', `${h.server.url}/payments`, now));
     const pass = h.rt.run(h.client.resume()).catch((error: unknown) => error);
     await load.begun;
     const closed = h.client.close();

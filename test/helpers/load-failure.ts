@@ -9,6 +9,8 @@
  *   (await import('../helpers/load-failure.js')).failingLoad(load, 'remedies.js', original),
  * );
  */
+import type { OperationRecord } from '../../src/model.js';
+import { sampleRecord } from '../../src/store.js';
 
 /** How many loads are still to fail, and how many were tried. */
 export interface LoadCounter {
@@ -35,3 +37,34 @@ export const rejection = (call: Promise<unknown>): Promise<unknown> =>
     () => undefined,
     (e: unknown) => e,
   );
+
+/**
+ * An operation an earlier page stored, its one attempt answered 503, due
+ * now: its retry needs what follows a failure (the next step, the full gate).
+ */
+export function retryAfter503(key: string, url: string, nowMs: number): OperationRecord {
+  return sampleRecord(key, {
+    request: {
+      method: 'POST',
+      url,
+      headers: { 'content-type': 'application/json' },
+      body: { encoding: 'json', text: '{}' },
+    },
+    createdAt: nowMs,
+    deadlineAt: nowMs + 60_000,
+    nextAttemptAt: nowMs,
+    attempts: [
+      {
+        n: 1,
+        owner: 'earlier',
+        startedAt: nowMs - 10,
+        endedAt: nowMs - 5,
+        class: 'retryable',
+        status: 503,
+        sent: 'definitely',
+        effect: 'none',
+      },
+    ],
+    backoff: { retries: 1, lastDelayMs: 0 },
+  });
+}
