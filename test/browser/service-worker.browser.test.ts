@@ -275,7 +275,12 @@ describe.skipIf(executablePath === undefined)(SUITE, () => {
     await ctx.setOffline(false);
     const firstRequest = api.waitForRequests(1);
     for (let woken = 0; api.ledger.requests.length === 0; woken++) {
-      if (woken === 10) throw new Error('the worker sent nothing in 10 wake-ups');
+      // Bounded by wake-ups, not time. 10 were once used up in about a second on a loaded CI-like run (two
+      // suites at once), each ending at once with nothing sent: the reports are printed if it happens again.
+      if (woken === 50) {
+        const said = await observer.evaluate(() => window.sw?.reports());
+        throw new Error(`the worker sent nothing in 50 wake-ups; it reported ${JSON.stringify(said)}`);
+      }
       const reported = observer.waitForFunction((n) => (window.sw?.reports().length ?? 0) > n, seen, {
         polling: 25,
         timeout: 30_000,
