@@ -22,6 +22,7 @@ import { problems } from './problems.js';
 import { type Answer, type HeaderSource, keeps, replayOf, storedOf } from './replay.js';
 import { ReadRequestView, RequestView } from './request-view.js';
 import { type Claim, type ClaimResult, LeaseTakenOverError } from './store.js';
+import { urlParts } from './target.js';
 
 /** A guarded request as an entry point read it. */
 export interface Incoming {
@@ -142,7 +143,7 @@ export class IdempotencyCore<Tx> {
   async incomingOf(request: Request): Promise<Incoming | undefined> {
     const method = request.method.toUpperCase();
     const url = request.url;
-    const { pathname, search } = new URL(url);
+    const { pathname, search } = urlParts(url);
     const route = this.routeOf(method, pathname);
     if (route === undefined) return undefined;
     const keyValue = request.headers.get(this.#o.keyHeader);

@@ -16,6 +16,7 @@
  * `StoredResponse` from these.
  */
 import * as z from 'zod';
+import { latin1Bytes, latin1String, ownedBytes } from './bytes.js';
 import type { Claim, ClaimRequest, ClaimResult, IdempotencyStore, StoredResponse } from './store.js';
 import { parseOptions } from './validate.js';
 
@@ -62,17 +63,13 @@ class Entry {
 /** Bodies up to this many bytes are kept as strings (larger ones are few, and copying them costs more than it saves). */
 const STRING_BODY_MAX_BYTES = 1024;
 
-/** The bytes as a string of one character per byte (each code unit below 256: a one-byte string). */
+/** A small body as a one-byte string; a larger one as bytes that own their buffer (not a window that keeps a larger one alive). */
 function packBody(bytes: Uint8Array): string | Uint8Array {
-  if (bytes.length > STRING_BODY_MAX_BYTES) return bytes;
-  return String.fromCharCode.apply(null, bytes as unknown as number[]);
+  return bytes.length > STRING_BODY_MAX_BYTES ? ownedBytes(bytes) : latin1String(bytes);
 }
 
 function unpackBody(body: string | Uint8Array): Uint8Array {
-  if (typeof body !== 'string') return body;
-  const bytes = new Uint8Array(body.length);
-  for (let i = 0; i < body.length; i++) bytes[i] = body.charCodeAt(i);
-  return bytes;
+  return typeof body === 'string' ? latin1Bytes(body) : body;
 }
 
 /** How many distinct header lists are shared at once (a route answers with a few; a `Location` per response is never shared). */

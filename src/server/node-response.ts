@@ -9,6 +9,7 @@
  * headers are read from `res` (no copy made). Typed structurally, so no
  * Node types are needed: anything shaped like `ServerResponse` works.
  */
+import { copyOf, utf8Bytes } from './bytes.js';
 import type { Answer, HeaderSource } from './replay.js';
 
 export type HeaderValue = string | number | readonly string[] | undefined;
@@ -16,6 +17,7 @@ export type HeaderValue = string | number | readonly string[] | undefined;
 export interface NodeResponseLike {
   statusCode: number;
   setHeader(name: string, value: HeaderValue): unknown;
+  getHeader(name: string): HeaderValue;
   getHeaders(): Record<string, HeaderValue>;
   writeHead(status: number, ...rest: unknown[]): unknown;
   write(chunk: unknown, ...rest: unknown[]): boolean;
@@ -78,19 +80,18 @@ export function concat(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
 
 /** A written chunk as bytes of its own (an application may reuse a buffer after `write`). */
 function toBytes(chunk: unknown, encoding: unknown): Uint8Array {
-  if (chunk instanceof Uint8Array) return chunk.slice();
+  if (chunk instanceof Uint8Array) return copyOf(chunk);
   if (typeof chunk === 'string') {
     if (encoding !== undefined && encoding !== 'utf8' && encoding !== 'utf-8') {
       throw new TypeError(
         `res.write with encoding ${String(encoding)} is not supported under the idempotency middleware`,
       );
     }
-    return encoder.encode(chunk);
+    return utf8Bytes(chunk);
   }
   throw new TypeError('res.write accepts strings and bytes');
 }
@@ -158,7 +159,14 @@ class ResponseCapture implements Answer<HeaderSource>, HeaderSource {
     return this;
   }
 
-  /** `res`'s headers as storing reads them (lower-case names, several values joined). */
+  /** One of `res`'s headers as storing reads it (several values joined, as `Headers.get` joins them). */
+  get(name: string): string | null {
+    const value = this.#res.getHeader(name);
+    if (value === undefined) return null;
+    return Array.isArray(value) ? value.join(', ') : String(value);
+  }
+
+  /** `res`'s headers, all of them (lower-case names, several values joined). */
   forEach(callback: (value: string, name: string) => void): void {
     const headers = this.#res.getHeaders();
     for (const name in headers) {

@@ -22,6 +22,7 @@ import { fetchRequestOf, joined } from './node-request-view.js';
 import { captureResponse, concat, isCaptured, type NodeResponseLike, sendAnswer } from './node-response.js';
 import type { ResolvedRoute } from './options.js';
 import type { Answer, HeaderSource } from './replay.js';
+import { targetParts } from './target.js';
 
 export type { NodeResponseLike } from './node-response.js';
 
@@ -59,7 +60,7 @@ export function connectMiddleware<Tx>(core: IdempotencyCore<Tx>): ConnectMiddlew
   };
   return (req, res, next) => {
     const method = (req.method ?? 'GET').toUpperCase();
-    const { pathname, search } = pathOf(req.url ?? '/');
+    const { pathname, search } = targetParts(req.url ?? '/');
     const route = core.routeOf(method, pathname);
     if (route === undefined) {
       next();
@@ -131,25 +132,6 @@ class NodeIncoming implements Incoming {
     handBody(this.req, this.body, this.json);
     return captureResponse(this.res, this.next);
   }
-}
-
-/**
- * A path the URL parser would give back unchanged: no dot segment, no
- * percent sign, no backslash, no second leading slash, nothing it would
- * encode; its query plain too. The common case, read without a parser.
- */
-const PLAIN_TARGET = /^\/(?!\/)[\w\-~!$&'()*+,;=:@/]*(\?[\w\-.~!$&()*+,;=:@/?%]+)?$/;
-
-/** Path and query as `new URL` would give them (the Fetch entry point's, so both styles fingerprint alike). */
-function pathOf(target: string): { pathname: string; search: string } {
-  if (PLAIN_TARGET.test(target)) {
-    const question = target.indexOf('?');
-    return question < 0
-      ? { pathname: target, search: '' }
-      : { pathname: target.slice(0, question), search: target.slice(question) };
-  }
-  const url = new URL(target, 'http://localhost');
-  return { pathname: url.pathname, search: url.search };
 }
 
 /**

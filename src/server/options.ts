@@ -139,7 +139,8 @@ export interface Resolved<Tx> {
   keyHeader: string;
   maxKeyLength: number;
   acceptBareKey: boolean;
-  replayHeaders: ReadonlySet<string>;
+  /** Lower case, ascending, no repeats (as `storedOf` reads them). */
+  replayHeaders: readonly string[];
   onAbandoned: ((claim: AbandonedClaim) => void | Promise<void>) | undefined;
   schedule: Schedule;
 }
@@ -217,7 +218,7 @@ export function resolveOptions<Tx>(options: IdempotencyOptions<Tx>): Resolved<Tx
     keyHeader: parsed.keyHeader ?? 'Idempotency-Key',
     maxKeyLength: parsed.maxKeyLength ?? 255,
     acceptBareKey: parsed.acceptBareKey ?? true,
-    replayHeaders: new Set(['content-type', 'location', ...extra]),
+    replayHeaders: [...new Set(['content-type', 'location', ...extra])].sort(),
     onAbandoned: parsed.onAbandoned,
     schedule: parsed.schedule ?? scheduleWithTimers,
   };

@@ -23,8 +23,10 @@ export function keeps(policy: ReplayPolicy, status: number): boolean {
  * What storing needs of a response's headers (lower-case names): Fetch's
  * `Headers` has it, and so has the Node middleware's view of `res`, which
  * builds no `Headers` for a response it only has to send and store.
+ * `get` joins several values with `, `, as `Headers.get` does.
  */
 export interface HeaderSource {
+  get(name: string): string | null;
   forEach(callback: (value: string, name: string) => void): void;
 }
 
@@ -45,11 +47,22 @@ export async function answerOf(response: Response): Promise<Answer> {
   return { status: response.status, statusText: response.statusText, headers: response.headers, body };
 }
 
-export function storedOf(answer: Answer<HeaderSource>, allowed: ReadonlySet<string>): StoredResponse {
+/**
+ * `allowed`: the allow-list, lower case, in ascending order (the order
+ * Fetch's `Headers` lists names in, so a stored list reads the same from
+ * either entry point). Each allowed name is looked up, rather than every
+ * header read and filtered: the list is short (two names by default),
+ * while listing `Headers` sorts them all and listing `res`'s copies them.
+ * `Set-Cookie`, the one header whose values `get` cannot keep apart, is
+ * never allowed (options.ts).
+ */
+export function storedOf(answer: Answer<HeaderSource>, allowed: readonly string[]): StoredResponse {
   const headers: [string, string][] = [];
-  answer.headers.forEach((value, name) => {
-    if (allowed.has(name)) headers.push([name, value]);
-  });
+  const source = answer.headers;
+  for (const name of allowed) {
+    const value = source.get(name);
+    if (value !== null) headers.push([name, value]);
+  }
   return { status: answer.status, headers, body: answer.body };
 }
 

@@ -149,12 +149,13 @@ export abstract class BodyView<T extends Request | Response> implements View<T> 
 
   async arrayBuffer(): Promise<ArrayBuffer> {
     const bytes = this.#take();
-    return bytes === undefined ? this[REAL]().arrayBuffer() : (bytes.slice().buffer as ArrayBuffer);
+    // A copy, as a plain array: `slice` on a Node `Buffer` is a window on the same memory.
+    return bytes === undefined ? this[REAL]().arrayBuffer() : (new Uint8Array(bytes).buffer as ArrayBuffer);
   }
 
   async bytes(): Promise<Uint8Array> {
     const bytes = this.#take();
-    return bytes === undefined ? this[REAL]().bytes() : bytes.slice();
+    return bytes === undefined ? this[REAL]().bytes() : new Uint8Array(bytes);
   }
 
   /** The body bytes, once, as a Fetch object gives its body once; `undefined` when the real one answers. */
