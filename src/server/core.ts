@@ -188,7 +188,8 @@ export class IdempotencyCore<Tx> {
       rerunAbandoned: route.rerun === 'safe',
       atomic: runner.kind === 'transaction',
     });
-    return this.#answer(guarded, claimed, runner);
+    // Awaited, not returned: an async function handing back a promise costs two more turns of the queue.
+    return await this.#answer(guarded, claimed, runner);
   }
 
   async #answer<H extends HeaderSource>(

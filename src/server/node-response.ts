@@ -56,7 +56,9 @@ export function sendAnswer(res: NodeResponseLike, answer: Answer<HeaderSource>, 
   res.statusCode = answer.status;
   if (!captured) copyHeaders(res, answer as Answer);
   res.setHeader('content-length', String(answer.body.length));
-  res.end(answer.body);
+  const callback = captured ? (answer as ResponseCapture).endCallback : undefined;
+  if (callback === undefined) res.end(answer.body);
+  else res.end(answer.body, callback);
 }
 
 /** The guard's own answer's headers (a replay's, a problem's) onto `res`, `Set-Cookie` kept as a list. */
@@ -125,6 +127,8 @@ class ResponseCapture implements Answer<HeaderSource>, HeaderSource {
   /** The answer, once `end` was called. */
   status = 0;
   body: Uint8Array = EMPTY;
+  /** `end`'s callback, handed to the real `end` when the answer is written out. */
+  endCallback: (() => void) | undefined = undefined;
 
   constructor(
     res: NodeResponseLike,
@@ -209,8 +213,12 @@ class ResponseCapture implements Answer<HeaderSource>, HeaderSource {
     const res = this.#res;
     this.restore();
     try {
+      // `end(chunk, encoding, callback)`, each part optional: `end(chunk, callback)` and `end(callback)` too.
       const [chunk, encoding] = args;
-      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') this.#push(toBytes(chunk, encoding));
+      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') {
+        this.#push(toBytes(chunk, typeof encoding === 'string' ? encoding : undefined));
+      }
+      this.endCallback = args.find((a) => typeof a === 'function') as (() => void) | undefined;
       this.body = this.#more === undefined ? (this.#first ?? EMPTY) : concat(this.#more);
       this.status = res.statusCode;
       this.#resolve(this);

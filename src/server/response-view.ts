@@ -11,6 +11,7 @@
  * (view.ts). Where the runtime's `Response` does not take a view (a
  * self-test on first use), `wrap` returns real ones as before.
  */
+import { ownHeadersOf } from './headers-view.js';
 import { type Answer, toResponse } from './replay.js';
 import { BODY_MEMBERS, BodyView, delegateTo, selfTest } from './view.js';
 
@@ -44,11 +45,11 @@ class ResponseView extends BodyView<Response> {
     return this.#answer.status >= 200 && this.#answer.status <= 299;
   }
 
-  /** A copy of the answer's, made once: as a new `Response`'s, they are its own and can be changed. */
+  /** The answer's, as a `Headers` of its own (a new `Response`'s can be changed), copied on the first change. */
   get headers(): Headers {
     const real = this.built;
     if (real !== undefined) return real.headers;
-    this.#headers ??= new Headers(this.#answer.headers);
+    this.#headers ??= ownHeadersOf(this.#answer.headers);
     return this.#headers;
   }
 

@@ -140,6 +140,30 @@ describe('wrap answers with a Response view of the stored answer', () => {
     ]);
   });
 
+  it("reads its headers from the handler's response until changed, and a change stays its own", async () => {
+    let handlers: Response | undefined;
+    const wrapped = guardOf().wrap(async () => {
+      handlers = await pay();
+      return handlers;
+    });
+    const response = await wrapped(post('/payments', 'k1'));
+    const parents: unknown[] = [];
+    response.headers.forEach((_value, _name, parent) => {
+      parents.push(parent);
+    });
+    const before = [...response.headers].map(([name]) => name);
+    response.headers.set('x-added', 'yes');
+    response.headers.delete('etag');
+    expect(before).toEqual(['content-type', 'etag']);
+    expect(parents).toEqual([response.headers, response.headers]);
+    expect([...response.headers]).toEqual([
+      ['content-type', 'application/json'],
+      ['x-added', 'yes'],
+    ]);
+    expect([handlers?.headers.get('x-added'), handlers?.headers.get('etag')]).toEqual([null, '"1"']);
+    expect(new Headers(response.headers).get('x-added')).toBe('yes');
+  });
+
   it('a response without a body reads as empty every time, as a real one does', async () => {
     const wrapped = guardOf().wrap(async () => new NativeResponse(null, { status: 204 }));
     const response = await wrapped(post('/empty', 'k1'));
