@@ -192,11 +192,16 @@ export class IdempotencyCore<Tx> {
     return await this.#answer(guarded, claimed, runner);
   }
 
-  async #answer<H extends HeaderSource>(
+  /**
+   * The answer to a claim's result: at once from the record, or the run's
+   * promise (no async layer of its own: each costs turns of the queue on
+   * every request).
+   */
+  #answer<H extends HeaderSource>(
     g: Guarded,
     result: ClaimResult,
     runner: Runner<Tx, H>,
-  ): Promise<Answer<H> | Answer> {
+  ): Answer<H> | Answer | Promise<Answer<H> | Answer> {
     const { keyHeader } = this.#o;
     switch (result.kind) {
       case 'mismatch':
@@ -206,21 +211,19 @@ export class IdempotencyCore<Tx> {
       case 'completed':
         return replayOf(result.response);
       case 'abandoned':
-        if (result.firstReport) await this.#reportAbandoned(g);
-        return problems.outcomeUnknown(keyHeader);
+        return this.#abandoned(g, result.firstReport);
       case 'claimed': {
         const claim: Claim = result.claim ?? { scope: g.scope, key: g.key, epoch: result.epoch };
-        // The claim's lease is renewed while the handler runs (a slow handler is not a dead one).
-        const beat = this.#heartbeats.start(claim, g.route.leaseMs);
-        try {
-          return runner.kind === 'plain'
-            ? await this.#runPlain(g, claim, runner.handler)
-            : await this.#runInTransaction(g, claim, runner.handler);
-        } finally {
-          this.#heartbeats.stop(beat);
-        }
+        return runner.kind === 'plain'
+          ? this.#runPlain(g, claim, runner.handler)
+          : this.#runInTransaction(g, claim, runner.handler);
       }
     }
+  }
+
+  async #abandoned(g: Guarded, firstReport: boolean): Promise<Answer> {
+    if (firstReport) await this.#reportAbandoned(g);
+    return problems.outcomeUnknown(this.#o.keyHeader);
   }
 
   async #reportAbandoned(g: Guarded): Promise<void> {
@@ -237,34 +240,41 @@ export class IdempotencyCore<Tx> {
     }
   }
 
+  /** The handler run under its claim, its lease renewed while it runs (a slow handler is not a dead one). */
   async #runPlain<H extends HeaderSource>(
     g: Guarded,
     claim: Claim,
     handler: (incoming: Incoming) => Promise<Answer<H>>,
   ): Promise<Answer<H> | Answer> {
     const { store } = this.#o;
-    let snapshot: Answer<H>;
+    const beat = this.#heartbeats.start(claim, g.route.leaseMs);
     try {
-      snapshot = await handler(g.incoming);
-    } catch {
-      // It may have done its work before throwing: never run it again blindly.
-      // A store that fails here leaves the claim to its lease, which ends in the same place.
-      if (g.route.rerun === 'safe') await store.release(claim).catch(() => undefined);
-      else await store.abandon(claim).catch(() => undefined);
-      return problems.handlerFailed(g.route.rerun === 'safe');
+      let snapshot: Answer<H>;
+      try {
+        snapshot = await handler(g.incoming);
+      } catch {
+        // It may have done its work before throwing: never run it again blindly.
+        // A store that fails here leaves the claim to its lease, which ends in the same place.
+        if (g.route.rerun === 'safe') await store.release(claim).catch(() => undefined);
+        else await store.abandon(claim).catch(() => undefined);
+        return problems.handlerFailed(g.route.rerun === 'safe');
+      }
+      try {
+        // Stored before the response leaves: a client that loses it gets it replayed.
+        if (keeps(g.route.replay, snapshot.status))
+          await store.complete(claim, storedOf(snapshot, this.#o.replayHeaders));
+        else await store.release(claim);
+      } catch {
+        // The effect happened and the caller gets its answer; the claim, left without an
+        // outcome, answers "outcome unknown" to a retry once its lease ends.
+      }
+      return snapshot;
+    } finally {
+      this.#heartbeats.stop(beat);
     }
-    try {
-      // Stored before the response leaves: a client that loses it gets it replayed.
-      if (keeps(g.route.replay, snapshot.status))
-        await store.complete(claim, storedOf(snapshot, this.#o.replayHeaders));
-      else await store.release(claim);
-    } catch {
-      // The effect happened and the caller gets its answer; the claim, left without an
-      // outcome, answers "outcome unknown" to a retry once its lease ends.
-    }
-    return snapshot;
   }
 
+  /** The handler run in the store's transaction under its claim, its lease renewed while it runs. */
   async #runInTransaction<H extends HeaderSource>(
     g: Guarded,
     claim: Claim,
@@ -272,6 +282,7 @@ export class IdempotencyCore<Tx> {
   ): Promise<Answer<H> | Answer> {
     const { store } = this.#o;
     if (store.transaction === undefined) throw new TypeError('withIdempotency needs a store with transactions');
+    const beat = this.#heartbeats.start(claim, g.route.leaseMs);
     try {
       return await store.transaction(claim, async (tx) => {
         const snapshot = await handler(tx, g.incoming.request());
@@ -284,6 +295,8 @@ export class IdempotencyCore<Tx> {
       // Rolled back with the handler's own writes: nothing happened, so a retry may run it.
       await store.release(claim).catch(() => undefined);
       return problems.handlerFailed(true);
+    } finally {
+      this.#heartbeats.stop(beat);
     }
   }
 

@@ -53,7 +53,8 @@ export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempo
   return {
     wrap: (handler) => {
       core.requireScopeOf('wrap');
-      const runner = { kind: 'plain', handler: async (r: Incoming) => answerOf(await handler(r.request())) } as const;
+      // No async layer of its own: `answerOf` awaits the handler's response (a throw is the core's to catch).
+      const runner = { kind: 'plain', handler: (r: Incoming) => answerOf(handler(r.request())) } as const;
       return async (request) => {
         const incoming = await core.incomingOf(request);
         // Not guarded: the handler's own response, untouched (a streamed body stays a stream).
@@ -64,7 +65,7 @@ export function idempotency<Tx = never>(options: IdempotencyOptions<Tx>): Idempo
     withIdempotency: async (request, handler) => {
       core.requireScopeOf('withIdempotency');
       return responseOf(
-        await core.handle(request, { kind: 'transaction', handler: async (tx, r) => answerOf(await handler(tx, r)) }),
+        await core.handle(request, { kind: 'transaction', handler: (tx, r) => answerOf(handler(tx, r)) }),
       );
     },
     // Made on first use: an app of Fetch handlers alone need not give what it needs.

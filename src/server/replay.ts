@@ -42,9 +42,11 @@ export interface Answer<H extends HeaderSource = Headers> {
   body: Uint8Array;
 }
 
-export async function answerOf(response: Response): Promise<Answer> {
-  const body = new Uint8Array(await response.arrayBuffer());
-  return { status: response.status, statusText: response.statusText, headers: response.headers, body };
+/** `response` (or the promise of it) read to its end. */
+export async function answerOf(response: Response | Promise<Response>): Promise<Answer> {
+  const read = await response;
+  const body = new Uint8Array(await read.arrayBuffer());
+  return { status: read.status, statusText: read.statusText, headers: read.headers, body };
 }
 
 /**

@@ -177,6 +177,20 @@ describe('wrap answers with a Response view of the stored answer', () => {
   });
 });
 
+describe('a wrapped handler that throws before returning a promise', () => {
+  it('is a failed handler, as an async one that rejects: 500, then outcome-unknown for its key', async () => {
+    let runs = 0;
+    const wrapped = guardOf().wrap(() => {
+      runs += 1;
+      throw new Error('failed at once');
+    });
+    const first = await wrapped(post('/payments', 'k1'));
+    const again = await wrapped(post('/payments', 'k1'));
+    expect([first.status, again.status, runs]).toEqual([500, 409, 1]);
+    expect(((await again.json()) as { type: string }).type).toBe('urn:oncely:idempotency:outcome-unknown');
+  });
+});
+
 describe('a runtime whose Response does not take a view', () => {
   it('gets real Responses from wrap, as before', async () => {
     /** A `Response` whose getter, as a native one's, refuses an object it did not make. */
