@@ -16,12 +16,13 @@ import { matchesEndpoint, selectEndpoint } from '../policy/endpoints.js';
 import { fingerprintOf, parseJsonBody } from './fingerprint.js';
 import { Heartbeats } from './heartbeat.js';
 import { readKey } from './key.js';
+import { claimAtOnce } from './memory-store.js';
 import type { NodeRequestLike } from './node.js';
 import type { Resolved, ResolvedRoute } from './options.js';
 import { problems } from './problems.js';
 import { type Answer, type HeaderSource, keeps, replayOf, storedOf } from './replay.js';
 import { ReadRequestView, RequestView } from './request-view.js';
-import { type Claim, type ClaimResult, LeaseTakenOverError } from './store.js';
+import { type Claim, type ClaimRequest, type ClaimResult, LeaseTakenOverError } from './store.js';
 import { urlParts } from './target.js';
 
 /** A guarded request as an entry point read it. */
@@ -162,10 +163,21 @@ export class IdempotencyCore<Tx> {
     return incoming === undefined ? this.#transactUnguarded(request, runner.handler) : this.guard(incoming, runner);
   }
 
-  /** A request on a guarded route, read by its entry point. */
-  async guard<H extends HeaderSource>(incoming: Incoming, runner: Runner<Tx, H>): Promise<Answer<H> | Answer> {
+  /**
+   * A request on a guarded route, read by its entry point: its answer, or
+   * the promise of it. Not an async function: with a caller's identity, a
+   * hash and a claim all at hand at once (`nodeScopeOf` or `scopeOf`
+   * answering a string, Node's hash, the memory store), nothing here waits,
+   * and each async layer or `await` costs turns of the queue and a few
+   * hundred bytes of garbage on every request. A store or a hook that
+   * answers with a promise is waited for (`.then`).
+   */
+  guard<H extends HeaderSource>(
+    incoming: Incoming,
+    runner: Runner<Tx, H>,
+  ): Answer<H> | Answer | Promise<Answer<H> | Answer> {
     const { keyHeader } = this.#o;
-    const { route, method } = incoming;
+    const { route } = incoming;
     const reading = readKey(incoming.keyValue, this.#o);
     if (reading.kind === 'missing') {
       if (route.requireKey) return problems.keyMissing(keyHeader);
@@ -174,22 +186,46 @@ export class IdempotencyCore<Tx> {
         : this.#transactUnguarded(incoming.request(), runner.handler);
     }
     if (reading.kind === 'invalid') return problems.keyInvalid(keyHeader, reading.reason);
-    // Awaited only when a promise: each await is a turn of the microtask queue on every request.
+    const key = reading.key;
     const named = incoming.ownCaller ? incoming.caller() : this.scopeOf(incoming.request());
-    const caller = typeof named === 'string' ? named : await named;
-    const guarded = new Guarded(incoming, route, reading.key, caller, JSON.stringify([method, route.source, caller]));
+    return typeof named === 'string'
+      ? this.#fingerprinted(incoming, runner, key, named)
+      : named.then((caller) => this.#fingerprinted(incoming, runner, key, caller));
+  }
+
+  #fingerprinted<H extends HeaderSource>(
+    incoming: Incoming,
+    runner: Runner<Tx, H>,
+    key: string,
+    caller: string,
+  ): Answer<H> | Answer | Promise<Answer<H> | Answer> {
+    const { route, method } = incoming;
+    const guarded = new Guarded(incoming, route, key, caller, JSON.stringify([method, route.source, caller]));
     const hashed = fingerprintOf(method, incoming.target, incoming.body, incoming.contentType, incoming.json);
-    const claimed = await this.#o.store.claim({
-      scope: guarded.scope,
-      key: guarded.key,
-      fingerprint: typeof hashed === 'string' ? hashed : await hashed,
-      leaseMs: route.leaseMs,
-      retentionMs: route.retentionMs,
-      rerunAbandoned: route.rerun === 'safe',
+    return typeof hashed === 'string'
+      ? this.#claim(guarded, hashed, runner)
+      : hashed.then((fingerprint) => this.#claim(guarded, fingerprint, runner));
+  }
+
+  #claim<H extends HeaderSource>(
+    g: Guarded,
+    fingerprint: string,
+    runner: Runner<Tx, H>,
+  ): Answer<H> | Answer | Promise<Answer<H> | Answer> {
+    const { store } = this.#o;
+    const request: ClaimRequest = {
+      scope: g.scope,
+      key: g.key,
+      fingerprint,
+      leaseMs: g.route.leaseMs,
+      retentionMs: g.route.retentionMs,
+      rerunAbandoned: g.route.rerun === 'safe',
       atomic: runner.kind === 'transaction',
-    });
-    // Awaited, not returned: an async function handing back a promise costs two more turns of the queue.
-    return await this.#answer(guarded, claimed, runner);
+    };
+    // The memory store decides a claim at once: its answer is taken as it is, not awaited.
+    const atOnce = claimAtOnce(store, request);
+    if (atOnce !== undefined) return this.#answer(g, atOnce, runner);
+    return store.claim(request).then((result) => this.#answer(g, result, runner));
   }
 
   /**

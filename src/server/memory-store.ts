@@ -135,6 +135,20 @@ const schema = z.strictObject({
  */
 const id = (scope: string, key: string) => (key.includes('\n') ? JSON.stringify([scope, key]) : `${scope}\n${key}`);
 
+let claimNowOf: (store: MemoryIdempotencyStore, request: ClaimRequest) => ClaimResult;
+
+/**
+ * `store`'s claim answered at once when it is this store (whose claim is
+ * decided synchronously anyway), so the guard need not await a promise on
+ * every request; `undefined` for any other store, or one whose `claim` was
+ * replaced (a test's, a wrapper's), which the guard calls as usual.
+ */
+export function claimAtOnce(store: IdempotencyStore<unknown>, request: ClaimRequest): ClaimResult | undefined {
+  return store instanceof MemoryIdempotencyStore && store.claim === MemoryIdempotencyStore.prototype.claim
+    ? claimNowOf(store, request)
+    : undefined;
+}
+
 export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, Entry>();
   readonly #headerLists = new HeaderLists();
@@ -164,6 +178,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   claim(request: ClaimRequest): Promise<ClaimResult> {
     return Promise.resolve(this.#claim(request));
+  }
+
+  static {
+    claimNowOf = (store, request) => store.#claim(request);
   }
 
   /** Synchronous from the read of the Map to its write: this is the atomic claim. */

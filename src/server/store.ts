@@ -8,7 +8,7 @@
 /** A response as stored for replay: status, the allow-listed headers, the exact body bytes. */
 export interface StoredResponse {
   status: number;
-  /** Lower-case names, in the order the handler set them. */
+  /** Lower-case names, in ascending order (the allow-list's). */
   headers: readonly (readonly [string, string])[];
   body: Uint8Array;
 }

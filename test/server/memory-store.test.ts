@@ -4,7 +4,7 @@
  * the claim's epoch.
  */
 import { describe, expect, it } from 'vitest';
-import { type ClaimRequest, memoryIdempotencyStore } from '../../src/server.js';
+import { type ClaimRequest, idempotency, memoryIdempotencyStore } from '../../src/server.js';
 
 const claimOf = (key: string, overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
   scope: 's',
@@ -131,5 +131,62 @@ describe('memoryIdempotencyStore', () => {
     expect(replayed[2]).not.toBe(replayed[0]);
     expect(replayed[2]).toEqual([['content-type', 'text/plain']]);
     expect(Object.isFrozen(replayed[0])).toBe(true);
+  });
+});
+
+describe('the guard on the memory store', () => {
+  const payRequest = (key: string) =>
+    new Request('http://shop.test/payments', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+      body: '{"amount":100}',
+    });
+
+  it("takes the store's claim at once, and still calls a claim that replaced the store's own", async () => {
+    const store = memoryIdempotencyStore();
+    const claimed: string[] = [];
+    const own = store.claim.bind(store);
+    // A wrapper (a test's, an application's metrics) put on the store: the guard must go through it.
+    store.claim = (request) => {
+      claimed.push(request.key);
+      return own(request);
+    };
+    let effects = 0;
+    const guard = idempotency({ store, scopeOf: () => 'alice', routes: { 'POST /payments': {} } });
+    const wrapped = guard.wrap(async () => {
+      effects += 1;
+      return Response.json({ id: `pay_${effects}` }, { status: 201 });
+    });
+    const first = await wrapped(payRequest('k1'));
+    const again = await wrapped(payRequest('k1'));
+    expect([first.status, again.status, again.headers.get('idempotent-replayed'), effects]).toEqual([
+      201,
+      201,
+      'true',
+      1,
+    ]);
+    expect(claimed).toEqual(['k1', 'k1']);
+  });
+
+  it('one effect for duplicates sent at once, the others told it is in progress', async () => {
+    let effects = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const guard = idempotency({
+      store: memoryIdempotencyStore(),
+      scopeOf: () => 'alice',
+      routes: { 'POST /payments': {} },
+    });
+    const wrapped = guard.wrap(async () => {
+      effects += 1;
+      await gate;
+      return Response.json({ ok: true }, { status: 201 });
+    });
+    const first = wrapped(payRequest('k1'));
+    const others = await Promise.all(Array.from({ length: 5 }, () => wrapped(payRequest('k1'))));
+    release();
+    expect([(await first).status, ...others.map((r) => r.status), effects]).toEqual([201, 409, 409, 409, 409, 409, 1]);
   });
 });
