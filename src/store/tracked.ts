@@ -6,6 +6,7 @@
  * With the system runtime the store is returned as is: no cost in production.
  */
 import { type Runtime, systemRuntime } from '../runtime.js';
+import { forwardPackedListing } from './packed-listing.js';
 import type { OperationStore } from './store.js';
 
 const TRACKED = Symbol('oncely.trackedStore');
@@ -40,5 +41,6 @@ export function trackedStore(store: OperationStore, runtime: Pick<Runtime, 'trac
   if (claimDue !== undefined) wrapped.claimDue = (request) => track(() => claimDue(request));
   const close = store.close?.bind(store);
   if (close !== undefined) wrapped.close = () => track(close);
+  forwardPackedListing(store, wrapped, track);
   return wrapped;
 }

@@ -33,6 +33,8 @@ function layerOf(path: string): Layer | undefined {
   if (path === 'errors.ts' || path === 'events.ts' || path === 'runtime.ts') return 'model';
   if (path.startsWith('policy/') || path === 'options.ts') return 'policy';
   if (path === 'store/store.ts' || path === 'store/memory.ts' || path === 'store/tracked.ts') return 'store';
+  // Packed listings (any store, and the resume pass): platform-free, like the contract.
+  if (/^store\/packed-(strings|summaries|listing)\.ts$/.test(path)) return 'store';
   if (path.startsWith('flow/')) return 'flow';
   if (path === 'client.ts' || path === 'client-api.ts') return 'client';
   if (/^(index|browser|node|testing|store|postgres|server|service-worker|tanstack-query|opentelemetry)\.ts$/.test(path))

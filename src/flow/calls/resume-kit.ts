@@ -8,6 +8,7 @@
  * first send (issue 33). The chunk imports only this module's type.
  */
 import { isTerminal, writeOrder } from '../../model.js';
+import { packedListings } from '../../store/packed-listing.js';
 import { policyOfRecord } from '../decide/policy-snapshot.js';
 import { mayStartNow } from '../drive/start-at-once.js';
 import { pause } from '../drive/waits.js';
@@ -25,6 +26,7 @@ export const RESUME_KIT = {
   attemptTimeoutMs,
   emptySummary,
   summaries,
+  packedListings,
   guarded,
   outcomeOf,
   isHeldElsewhere,

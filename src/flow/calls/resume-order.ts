@@ -3,11 +3,13 @@
  * which order stored operations are driven in, which of them are free to
  * drive, a bounded worker pool, and the counts the pass resolves with. In
  * the pass's chunk (resume-pass.ts, loaded with `import()`), so it imports
- * only types: `writeOrder` is handed in (model/vocabulary.ts, already on
- * the page).
+ * only types and the chunk's own modules: `writeOrder` is handed in
+ * (model/vocabulary.ts, already on the page).
  */
 import type { OperationRecord, OperationState } from '../../model.js';
+import type { PackedSummaries } from '../../store/packed-summaries.js';
 import type { RecordSummary } from '../../store/store.js';
+import { DriveList } from './drive-list.js';
 import type { ResumeSummary } from './resume.js';
 
 /** A record's creation order (model/vocabulary.ts `writeOrder`). */
@@ -37,20 +39,42 @@ export function orderForResume<T extends Pick<OperationRecord, 'nextAttemptAt' |
   writeOrder: WriteOrder,
 ): T[] {
   records.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || writeOrder(a) - writeOrder(b));
-  const slots = new Map<string, number[]>();
-  records.forEach((r, i) => {
-    if (r.scope === undefined) return;
-    const indexes = slots.get(r.scope);
-    if (indexes === undefined) slots.set(r.scope, [i]);
-    else indexes.push(i);
+  const order = records.map((_, i) => i);
+  scopesInCreationOrder(
+    order,
+    (i) => (records[i] as T).scope,
+    (i) => writeOrder(records[i] as T),
+  );
+  const placed = order.map((i) => records[i] as T);
+  placed.forEach((record, slot) => {
+    records[slot] = record;
   });
-  for (const indexes of slots.values()) {
-    const scoped = indexes.map((i) => records[i] as T).sort((a, b) => writeOrder(a) - writeOrder(b));
-    indexes.forEach((slot, k) => {
-      records[slot] = scoped[k] as T;
+  return records;
+}
+
+/**
+ * Within `order` (indexes in due-time order), puts each scope's entries,
+ * oldest first, into the slots its entries take (see `orderForResume`). In place.
+ */
+function scopesInCreationOrder(
+  order: number[],
+  scopeOf: (index: number) => string | undefined,
+  writeOrderOf: (index: number) => number,
+): void {
+  const slots = new Map<string, number[]>();
+  order.forEach((index, slot) => {
+    const scope = scopeOf(index);
+    if (scope === undefined) return;
+    const taken = slots.get(scope);
+    if (taken === undefined) slots.set(scope, [slot]);
+    else taken.push(slot);
+  });
+  for (const taken of slots.values()) {
+    const scoped = taken.map((slot) => order[slot] as number).sort((a, b) => writeOrderOf(a) - writeOrderOf(b));
+    taken.forEach((slot, k) => {
+      order[slot] = scoped[k] as number;
     });
   }
-  return records;
 }
 
 /**
@@ -66,15 +90,64 @@ export function freeToDrive<T extends RecordSummary>(
   isFree: (record: T) => boolean,
   writeOrder: WriteOrder,
 ): T[] {
-  const free: T[] = [];
+  const free = freeIndexes(
+    records.map((_, i) => i),
+    (i) => isFree(records[i] as T),
+    (i) => (records[i] as T).scope,
+    (i) => writeOrder(records[i] as T),
+  );
+  return free.map((i) => records[i] as T);
+}
+
+/** `freeToDrive` over indexes (`order`): those free, in their order in `order`. */
+function freeIndexes(
+  order: ArrayLike<number>,
+  isFree: (index: number) => boolean,
+  scopeOf: (index: number) => string | undefined,
+  writeOrderOf: (index: number) => number,
+): number[] {
+  const free: number[] = [];
   /** Scope → creation order of its earliest record held elsewhere. */
   const heldFrom = new Map<string, number>();
-  for (const r of records) {
-    if (isFree(r)) free.push(r);
-    else if (r.scope !== undefined) heldFrom.set(r.scope, Math.min(heldFrom.get(r.scope) ?? Infinity, writeOrder(r)));
+  for (let k = 0; k < order.length; k++) {
+    const index = order[k] as number;
+    if (isFree(index)) {
+      free.push(index);
+      continue;
+    }
+    const scope = scopeOf(index);
+    if (scope !== undefined) heldFrom.set(scope, Math.min(heldFrom.get(scope) ?? Infinity, writeOrderOf(index)));
   }
   if (heldFrom.size === 0) return free;
-  return free.filter((r) => r.scope === undefined || writeOrder(r) < (heldFrom.get(r.scope) ?? Infinity));
+  return free.filter((index) => {
+    const scope = scopeOf(index);
+    return scope === undefined || writeOrderOf(index) < (heldFrom.get(scope) ?? Infinity);
+  });
+}
+
+/**
+ * What a pass drives, packed (drive-list.ts): the records of `listed` that
+ * `freeToDrive` keeps, in the order of `orderForResume`, worked out on
+ * indexes into `listed` so that no summary object is held for the whole
+ * list (each is made for `isFree` and dropped). `listed` in
+ * `earliestFirst` order is already in due-time order, oldest first among
+ * equals: all `orderForResume` has left to do is each scope's slots.
+ */
+export function driveOrder(
+  listed: PackedSummaries,
+  isFree: (summary: RecordSummary) => boolean,
+  writeOrder: WriteOrder,
+): DriveList {
+  const writeOrderOf = (index: number): number => listed.writeOrderAt(index, writeOrder);
+  const scopeOf = (index: number): string | undefined => listed.scopeAt(index);
+  const free = freeIndexes(
+    listed.earliestFirst(writeOrder),
+    (index) => isFree(listed.at(index) as RecordSummary),
+    scopeOf,
+    writeOrderOf,
+  );
+  scopesInCreationOrder(free, scopeOf, writeOrderOf);
+  return DriveList.fromPacked(listed, free);
 }
 
 /**

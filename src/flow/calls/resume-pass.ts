@@ -6,12 +6,15 @@
  * Loaded with `import()` on the client's first `resume()` (assembly.ts); what
  * it uses of the client's own code comes in `kit` (resume-kit.ts).
  */
+
+import { PackedSummaries } from '../../store/packed-summaries.js';
+import type { OperationStore } from '../../store/store.js';
 import { claimingPass } from './claim-pass.js';
 import type { ClientCore } from './core.js';
-import { DriveList, type ToDrive } from './drive-list.js';
+import type { ToDrive } from './drive-list.js';
 import type { ResumeSummary } from './resume.js';
 import type { ResumeKit } from './resume-kit.js';
-import { countHeld, countOutcome, freeToDrive, orderForResume, pool } from './resume-order.js';
+import { countHeld, countOutcome, driveOrder, pool } from './resume-order.js';
 import type { Outcome } from './settle.js';
 
 /** The client's `ResumeOptions` (documented there). */
@@ -21,7 +24,7 @@ export interface ResumePassOptions {
 }
 
 export async function resumePass(kit: ResumeKit, core: ClientCore, options: ResumePassOptions): Promise<ResumeSummary> {
-  const { isTerminal, writeOrder, emptySummary, summaries, guarded, outcomeOf, isHeldElsewhere, liveProfile } = kit;
+  const { isTerminal, writeOrder, emptySummary, guarded, outcomeOf, isHeldElsewhere, liveProfile } = kit;
   const { engine, loops } = core;
   const { store, runtime, owner, shutdown } = engine;
   // A store that claims on its own clock (PostgreSQL) hands out due operations itself: see claim-pass.ts.
@@ -31,22 +34,18 @@ export async function resumePass(kit: ResumeKit, core: ClientCore, options: Resu
   const now = runtime.now();
   await core.remediation.sweepIfDue();
   // Key and scope of each open record, in drive order, packed (see DriveList): with 100k open operations,
-  // that is all the pass holds per operation that is not in flight.
+  // that is all the pass holds per operation that is not in flight. The listing itself is packed too
+  // (store/packed-summaries.ts): the file store fills it as it reads, so no summary object is held per record.
   const summary = emptySummary();
-  const candidates = DriveList.from(
-    orderForResume(
-      // Free records only, and in each scope only those before one another owner holds (see freeToDrive).
-      freeToDrive(
-        await summaries(store, { state: ['pending', 'in_flight'] }),
-        (r) => {
-          const free = waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === owner.id;
-          if (!free && r.lease !== undefined) countHeld(summary, r.lease.until);
-          return free;
-        },
-        writeOrder,
-      ),
-      writeOrder,
-    ),
+  const candidates = driveOrder(
+    await openRecords(store, kit),
+    // Free records only, and in each scope only those before one another owner holds (see freeToDrive).
+    (r) => {
+      const free = waitForLeases || r.lease === undefined || r.lease.until <= now || r.lease.owner === owner.id;
+      if (!free && r.lease !== undefined) countHeld(summary, r.lease.until);
+      return free;
+    },
+    writeOrder,
   );
   let callbackError: { error: unknown } | undefined;
   // Counted, handed over, and let go: no outcome outlives its callback.
@@ -86,4 +85,18 @@ export async function resumePass(kit: ResumeKit, core: ClientCore, options: Resu
   });
   if (callbackError !== undefined) throw callbackError.error;
   return summary;
+}
+
+/**
+ * The store's open records, packed: its own packed listing if it has one
+ * (the file store), else its summaries packed. Handed straight to
+ * `driveOrder` and not kept in a variable of the pass: an async function's
+ * suspended frame may keep what its variables hold, and the listing of 100k
+ * records is ~7 MB the pass no longer needs once it has its drive list.
+ */
+async function openRecords(store: OperationStore, kit: ResumeKit): Promise<PackedSummaries> {
+  const { summaries, packedListings } = kit;
+  const open = { state: ['pending', 'in_flight'] } as const;
+  const packedListing = packedListings.get(store);
+  return packedListing === undefined ? PackedSummaries.of(await summaries(store, open)) : packedListing(open);
 }

@@ -11,6 +11,7 @@
  */
 import type { OperationRecord } from '../../model.js';
 import { memoryStore } from '../../store/memory.js';
+import { forwardPackedListing } from '../../store/packed-listing.js';
 import type { OperationStore, RecordFilter, RecordSummary, Updater, WriteOptions } from '../../store/store.js';
 
 export interface PlacedStore extends OperationStore {
@@ -67,5 +68,7 @@ export function placedStore(store: OperationStore, now: () => number): PlacedSto
   if (claimDue !== undefined) placed.claimDue = claimDue;
   const close = store.close?.bind(store);
   if (close !== undefined) placed.close = close;
+  // The store's packed listing (a file store's: resume passes list through it), as listSummaries is passed on.
+  forwardPackedListing(store, placed);
   return placed;
 }

@@ -50,6 +50,8 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { OperationRecord } from '../../model.js';
+import { packedListings } from '../packed-listing.js';
+import { PackedSummaries } from '../packed-summaries.js';
 import type { QuarantineEntry, RecordFilter, Updater, WriteOptions } from '../store.js';
 import { summaryOf } from '../store.js';
 import { assertOwned, deleteOwned, listOwned, putOwned, readOwned, updateOwned } from './exclusive.js';
@@ -61,7 +63,7 @@ import { ownerGone as ownerGoneBefore, ownerOf, settleDeadOwner, takeDirectory }
 import { holds, revOf, serialize } from './record-file.js';
 import { RETRY, type ReadAhead, type RecordFiles } from './records.js';
 import { settleDeadJournals } from './recovery.js';
-import { scanRecords } from './scan.js';
+import { type ScanContext, scanPacked, scanRecords } from './scan.js';
 
 export type { FileStore, FileStoreOptions, FileStoreStats } from './options.js';
 export { fileStoreStats } from './options.js';
@@ -167,9 +169,13 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     filter: RecordFilter | undefined,
     pick: (record: OperationRecord) => T,
   ): Promise<T[]> {
+    return scanRecords(await scanContext(files), filter, pick);
+  }
+
+  /** What a scan needs, once dead writers' journals are settled (at most every `SETTLE_EVERY_MS`). */
+  async function scanContext(files: RecordFiles): Promise<ScanContext> {
     if (settledAtMs === undefined || runtime.monotonicNow() - settledAtMs >= SETTLE_EVERY_MS) await settle();
-    const context = { dir, machine, recheck: files.recheck, adopt: files.adopt };
-    return scanRecords(context, filter, pick);
+    return { dir, machine, recheck: files.recheck, adopt: files.adopt };
   }
 
   const store: FileStore = {
@@ -307,5 +313,14 @@ export function fileStore(options: FileStoreOptions = {}): FileStore {
     writtenBehind: opened?.owned?.behind.written ?? 0,
   }));
   writeBehindOf.set(store, () => opened?.owned?.behind.flush() ?? Promise.resolve());
+  // `listSummaries` packed as the records are read (resume passes: packed-summaries.ts). An exclusive handle
+  // lists through the versions it holds written behind (exclusive.ts), and packs that list afterwards.
+  packedListings.set(store, (filter) =>
+    whenReady(async ({ files, owned }) => {
+      if (owned === undefined) return scanPacked(await scanContext(files), filter);
+      const listed = await listOwned(owned, filter, summaryOf, (unlimited, picked) => scan(files, unlimited, picked));
+      return PackedSummaries.of(listed);
+    }),
+  );
   return store;
 }

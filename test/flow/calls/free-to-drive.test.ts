@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { freeToDrive } from '../../../src/flow/calls/resume-order.js';
+import { driveOrder, freeToDrive, orderForResume } from '../../../src/flow/calls/resume-order.js';
 import { writeOrder } from '../../../src/model.js';
+import { earliestFirst } from '../../../src/store/file/scan.js';
+import { PackedSummaries } from '../../../src/store/packed-summaries.js';
 import type { RecordSummary } from '../../../src/store/store.js';
 
 const summary = (key: string, seq: number, scope?: string, owner?: string): RecordSummary => ({
@@ -36,5 +38,28 @@ describe('freeToDrive', () => {
   it('keeps everything when nothing is held', () => {
     const records = [summary('a', 1, 's'), summary('b', 2, 's'), summary('c', 3)];
     expect(freeToDrive(records, isFree, writeOrder)).toEqual(records);
+  });
+});
+
+describe('driveOrder (the pass, on a packed listing)', () => {
+  it('drives what freeToDrive keeps, in the order of orderForResume, with each scope', () => {
+    // Ties on due time, scopes out of creation order, held operations in two scopes and one without.
+    const summaries: RecordSummary[] = Array.from({ length: 300 }, (_, i) => ({
+      key: `op-${(i * 37) % 300}`,
+      state: 'pending',
+      nextAttemptAt: 1_000 + ((i * 7) % 11),
+      createdAt: 500,
+      seq: 500_000 + ((i * 13) % 300),
+      ...(i % 4 === 0 ? { scope: `cart-${i % 3}` } : {}),
+      ...(i === 40 || i === 99 || i === 12 ? { lease: { owner: 'other', until: 9_000 } } : {}),
+    }));
+    const isFree = (r: RecordSummary) => r.lease === undefined;
+    const expected = orderForResume(
+      freeToDrive(earliestFirst([...summaries], undefined), isFree, writeOrder),
+      writeOrder,
+    );
+    expect(expected.length).toBeLessThan(297);
+    const list = driveOrder(PackedSummaries.of(summaries), isFree, writeOrder);
+    expect([...list]).toEqual(expected.map((r) => ({ key: r.key, scope: r.scope })));
   });
 });
