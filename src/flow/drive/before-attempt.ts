@@ -5,15 +5,17 @@
  * the network, the host's retry budget, and whether the platform lets this
  * operation go now (`mayAttempt`: the browser's signed-in user). It waits
  * for what can be waited for and says what the loop does next; it never
- * writes (drive.ts does).
+ * writes (drive.ts does). Part of the later round's chunk (later-round.ts):
+ * an attempt recorded as started by the write that gave the loop its
+ * operation (start-at-once.ts) needs none of it.
  */
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { LazyGate } from '../../policy/lazy-gate.js';
-import { type Stop, stopWith } from '../decide/decide.js';
+import type { Stop } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
-import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
-import { type Base, settlesByReplay } from './outcome.js';
+import type { LaterRoundKit } from './later-round-load.js';
+import type { Base } from './outcome.js';
 import { waitForOnline, waitUntilDue } from './waits.js';
 
 export type NextStep =
@@ -38,23 +40,24 @@ export interface Situation {
   dueNow: boolean;
 }
 
-export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextStep> {
+export async function beforeAttempt(kit: LaterRoundKit, engine: Engine, s: Situation): Promise<NextStep> {
   const { record, policy, gate, signal } = s;
+  const { stopWith, mayAttemptNow } = kit;
   if (signal?.aborted) return { kind: 'stop', stop: stopWith(record, 'aborted', 'The caller aborted the operation') };
   if (engine.shutdown.stopped) return { kind: 'release' };
   const now = engine.runtime.now();
   /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
-  const lastLook = now >= record.deadlineAt && settlesByReplay(record, policy, now);
+  const lastLook = now >= record.deadlineAt && kit.settlesByReplay(record, policy, now);
   if (now >= record.deadlineAt && !lastLook) {
     return { kind: 'stop', stop: stopWith(record, 'deadline', 'The deadline passed before the next attempt') };
   }
   // After the deadline's stop (a held-back operation still ends on time), before any wait or attempt.
   if (!mayAttemptNow(engine, record)) return { kind: 'release' };
   if (record.nextAttemptAt > now && !s.dueNow) {
-    return { kind: 'again', dueNow: await waitUntilDue(engine, record, now, signal, gate) };
+    return { kind: 'again', dueNow: await waitUntilDue(kit, engine, record, now, signal, gate) };
   }
   if (engine.connectivity !== undefined && !engine.connectivity.online()) {
-    await waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);
+    await waitForOnline(kit, engine, engine.connectivity, record.deadlineAt - now, signal);
     return { kind: 'again', dueNow: false };
   }
   // The window the attempt (or a callback before it) may use.
@@ -65,15 +68,15 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   }
   // Admission counts the budget, which only the full gate keeps: loaded here if nothing needed it yet (a budgeted
   // retry of an operation stored by an earlier page or process, before anything failed here).
-  const next = loadedNextStep();
+  const next = kit.loadedNextStep();
   if (next === undefined) {
     // The load may take long (a chunk fetched over a slow network): look again at everything above once it is
     // here (the caller may have aborted, the client closed, the deadline passed meanwhile).
-    await loadNextStep(engine.runtime);
+    await kit.loadNextStep(engine.runtime);
     return { kind: 'again', dueNow: s.dueNow };
   }
   const full = gate.upgrade(next.HostGate);
-  const admitted = await next.admit(engine, full, record, s.base, signal, s.needsAdmission, NEXT_STEP_KIT);
+  const admitted = await next.admit(engine, full, record, s.base, signal, s.needsAdmission, kit.NEXT_STEP_KIT);
   if (admitted === 'interrupted') return { kind: 'again', dueNow: false };
   if (admitted === 'past_deadline') {
     if (gate.refusing) {
@@ -88,19 +91,4 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
     return { kind: 'release' };
   }
   return { kind: 'go', lastLook, untilMs, probe: admitted.probe };
-}
-
-/**
- * The platform's `mayAttempt` (client-api.ts) lets `record` go now. Asked on
- * every pass, so after every wait (each comes back here as `again`): a user
- * who signs out during a retry delay stops the attempt.
- */
-export function mayAttemptNow(engine: Engine, record: OperationRecord): boolean {
-  if (engine.mayAttempt === undefined) return true;
-  try {
-    return engine.mayAttempt(record) === true;
-  } catch {
-    // A check that fails (the app's `user()` threw) lets nothing go: held back, looked at again later.
-    return false;
-  }
 }

@@ -8,9 +8,9 @@ import { NotFoundError, OperationError } from '../../errors.js';
 import { isTerminal, type OperationRecord } from '../../model.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
-import { mayAttemptNow } from './before-attempt.js';
+import { mayAttemptNow } from './may-attempt.js';
+import { pause } from './pause.js';
 import { removedError, runOperation, type Written } from './run.js';
-import { pause } from './waits.js';
 
 export type { StartedAttempt, Written } from './run.js';
 
