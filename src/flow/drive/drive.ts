@@ -35,6 +35,7 @@ import {
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
 import { followsRedirects, performAttempt } from './attempt.js';
+import { type NextStep as BeforeStep, beforeAttempt } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import {
@@ -165,14 +166,22 @@ export async function drive(
         credentials = { headers: keyHeaders(policy, record) };
         first = undefined;
       } else {
-        // Any round but one its write started: what stands before the attempt, loaded on first need (taken
-        // without an await once loaded, as the next step is). Whatever happened during a slow load (an abort, a
-        // close) is looked at first by `beforeAttempt`.
-        const later = loadedLaterRound() ?? (await loadLaterRound(runtime).catch(letGoAndThrow));
-        // The full gate, loaded there when a budgeted retry needs it, may fail to load as well.
-        const before: Awaited<ReturnType<LaterRound['beforeAttempt']>> = await later
-          .beforeAttempt(LATER_ROUND_KIT, engine, { record, policy, gate, base, signal, needsAdmission, dueNow })
-          .catch(letGoAndThrow);
+        // The `headers` callback is in the later rounds' chunk: loaded first if nothing has loaded it yet (a
+        // client with one starts loading it as it is created), so that whatever happened during a slow load (an
+        // abort, a close) is seen by `beforeAttempt` before the callback is called.
+        if (engine.credentials !== undefined && loadedLaterRound() === undefined) {
+          await loadLaterRound(runtime).catch(letGoAndThrow);
+        }
+        // A chunk loaded there (the full gate, the retry delay's wait) may fail to load as well.
+        const before: BeforeStep = await beforeAttempt(engine, {
+          record,
+          policy,
+          gate,
+          base,
+          signal,
+          needsAdmission,
+          dueNow,
+        }).catch(letGoAndThrow);
         dueNow = before.kind === 'again' && before.dueNow;
         if (before.kind === 'again') continue;
         if (before.kind === 'stop') return await settle(before.stop);
@@ -184,7 +193,7 @@ export async function drive(
         const given =
           engine.credentials === undefined
             ? { headers: keyHeaders(policy, record) }
-            : await later.withCredentials(
+            : await (loadedLaterRound() as LaterRound).withCredentials(
                 LATER_ROUND_KIT,
                 engine,
                 engine.credentials,
@@ -320,10 +329,14 @@ export async function drive(
         case 'refresh_auth': {
           record = await write((r) => refreshAuth(r, end, owner), RELAXED);
           emitEnded(engine, base, record, end);
-          const hooks =
-            loadedLaterRound() ??
-            (await loadLaterRound(runtime).catch((e: unknown) => letGoAndThrow(e, releaseUnrefreshed)));
-          const refreshed = await hooks.callHook(
+          // The hook's wait is in the later rounds' chunk; after a slow load, an abort or a close comes first.
+          if (loadedLaterRound() === undefined) {
+            await loadLaterRound(runtime).catch((e: unknown) => letGoAndThrow(e, releaseUnrefreshed));
+            if (signal?.aborted === true || engine.shutdown.stopped) {
+              return await stopWaiting(signal?.aborted === true ? 'aborted' : 'shutdown', record, releaseUnrefreshed);
+            }
+          }
+          const refreshed = await (loadedLaterRound() as LaterRound).callHook(
             LATER_ROUND_KIT,
             engine,
             () => engine.onUnauthorized?.(context),

@@ -1,8 +1,7 @@
 /**
- * later-round.ts, loaded with `import()` by the first round that did not
- * start its attempt with the write that gave the loop its operation (a
- * `headers` callback, offline, a retry, a stored operation claimed again),
- * or that meets `onUnauthorized`; in the background after a first answer
+ * later-round.ts, loaded with `import()` by the first round that waits for a
+ * retry's time, calls the `headers` callback or meets `onUnauthorized`; in
+ * the background after a first answer
  * (beside the next step, next-step-load.ts), and at once by a client with a
  * `headers` callback (its every attempt needs it). One load is shared by
  * every loop; a failed one (a chunk the page could not fetch) is tried again
@@ -10,24 +9,12 @@
  * work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
-import { stopWith } from '../decide/decide.js';
-import { mayAttemptNow } from './may-attempt.js';
-import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
-import { settlesByReplay } from './outcome.js';
 import { pause } from './pause.js';
 
 export type LaterRound = typeof import('./later-round.js');
 
 /** What later-round.ts uses of the loop's modules, handed to it (it imports only types). */
-export const LATER_ROUND_KIT = {
-  pause,
-  stopWith,
-  settlesByReplay,
-  mayAttemptNow,
-  loadedNextStep,
-  loadNextStep,
-  NEXT_STEP_KIT,
-};
+export const LATER_ROUND_KIT = { pause };
 export type LaterRoundKit = typeof LATER_ROUND_KIT;
 
 let loading: Promise<LaterRound> | undefined;

@@ -1,15 +1,14 @@
 /**
- * The loop's waits before an attempt it did not start with its write: the
- * retry delay, the network, user hooks (`headers`, `onUnauthorized`) under
- * the operation's deadline, so a hook that never answers cannot hold the
- * operation. Each sleeps through `pause` (pause.ts, handed over in the kit):
+ * The loop's waits that a first send never makes: the retry delay, and
+ * user hooks (`headers`, `onUnauthorized`) under the operation's deadline,
+ * so a hook that never answers cannot hold the operation. Each sleeps through `pause` (pause.ts, handed over in the kit):
  * ends early on the caller's signal, the client's shutdown or a wake-up
  * (online, the gate). Part of the later round's chunk (later-round.ts).
  */
 
 import type { OperationRecord } from '../../model.js';
 import type { LazyGate } from '../../policy/lazy-gate.js';
-import type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
+import type { AttemptContext, Engine } from '../engine/engine.js';
 import type { LaterRoundKit } from './later-round-load.js';
 
 /**
@@ -101,23 +100,6 @@ function stopOf(engine: Engine, signal: AbortSignal | undefined): HookStop {
 
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
-}
-
-/** Waits until the platform reports it is back online (or `maxMs` passes, or a signal fires). */
-export async function waitForOnline(
-  kit: LaterRoundKit,
-  engine: Engine,
-  connectivity: Connectivity,
-  maxMs: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  const woken = new AbortController();
-  const unsubscribe = connectivity.onOnline(() => woken.abort());
-  try {
-    if (!connectivity.online()) await kit.pause(engine, maxMs, signal, woken.signal);
-  } finally {
-    unsubscribe();
-  }
 }
 
 /**
