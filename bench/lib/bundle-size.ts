@@ -85,6 +85,8 @@ export const LOADED_LATER: readonly string[] = [
   // in the background after the first answer, or by the first round that needs it.
   'src/flow/drive/later-round.ts',
   'src/flow/drive/waits.ts',
+  // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
+  'src/flow/calls/abort-error.ts',
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',
