@@ -67,7 +67,8 @@ async function main(): Promise<void> {
       'loaded only by later calls or events: `subscribe` (the live view), `clear()`, reconciliation, the first',
       '`resume()` (the drain loop makes one once it finds due work), `retry`/`discard`, the first operation that',
       'does not succeed (its error), what follows an attempt that did not simply succeed (its class, hint, retry or',
-      'stop, the full outage gate: after the first answer). Whole: the entry as one file.',
+      "stop, the full outage gate: after the first answer), the loop's later rounds (the wait for a retry's time, the",
+      'hooks: after the first answer, or at creation with a `headers` callback). Whole: the entry as one file.',
       '',
       table(
         [

@@ -41,7 +41,7 @@ export {
   ResponseValidationError,
 } from './errors.js';
 export type { Listener, OncelyEventName, OncelyEvents } from './events.js';
-export type { OperationAbortError } from './flow/calls/abort-error.js';
+export type { OperationAbortError } from './flow/calls/caller-abort.js';
 export type { ResumeSummary } from './flow/calls/resume.js';
 export type { StoreUnavailableError } from './flow/calls/store-failure.js';
 export type { AttemptContext, Connectivity } from './flow/engine/engine.js';

@@ -80,6 +80,13 @@ export const LOADED_LATER: readonly string[] = [
   'src/policy/gate.ts',
   'src/policy/ramp.ts',
   'src/policy/refused-probe.ts',
+  // The loop's later rounds (later-round.ts and waits.ts, which only it imports): the wait for a retry's time, the
+  // `headers` callback and `onUnauthorized` (a client with a `headers` callback loads it as it is created). Loaded
+  // in the background after the first answer, or by the first round that needs it.
+  'src/flow/drive/later-round.ts',
+  'src/flow/drive/waits.ts',
+  // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
+  'src/flow/calls/abort-error.ts',
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',

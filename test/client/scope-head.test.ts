@@ -43,4 +43,45 @@ describe('a scope whose head fails on a store error', () => {
     const order = h.server.ledger.requests.filter((r) => r.outcome === 'effect').map((r) => r.key);
     expect(order).toEqual(['o0', 'o1', 'o2']);
   });
+
+  it('when the head fails after the rest of its scope has queued behind it, resume() still drives the head first', async () => {
+    const h = await harness();
+    const inner = h.store;
+    const updates = new Map<string, number>();
+    let queued: () => void = () => undefined;
+    const allQueued = new Promise<void>((resolve) => {
+      queued = resolve;
+    });
+    const flaky = forwardingStore(inner, {
+      update: async (key, fn, options) => {
+        const n = (updates.get(key) ?? 0) + 1;
+        updates.set(key, n);
+        if (key === 'o0' && n === 2) {
+          // o0's second write fails only once o1 and o2 are queued behind it: each held behind the one before.
+          await allQueued;
+          for (let turn = 0; turn < 10; turn++) await new Promise((resolve) => setImmediate(resolve));
+          throw new Error('EIO: i/o error');
+        }
+        const written = await inner.update(key, fn, options);
+        if (key === 'o2' && n === 1) queued();
+        return written;
+      },
+    });
+    const client = h.another({ store: flaky });
+    const sends = ['o0', 'o1', 'o2'].map((key) =>
+      client.send({ method: 'POST', url: '/orders', key, scope: 'cart', json: { key } }).catch((e: unknown) => e),
+    );
+    const errors = await h.rt.run(Promise.all(sends));
+    expect(errors.map((e) => (e as { code?: string }).code)).toEqual([
+      'operation_failed',
+      'operation_failed',
+      'operation_failed',
+    ]);
+    expect(h.server.ledger.requests).toHaveLength(0);
+    // o2 was held behind o1, itself held behind o0: the scope's head is o0, and a pass drives it first.
+    const summary = await h.rt.run(client.resume());
+    expect(summary).toMatchObject({ succeeded: 3 });
+    const order = h.server.ledger.requests.filter((r) => r.outcome === 'effect').map((r) => r.key);
+    expect(order).toEqual(['o0', 'o1', 'o2']);
+  });
 });

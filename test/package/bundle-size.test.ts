@@ -52,11 +52,15 @@ const BUDGETS: readonly Budget[] = [
   // record validator (it names the problems of a record that fails the exact check) loaded by the browser's stores
   // the first time they meet such a record: 33.56 KB, ceiling + 0.3 KB. The wait for the gate's admission and the
   // refused-host check moved into the next step's chunk (both needed only once something failed): 33.39 KB, + 0.3 KB.
+  // The loop's later rounds (the wait for a retry's time, the `headers` and `onUnauthorized` hooks) loaded on need,
+  // after a first answer, or at once by a client with a `headers` callback: 33.27 KB, + 0.3 KB. (32.78 KB was
+  // measured first with what stands before an attempt in that chunk too, but the browser's first send needs that.)
+  // The caller's AbortError loaded when a call is aborted (the check whether it was stays): 33.15 KB, + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 33.69 * KB,
+    ceilingGzipBytes: 33.45 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -68,12 +72,13 @@ const BUDGETS: readonly Budget[] = [
   // 27.96 KB, ceiling + 0.3 KB. The gate pristine until something fails (above): 27.23 KB; loaded in the
   // background after a first plain success (above): 27.25 KB, ceiling + 0.3 KB. The record validator on need
   // (above): 26.90 KB, ceiling + 0.3 KB. Admission and the refused-host check in the next step (above): 26.73 KB,
-  // ceiling + 0.3 KB.
+  // ceiling + 0.3 KB. The loop's later rounds on need (above): 26.56 KB, ceiling + 0.3 KB. The AbortError on
+  // need (above): 26.45 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 27.03 * KB,
+    ceilingGzipBytes: 26.75 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -94,9 +99,11 @@ const BUDGETS: readonly Budget[] = [
   // gate pristine until something fails (the wrapper beside the full gate): 38.28 KB and 45.88 KB, ceilings + 0.3 KB,
   // for 0.73 KB less before the first send. And for the record validator on need (parseRecord keeps its own
   // static copy, the stores their lazy one): 38.69 KB and 46.27 KB, ceilings + 0.3 KB, for 0.35 KB less before the
-  // first send.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 38.99 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 46.57 * KB },
+  // first send. And for the loop's later rounds on need (their kit, the loader): 39.10 KB and 46.69 KB, ceilings
+  // + 0.3 KB, for 0.18 KB (browser) and 0.24 KB (core) less before the first send. And for the AbortError on
+  // need: 39.15 KB and 46.76 KB, ceilings + 0.3 KB, for 0.12 KB and 0.11 KB less before the first send.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39.45 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.06 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -111,8 +118,9 @@ const BUDGETS: readonly Budget[] = [
     // (above), inlined here with its glue: 40.65 KB measured, ceiling + 0.3 KB; with retry() and discard() behind
     // import() too, 40.81 KB; with the failure error too, 40.99 KB; with the next step after an attempt that did not
     // simply succeed too, 41.55 KB; with the gate pristine until something fails, 41.88 KB; with the record
-    // validator on need, 42.30 KB; ceiling + 0.3 KB.
-    ceilingGzipBytes: 42.6 * KB,
+    // validator on need, 42.30 KB; with the loop's later rounds on need, 42.76 KB; with the AbortError on need,
+    // 42.81 KB; ceiling + 0.3 KB.
+    ceilingGzipBytes: 43.11 * KB,
   },
 ];
 
@@ -141,7 +149,7 @@ describe('browser bundle size', () => {
     expect(worker.gzipBytes).toBeLessThanOrEqual(page.gzipBytes);
   });
 
-  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the record validator), and those do load lazily', async () => {
+  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the later rounds, the record validator), and those do load lazily', async () => {
     const page = await bundleSize('oncely/browser', ['createBrowserClient']);
     // Each module named as loaded later has a chunk of its own that the first send does not count...
     for (const module of LOADED_LATER) {

@@ -11,19 +11,20 @@
  * yes; only `instanceof OperationError` does not (that is `e.cause`).
  * Its `code` is oncely's (`'operation_failed'`), shadowing the legacy
  * numeric `DOMException.code` (20): `name` is what the platform checks.
+ *
+ * Loaded with `import()` by caller-abort.ts, which decides whether an error
+ * is such an abort: only an aborted call needs this. It imports only types.
  */
-import { isOncelyError, type OperationAbortError, type OperationError } from '../../errors.js';
+import type { OperationAbortError, OperationError } from '../../errors.js';
 
 /** The registry symbol errors.ts brands every oncely error with (`Symbol.for` gives the same one in any bundle copy). */
 const BRAND = Symbol.for('oncely.error');
 
 export type { OperationAbortError } from '../../errors.js';
 
-/** `error` as the caller's `AbortError` when `signal` aborted and `error` says the abort stopped the operation; else `error`. */
-export function asCallerAbort(error: unknown, signal: AbortSignal | undefined): unknown {
-  if (signal?.aborted !== true || !isOncelyError(error)) return error;
-  if (error.code !== 'operation_failed' || error.reason !== 'aborted') return error;
-  return abortErrorFrom(error as OperationError, nameOf(signal.reason));
+/** The caller's `AbortError` (or `TimeoutError`, by the signal's `reason`) for an operation its abort stopped. */
+export function callerAbortError(error: OperationError, reason: unknown): OperationAbortError {
+  return abortErrorFrom(error, nameOf(reason));
 }
 
 /**

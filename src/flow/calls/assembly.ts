@@ -11,6 +11,7 @@ import type { Runtime } from '../../runtime.js';
 import { memoryStore } from '../../store/memory.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from '../../store/store.js';
 import { trackedStore } from '../../store/tracked.js';
+import { prefetchLaterRound } from '../drive/later-round-load.js';
 import { type Dispatch, Loops } from '../drive/loops.js';
 import { navigatorConnectivity } from '../engine/connectivity.js';
 import type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
@@ -104,6 +105,8 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     leases: new LeaseWatch(runtime),
     reconcileStopped: async (record, rule) => (await reconciling()).checkStopped(RECONCILE_KIT, core, record, rule),
   };
+  // Every attempt of a client with a `headers` callback calls it in a later round (start-at-once.ts): loaded now.
+  if (options.headers !== undefined) prefetchLaterRound(runtime);
   const denied = new Set([...ALWAYS_DENIED_HEADERS, ...(options.deniedHeaders ?? []).map((h) => h.toLowerCase())]);
   const loops = new Loops(engine, options.dispatch);
   const remediation = new Remediation(engine, loops, options.sweepIntervalMs);

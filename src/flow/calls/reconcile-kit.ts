@@ -12,7 +12,7 @@ import { CREDENTIAL_HEADERS } from '../../model.js';
 import { liveRule, policyOfRecord } from '../decide/policy-snapshot.js';
 import { revise } from '../decide/revise.js';
 import { describe } from '../drive/outcome.js';
-import { pause } from '../drive/waits.js';
+import { pause } from '../drive/pause.js';
 import { guarded, outcomeOf } from './settle.js';
 import { liveProfile } from './settle-errors.js';
 import { beforeSending } from './store-failure.js';

@@ -10,8 +10,8 @@
 import { isTerminal, writeOrder } from '../../model.js';
 import { packedListings } from '../../store/packed-listing.js';
 import { policyOfRecord } from '../decide/policy-snapshot.js';
+import { pause } from '../drive/pause.js';
 import { mayStartNow } from '../drive/start-at-once.js';
-import { pause } from '../drive/waits.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
 import { emptySummary, summaries } from './resume.js';
 import { guarded, outcomeOf } from './settle.js';

@@ -13,8 +13,8 @@
 import type { AnyOncelyError } from '../../errors.js';
 import { isTerminal } from '../../model.js';
 import type { OncelyRequest } from '../request/operation.js';
-import { asCallerAbort } from './abort-error.js';
 import type { AdmitOptions, Admitted } from './admission.js';
+import { asCallerAbort } from './caller-abort.js';
 import type { ClientCore } from './core.js';
 import { guarded, type Outcome, outcomeOf, resultOf, type SendResult } from './settle.js';
 import { liveProfile, suspendedError } from './settle-errors.js';
@@ -42,7 +42,7 @@ export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Prom
     if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true, held);
     return await resultOf(settled, request, false, liveProfile(core.engine.endpoints, settled), core.engine.runtime);
   } catch (error) {
-    throw asCallerAbort(error, request.signal);
+    throw await asCallerAbort(error, request.signal, core.engine.runtime);
   } finally {
     release(core, record.key, held);
   }
@@ -65,9 +65,10 @@ export async function enqueue<T>(
             .driveToEnd(record.key, record.scope, request.signal, fresh ? { record } : undefined)
             .then((r) => outcomeOf(r, request, false, liveProfile(core.engine.endpoints, r), core.engine.runtime)),
         );
-  const settled = outcome.then((o) => {
+  const settled = outcome.then(async (o) => {
     release(core, record.key, held);
-    return o.error === undefined ? o : { ...o, error: asCallerAbort(o.error, request.signal) as AnyOncelyError };
+    if (o.error === undefined) return o;
+    return { ...o, error: (await asCallerAbort(o.error, request.signal, core.engine.runtime)) as AnyOncelyError };
   });
   return { key: record.key, settled };
 }

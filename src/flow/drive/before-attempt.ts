@@ -11,10 +11,12 @@ import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { LazyGate } from '../../policy/lazy-gate.js';
 import { type Stop, stopWith } from '../decide/decide.js';
-import type { Engine } from '../engine/engine.js';
+import type { Connectivity, Engine } from '../engine/engine.js';
+import { LATER_ROUND_KIT, loadedLaterRound, loadLaterRound } from './later-round-load.js';
+import { mayAttemptNow } from './may-attempt.js';
 import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
 import { type Base, settlesByReplay } from './outcome.js';
-import { waitForOnline, waitUntilDue } from './waits.js';
+import { pause } from './pause.js';
 
 export type NextStep =
   /** Settle the operation with this stop. */
@@ -51,9 +53,17 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   // After the deadline's stop (a held-back operation still ends on time), before any wait or attempt.
   if (!mayAttemptNow(engine, record)) return { kind: 'release' };
   if (record.nextAttemptAt > now && !s.dueNow) {
-    return { kind: 'again', dueNow: await waitUntilDue(engine, record, now, signal, gate) };
+    // The retry delay's wait is in the later rounds' chunk (a first send has none): loaded here if nothing has
+    // loaded it yet, then everything above is looked at again (the load may take long: an abort, a close).
+    const later = loadedLaterRound();
+    if (later === undefined) {
+      await loadLaterRound(engine.runtime);
+      return { kind: 'again', dueNow: s.dueNow };
+    }
+    return { kind: 'again', dueNow: await later.waitUntilDue(LATER_ROUND_KIT, engine, record, now, signal, gate) };
   }
   if (engine.connectivity !== undefined && !engine.connectivity.online()) {
+    // Not in the later rounds' chunk: a page offline before its first send waits here without loading anything.
     await waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);
     return { kind: 'again', dueNow: false };
   }
@@ -90,17 +100,18 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   return { kind: 'go', lastLook, untilMs, probe: admitted.probe };
 }
 
-/**
- * The platform's `mayAttempt` (client-api.ts) lets `record` go now. Asked on
- * every pass, so after every wait (each comes back here as `again`): a user
- * who signs out during a retry delay stops the attempt.
- */
-export function mayAttemptNow(engine: Engine, record: OperationRecord): boolean {
-  if (engine.mayAttempt === undefined) return true;
+/** Waits until the platform reports it is back online (or `maxMs` passes, or a signal fires). */
+async function waitForOnline(
+  engine: Engine,
+  connectivity: Connectivity,
+  maxMs: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const woken = new AbortController();
+  const unsubscribe = connectivity.onOnline(() => woken.abort());
   try {
-    return engine.mayAttempt(record) === true;
-  } catch {
-    // A check that fails (the app's `user()` threw) lets nothing go: held back, looked at again later.
-    return false;
+    if (!connectivity.online()) await pause(engine, maxMs, signal, woken.signal);
+  } finally {
+    unsubscribe();
   }
 }

@@ -35,10 +35,18 @@ import {
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
 import { followsRedirects, performAttempt } from './attempt.js';
-import { beforeAttempt, mayAttemptNow } from './before-attempt.js';
+import { type NextStep as BeforeStep, beforeAttempt } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
+import {
+  LATER_ROUND_KIT,
+  type LaterRound,
+  loadedLaterRound,
+  loadLaterRound,
+  prefetchLaterRound,
+} from './later-round-load.js';
 import { leaseStillOurs } from './lease-check.js';
+import { mayAttemptNow } from './may-attempt.js';
 import { loadedNextStep, loadNextStep, type NextStep, prefetchNextStep } from './next-step-load.js';
 import {
   asOperationFailure,
@@ -52,7 +60,6 @@ import {
 } from './outcome.js';
 import { providerIdOf } from './provider-id.js';
 import type { StartedAttempt } from './start-at-once.js';
-import { callHook, credentialsFailed, withCredentials } from './waits.js';
 
 /**
  * Writes that may ride the store's next durable write (`WriteOptions`):
@@ -118,6 +125,14 @@ export async function drive(
     await write(how, RELAXED);
     return undefined;
   };
+  /**
+   * A chunk this loop needed could not be loaded (a page that could not fetch it): no attempt is open; the
+   * operation goes back pending for the next owner (`how`), and the caller hears why.
+   */
+  const letGoAndThrow = async (error: unknown, how = release): Promise<never> => {
+    await letGo(how).catch(() => undefined);
+    throw error;
+  };
   const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord, how = release) => {
     if (why === 'aborted') return await settle(stopWith(r, 'aborted', 'The caller aborted the operation'));
     return await letGo(how);
@@ -151,7 +166,14 @@ export async function drive(
         credentials = { headers: keyHeaders(policy, record) };
         first = undefined;
       } else {
-        const before: Awaited<ReturnType<typeof beforeAttempt>> = await beforeAttempt(engine, {
+        // The `headers` callback is in the later rounds' chunk: loaded first if nothing has loaded it yet (a
+        // client with one starts loading it as it is created), so that whatever happened during a slow load (an
+        // abort, a close) is seen by `beforeAttempt` before the callback is called.
+        if (engine.credentials !== undefined && loadedLaterRound() === undefined) {
+          await loadLaterRound(runtime).catch(letGoAndThrow);
+        }
+        // A chunk loaded there (the full gate, the retry delay's wait) may fail to load as well.
+        const before: BeforeStep = await beforeAttempt(engine, {
           record,
           policy,
           gate,
@@ -159,12 +181,7 @@ export async function drive(
           signal,
           needsAdmission,
           dueNow,
-        }).catch(async (error: unknown) => {
-          // The full gate could not be loaded (a chunk the page could not fetch): no attempt is open; the
-          // operation goes back pending for the next owner, and the caller hears why.
-          await letGo().catch(() => undefined);
-          throw error;
-        });
+        }).catch(letGoAndThrow);
         dueNow = before.kind === 'again' && before.dueNow;
         if (before.kind === 'again') continue;
         if (before.kind === 'stop') return await settle(before.stop);
@@ -176,7 +193,8 @@ export async function drive(
         const given =
           engine.credentials === undefined
             ? { headers: keyHeaders(policy, record) }
-            : await withCredentials(
+            : await (loadedLaterRound() as LaterRound).withCredentials(
+                LATER_ROUND_KIT,
                 engine,
                 engine.credentials,
                 keyHeaders(policy, record),
@@ -221,7 +239,8 @@ export async function drive(
                 beforeSend,
               }),
             )
-          : credentialsFailed(credentials.error);
+          : // Only a later round calls the `headers` callback: its chunk is loaded.
+            (loadedLaterRound() as LaterRound).credentialsFailed(credentials.error);
       const endedAt = runtime.now();
       answer = finalAnswer(output, engine.resultHeaders);
       // A plain 2xx is told here; anything else loads the rest of the decisions on first need (next-step.ts).
@@ -229,6 +248,8 @@ export async function drive(
       let next: NextStep | undefined;
       // After a plain success the rest loads in the background (not before the first send: after its answer),
       // so that a later failure finds it here even if the page has gone offline by then.
+      // The later rounds' chunk too: a retry, a stored operation claimed again, the next send while offline.
+      prefetchLaterRound(runtime);
       if (plain !== undefined) prefetchNextStep(runtime);
       else {
         try {
@@ -308,7 +329,20 @@ export async function drive(
         case 'refresh_auth': {
           record = await write((r) => refreshAuth(r, end, owner), RELAXED);
           emitEnded(engine, base, record, end);
-          const refreshed = await callHook(engine, () => engine.onUnauthorized?.(context), record.deadlineAt, signal);
+          // The hook's wait is in the later rounds' chunk; after a slow load, an abort or a close comes first.
+          if (loadedLaterRound() === undefined) {
+            await loadLaterRound(runtime).catch((e: unknown) => letGoAndThrow(e, releaseUnrefreshed));
+            if (signal?.aborted === true || engine.shutdown.stopped) {
+              return await stopWaiting(signal?.aborted === true ? 'aborted' : 'shutdown', record, releaseUnrefreshed);
+            }
+          }
+          const refreshed = await (loadedLaterRound() as LaterRound).callHook(
+            LATER_ROUND_KIT,
+            engine,
+            () => engine.onUnauthorized?.(context),
+            record.deadlineAt,
+            signal,
+          );
           if (refreshed !== true && 'stopped' in refreshed && refreshed.stopped !== 'deadline') {
             // Not the hook's failure: the caller aborted, or the client is closing mid-refresh.
             return await stopWaiting(refreshed.stopped, record, releaseUnrefreshed);

@@ -8,9 +8,9 @@ import { NotFoundError, OperationError } from '../../errors.js';
 import { isTerminal, type OperationRecord } from '../../model.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
-import { mayAttemptNow } from './before-attempt.js';
+import { mayAttemptNow } from './may-attempt.js';
+import { pause } from './pause.js';
 import { removedError, runOperation, type Written } from './run.js';
-import { pause } from './waits.js';
 
 export type { StartedAttempt, Written } from './run.js';
 
@@ -46,13 +46,20 @@ export type Dispatch = (
   signal?: AbortSignal,
 ) => Promise<OperationRecord>;
 
+/** The last run driven in a scope; `heldBy`: the stuck head it was held behind, if it was. */
+interface ScopeTail {
+  key: string;
+  run: Promise<OperationRecord>;
+  heldBy?: ScopeTail;
+}
+
 export class Loops {
   readonly #engine: Engine;
   readonly #dispatch: Dispatch | undefined;
   /** The loop of each key, while it runs. */
   readonly #running = new Map<string, Promise<OperationRecord>>();
   /** The last loop of each scope, and its key: the next one of that scope starts when it ends. */
-  readonly #scopeTails = new Map<string, { key: string; run: Promise<OperationRecord> }>();
+  readonly #scopeTails = new Map<string, ScopeTail>();
 
   constructor(engine: Engine, dispatch: Dispatch | undefined) {
     this.#engine = engine;
@@ -87,12 +94,16 @@ export class Loops {
     const holdsBack = (record: OperationRecord | undefined): boolean =>
       scope !== undefined && held !== undefined && record !== undefined && !isTerminal(record.state);
     /** This run, for the body below (which only reads it after its first `await`). */
-    const self: { run?: Promise<OperationRecord> } = {};
+    const self: Partial<ScopeTail> = {};
     const run = (async () => {
       const before = previous === undefined ? undefined : await this.#headOpen(previous);
       // Held behind a stuck head, this run never becomes the scope's tail: the head stays it.
+      // The head is the stuck run `previous` was itself held behind, if it was: the first of the queue, not
+      // its neighbour (otherwise a later pass, driving the head first, would wait behind one held behind it).
       if (before === HEAD_STUCK && scope !== undefined && previous !== undefined) {
-        if (this.#scopeTails.get(scope)?.run === self.run) this.#scopeTails.set(scope, previous);
+        const head = previous.heldBy ?? previous;
+        self.heldBy = head;
+        if (this.#scopeTails.get(scope)?.run === self.run) this.#scopeTails.set(scope, head);
       }
       if (before === HEAD_STUCK && (scope === undefined || held === undefined)) {
         throw await heldBehind(engine, key, scope, previous?.key);
@@ -117,9 +128,10 @@ export class Loops {
       if (holdsBack(record) && scope !== undefined) held?.add(scope);
       return record;
     })();
+    self.key = key;
     self.run = run;
     this.#running.set(key, run);
-    if (scope !== undefined) this.#scopeTails.set(scope, { key, run });
+    if (scope !== undefined) this.#scopeTails.set(scope, self as ScopeTail);
     const cleanup = (failed: boolean): void => {
       if (this.#running.get(key) === run) this.#running.delete(key);
       // A failed run stays the tail: whatever is driven next in the scope asks the store whether it is

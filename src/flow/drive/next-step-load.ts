@@ -9,7 +9,7 @@
  * caller's runtime as real work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
-import { pause } from './waits.js';
+import { pause } from './pause.js';
 
 export type NextStep = typeof import('./next-step.js');
 

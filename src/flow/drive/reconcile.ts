@@ -21,7 +21,7 @@ import {
 } from '../decide/reconcile.js';
 import type { Engine } from '../engine/engine.js';
 import type { describe } from './outcome.js';
-import type { pause } from './waits.js';
+import type { pause } from './pause.js';
 
 /** What this module uses of the client's code, handed over, not imported (see flow/calls/reconcile-kit.ts). */
 export interface DriveKit extends DecideKit {

@@ -11,10 +11,10 @@ import { liveRule, policyOfRecord } from '../decide/policy-snapshot.js';
 import { claim, claimOutcome, type Owner, startAttempt } from '../decide/transitions.js';
 import type { Engine } from '../engine/engine.js';
 import { leaseBoundMs } from '../engine/lease-watch.js';
-import { mayAttemptNow } from './before-attempt.js';
 import { drive } from './drive.js';
+import { mayAttemptNow } from './may-attempt.js';
+import { pause } from './pause.js';
 import { type StartedAttempt, startAtOnce } from './start-at-once.js';
-import { pause } from './waits.js';
 
 export type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
 export type { StartedAttempt } from './start-at-once.js';

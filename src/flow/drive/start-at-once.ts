@@ -13,8 +13,8 @@ import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
-import { mayAttemptNow } from './before-attempt.js';
 import { gateFor, lastAttemptWasBudgeted } from './gating.js';
+import { mayAttemptNow } from './may-attempt.js';
 
 /** Attempt N, recorded as started by the write that gave this owner the operation: what the loop needs to send it. */
 export interface StartedAttempt {

@@ -1,15 +1,15 @@
 /**
- * Every wait of the loop goes through the runtime and ends early on the
- * caller's signal, the client's shutdown or a wake-up (online, the gate).
- * User hooks (`headers`, `onUnauthorized`) run under the operation's
- * deadline: a hook that never answers cannot hold the operation.
+ * The loop's waits that a first send never makes: the retry delay, and
+ * user hooks (`headers`, `onUnauthorized`) under the operation's deadline,
+ * so a hook that never answers cannot hold the operation. Each sleeps through `pause` (pause.ts, handed over in the kit):
+ * ends early on the caller's signal, the client's shutdown or a wake-up
+ * (online, the gate). Part of the later round's chunk (later-round.ts).
  */
 
 import type { OperationRecord } from '../../model.js';
 import type { LazyGate } from '../../policy/lazy-gate.js';
-import type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
-import { onAbort } from '../transport/abort.js';
-import type { AttemptOutput } from './attempt.js';
+import type { AttemptContext, Engine } from '../engine/engine.js';
+import type { LaterRoundKit } from './later-round-load.js';
 
 /**
  * Waits for the next attempt's time. Resolves `true` ("due now") when it
@@ -20,6 +20,7 @@ import type { AttemptOutput } from './attempt.js';
  * paces the retry).
  */
 export async function waitUntilDue(
+  kit: LaterRoundKit,
   engine: Engine,
   record: OperationRecord,
   nowMs: number,
@@ -35,13 +36,13 @@ export async function waitUntilDue(
         ? gate && ((wake: () => void) => gate.onChange((recovered) => recovered && wake()))
         : undefined;
   if (subscribe === undefined) {
-    await pause(engine, record.nextAttemptAt - nowMs, signal);
+    await kit.pause(engine, record.nextAttemptAt - nowMs, signal);
     return false;
   }
   const woken = new AbortController();
   const unsubscribe = subscribe(() => woken.abort());
   try {
-    await pause(engine, record.nextAttemptAt - nowMs, signal, woken.signal);
+    await kit.pause(engine, record.nextAttemptAt - nowMs, signal, woken.signal);
   } finally {
     unsubscribe();
   }
@@ -62,6 +63,7 @@ export type HookStop = 'deadline' | 'aborted' | 'shutdown';
  * client's shutdown came first (saying which), or with what it threw.
  */
 export async function callHook(
+  kit: LaterRoundKit,
   engine: Engine,
   hook: () => unknown,
   deadlineAt: number,
@@ -81,9 +83,9 @@ export async function callHook(
       () => true as const,
       (thrown: unknown) => ({ thrown }),
     );
-    const expired = pause(engine, Math.max(0, deadlineAt - engine.runtime.now()), signal, timer.signal).then(
-      (elapsed) => ({ stopped: elapsed ? 'deadline' : stopOf(engine, signal) }),
-    );
+    const expired = kit
+      .pause(engine, Math.max(0, deadlineAt - engine.runtime.now()), signal, timer.signal)
+      .then((elapsed) => ({ stopped: elapsed ? 'deadline' : stopOf(engine, signal) }));
     return await Promise.race([finished, expired]);
   } finally {
     timer.abort();
@@ -100,59 +102,6 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
 }
 
-/** The `headers` callback threw: the attempt was never sent (retried until the deadline, attempts untouched). */
-export function credentialsFailed(error: unknown): AttemptOutput {
-  const message = error instanceof Error ? error.message : String(error);
-  return {
-    observation: {
-      kind: 'transport_error',
-      sent: 'not',
-      code: 'CREDENTIALS',
-      message: `headers callback failed: ${message}`,
-    },
-    headers: {},
-    bytes: undefined,
-  };
-}
-
-/** Waits until the platform reports it is back online (or `maxMs` passes, or a signal fires). */
-export async function waitForOnline(
-  engine: Engine,
-  connectivity: Connectivity,
-  maxMs: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  const woken = new AbortController();
-  const unsubscribe = connectivity.onOnline(() => woken.abort());
-  try {
-    if (!connectivity.online()) await pause(engine, maxMs, signal, woken.signal);
-  } finally {
-    unsubscribe();
-  }
-}
-
-/**
- * Sleeps through the runtime. Resolves `true` when the time passed, `false`
- * when interrupted by the caller's signal, the client's shutdown or `wake`.
- */
-export async function pause(engine: Engine, ms: number, signal?: AbortSignal, wake?: AbortSignal): Promise<boolean> {
-  if (engine.shutdown.stopped || signal?.aborted === true || wake?.aborted === true) return false;
-  const interrupt = new AbortController();
-  const stop = (): void => interrupt.abort();
-  const unsubscribe = [
-    engine.shutdown.onStop(stop),
-    ...[signal, wake].filter((s): s is AbortSignal => s !== undefined).map((s) => onAbort(s, stop)),
-  ];
-  try {
-    await engine.runtime.sleep(Math.max(0, ms), interrupt.signal);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    for (const off of unsubscribe) off();
-  }
-}
-
 /**
  * Adds the `headers` callback's answer. A callback that throws, or does not
  * answer before the deadline, is data: the attempt is not sent. The caller's
@@ -160,6 +109,7 @@ export async function pause(engine: Engine, ms: number, signal?: AbortSignal, wa
  * `{ stopped }`, and the loop stops or lets go before recording an attempt.
  */
 export async function withCredentials(
+  kit: LaterRoundKit,
   engine: Engine,
   credentials: NonNullable<Engine['credentials']>,
   headers: Record<string, string>,
@@ -169,6 +119,7 @@ export async function withCredentials(
 ): Promise<{ headers: Record<string, string> } | { error: unknown } | { stopped: Exclude<HookStop, 'deadline'> }> {
   let answer: Record<string, string> | undefined;
   const outcome = await callHook(
+    kit,
     engine,
     () => {
       const given = credentials(context);

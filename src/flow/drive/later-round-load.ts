@@ -1,0 +1,47 @@
+/**
+ * later-round.ts, loaded with `import()` by the first round that waits for a
+ * retry's time, calls the `headers` callback or meets `onUnauthorized`; in
+ * the background after a first answer
+ * (beside the next step, next-step-load.ts), and at once by a client with a
+ * `headers` callback (its every attempt needs it). One load is shared by
+ * every loop; a failed one (a chunk the page could not fetch) is tried again
+ * by the next caller. Each wait is reported to the caller's runtime as real
+ * work, so a virtual clock never runs ahead of it.
+ */
+import type { Runtime } from '../../runtime.js';
+import { pause } from './pause.js';
+
+export type LaterRound = typeof import('./later-round.js');
+
+/** What later-round.ts uses of the loop's modules, handed to it (it imports only types). */
+export const LATER_ROUND_KIT = { pause };
+export type LaterRoundKit = typeof LATER_ROUND_KIT;
+
+let loading: Promise<LaterRound> | undefined;
+/** The module, once loaded: the loop takes it from here without an await (see `loadedNextStep`). */
+let loaded: LaterRound | undefined;
+
+export function loadLaterRound(runtime: Pick<Runtime, 'track'>): Promise<LaterRound> {
+  loading ??= import('./later-round.js').then(
+    (module) => {
+      loaded = module;
+      return module;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return runtime.track(loading);
+}
+
+/** The module if it is loaded: a loop that has it goes on without handing the turn to others. */
+export function loadedLaterRound(): LaterRound | undefined {
+  return loaded;
+}
+
+/** Starts the load if nothing has yet; a failure is left for the next caller to meet (and retry). */
+export function prefetchLaterRound(runtime: Pick<Runtime, 'track'>): void {
+  if (loaded !== undefined) return;
+  loadLaterRound(runtime).catch(() => undefined);
+}
