@@ -59,6 +59,9 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/calls/claim-pass.ts',
   'src/flow/calls/drive-list.ts',
   'src/flow/calls/resume-order.ts',
+  // The packed listing's buffers, which on the page only the resume pass imports: they travel in its chunk.
+  'src/store/packed-strings.ts',
+  'src/store/packed-summaries.ts',
   // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
   // simply succeed.
   'src/flow/calls/remedies.ts',

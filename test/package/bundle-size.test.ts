@@ -101,9 +101,11 @@ const BUDGETS: readonly Budget[] = [
   // static copy, the stores their lazy one): 38.69 KB and 46.27 KB, ceilings + 0.3 KB, for 0.35 KB less before the
   // first send. And for the loop's later rounds on need (their kit, the loader): 39.10 KB and 46.69 KB, ceilings
   // + 0.3 KB, for 0.18 KB (browser) and 0.24 KB (core) less before the first send. And for the AbortError on
-  // need: 39.15 KB and 46.76 KB, ceilings + 0.3 KB, for 0.12 KB and 0.11 KB less before the first send.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39.45 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.06 * KB },
+  // need: 39.15 KB and 46.76 KB, ceilings + 0.3 KB, for 0.12 KB and 0.11 KB less before the first send. And for the
+  // resume pass's packed listing (typed arrays instead of a summary object per record, for peak memory at 100k):
+  // 40.15 KB and 47.75 KB, ceilings + 0.3 KB; it loads with the resume pass, not before the first send.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 40.45 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 48.05 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -119,8 +121,8 @@ const BUDGETS: readonly Budget[] = [
     // import() too, 40.81 KB; with the failure error too, 40.99 KB; with the next step after an attempt that did not
     // simply succeed too, 41.55 KB; with the gate pristine until something fails, 41.88 KB; with the record
     // validator on need, 42.30 KB; with the loop's later rounds on need, 42.76 KB; with the AbortError on need,
-    // 42.81 KB; ceiling + 0.3 KB.
-    ceilingGzipBytes: 43.11 * KB,
+    // 42.81 KB; with the resume pass's packed listing, 43.78 KB; ceiling + 0.3 KB.
+    ceilingGzipBytes: 44.08 * KB,
   },
 ];
 
