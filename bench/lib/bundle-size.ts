@@ -87,6 +87,9 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/drive/waits.ts',
   // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
   'src/flow/calls/abort-error.ts',
+  // The texts of a refused request check (request-texts.ts): loaded when a request is refused, before anything is
+  // stored; the checks themselves stay on the send path (src/flow/request/request-problem.ts).
+  'src/flow/request/request-texts.ts',
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',
