@@ -62,8 +62,9 @@ export const LOADED_LATER: readonly string[] = [
   // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
   // simply succeed.
   'src/flow/calls/remedies.ts',
-  // The error of an operation that ended other than succeeded (and provider-errors.ts, which only it imports): loaded
-  // the first time a caller meets one; a page whose first send succeeds never loads it.
+  // The error of an operation that ended other than succeeded, or that its caller stopped waiting for (or its client
+  // closed on) before it settled (and provider-errors.ts, which only it imports): loaded the first time a caller
+  // meets one; a page whose first send succeeds never loads it.
   'src/flow/calls/failure-error.ts',
   'src/policy/provider-errors.ts',
   // What follows an attempt that did not simply succeed (a 2xx without a hint header): its class, the server's

@@ -16,8 +16,8 @@ import type { OncelyRequest } from '../request/operation.js';
 import type { AdmitOptions, Admitted } from './admission.js';
 import { asCallerAbort } from './caller-abort.js';
 import type { ClientCore } from './core.js';
-import { guarded, type Outcome, outcomeOf, resultOf, type SendResult } from './settle.js';
-import { liveProfile, suspendedError } from './settle-errors.js';
+import { guarded, type Outcome, outcomeOf, resultOf, type SendResult, suspendedOf } from './settle.js';
+import { liveProfile } from './settle-errors.js';
 
 /**
  * `send`: the write-ahead is relaxed when it is only the write-ahead (the
@@ -39,7 +39,8 @@ export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Prom
     // (When the write-ahead started attempt 1, its loop is running already, and this joins it.)
     const written = fresh ? { record } : undefined;
     const settled = await core.loops.driveToEnd(record.key, record.scope, request.signal, written);
-    if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true, held);
+    if (!isTerminal(settled.state))
+      throw await suspendedOf(settled, request.signal?.aborted === true, held, core.engine.runtime);
     return await resultOf(settled, request, false, liveProfile(core.engine.endpoints, settled), core.engine.runtime);
   } catch (error) {
     throw await asCallerAbort(error, request.signal, core.engine.runtime);

@@ -91,9 +91,21 @@ export type FailureKit = typeof FAILURE_KIT;
 /** failure-error.ts, loading or loaded; a failed load is tried again by the next caller. */
 let failureModule: Promise<typeof import('./failure-error.js')> | undefined;
 
+/** failure-error.ts, loaded the first time it is needed (`runtime` reports the load as real work). */
+function failureErrors(runtime: Pick<Runtime, 'track'> | undefined): Promise<typeof import('./failure-error.js')> {
+  if (failureModule === undefined) {
+    const loading = import('./failure-error.js').catch((error: unknown) => {
+      failureModule = undefined;
+      throw error;
+    });
+    failureModule = loading;
+    if (runtime !== undefined) void runtime.track(loading).catch(() => undefined);
+  }
+  return failureModule;
+}
+
 /**
- * The error for a record that ended other than succeeded (failure-error.ts,
- * loaded the first time one is met; `runtime` reports the load as real work).
+ * The error for a record that ended other than succeeded (failure-error.ts).
  * If it cannot be loaded (a chunk the page could not fetch), the caller
  * still gets an oncely error for this operation, judged from the record
  * (whether it may have taken effect, not to send it again under a new key),
@@ -104,18 +116,30 @@ async function failureOf(
   profile: ProviderProfile | undefined,
   runtime: Pick<Runtime, 'track'> | undefined,
 ): Promise<AnyOncelyError> {
-  if (failureModule === undefined) {
-    const loading = import('./failure-error.js').catch((error: unknown) => {
-      failureModule = undefined;
-      throw error;
-    });
-    failureModule = loading;
-    if (runtime !== undefined) void runtime.track(loading).catch(() => undefined);
-  }
   try {
-    return (await failureModule).failureError(FAILURE_KIT, record, profile);
+    return (await failureErrors(runtime)).failureError(FAILURE_KIT, record, profile);
   } catch (error) {
     return asOncelyError(error, record);
+  }
+}
+
+/**
+ * The error for an operation the caller stopped waiting for (`aborted`), or
+ * the client closed on, before it settled (`inMemory`: kept in memory only,
+ * nothing will resume it). Built by failure-error.ts; if that cannot load,
+ * an oncely error judged from the record as `failureOf`'s is, still saying
+ * whether the caller's abort stopped it (so it still rejects as an `AbortError`).
+ */
+export async function suspendedOf(
+  record: OperationRecord,
+  aborted: boolean,
+  inMemory: boolean,
+  runtime: Pick<Runtime, 'track'>,
+): Promise<AnyOncelyError> {
+  try {
+    return (await failureErrors(runtime)).suspendedError(FAILURE_KIT, record, aborted, inMemory);
+  } catch (error) {
+    return asOncelyError(error, record, record.key, record.state, aborted ? 'aborted' : undefined);
   }
 }
 
@@ -244,12 +268,14 @@ function asOncelyError(
   record: OperationRecord | undefined,
   key = record?.key ?? '',
   state: OperationState = record?.state ?? 'pending',
+  reason?: 'aborted',
 ): AnyOncelyError {
   if (isOncelyError(error)) return error;
   const message = (error as Error | null)?.message ?? String(error);
   return new OperationError(`Operation ${key} could not be driven (${state}): ${message}`, {
     key,
     state,
+    reason,
     history: record?.attempts ?? [],
     omitted: record?.attemptsOmitted,
     cause: error,
