@@ -88,6 +88,9 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/drive/waits.ts',
   // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
   'src/flow/calls/abort-error.ts',
+  // The check of a 2xx body against the caller's `responseSchema` (schema-check.ts): loaded when a request with a
+  // schema is admitted (while its attempt is out) or once its answer is in; a request without one never loads it.
+  'src/flow/calls/schema-check.ts',
   // The texts of a refused request check (request-texts.ts): loaded when a request is refused, before anything is
   // stored; the checks themselves stay on the send path (src/flow/request/request-problem.ts).
   'src/flow/request/request-texts.ts',

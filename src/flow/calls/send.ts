@@ -16,7 +16,7 @@ import type { OncelyRequest } from '../request/operation.js';
 import type { AdmitOptions, Admitted } from './admission.js';
 import { asCallerAbort } from './caller-abort.js';
 import type { ClientCore } from './core.js';
-import { guarded, type Outcome, outcomeOf, resultOf, type SendResult, suspendedOf } from './settle.js';
+import { guarded, type Outcome, outcomeOf, resultOf, type SendResult, schemaCheck, suspendedOf } from './settle.js';
 import { liveProfile } from './settle-errors.js';
 
 /**
@@ -32,6 +32,7 @@ const ENQUEUE: AdmitOptions = { startFirst: true };
 export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Promise<SendResult<T>> {
   void core.remediation.sweepIfDue();
   const { record, fresh, held } = await core.admission.admit(request, SEND);
+  prefetchSchemaCheck(core, request);
   try {
     if (!fresh && isTerminal(record.state))
       return await resultOf(record, request, true, liveProfile(core.engine.endpoints, record), core.engine.runtime);
@@ -56,6 +57,7 @@ export async function enqueue<T>(
 ): Promise<{ key: string; settled: Promise<Outcome<T>> }> {
   void core.remediation.sweepIfDue();
   const { record, fresh, held }: Admitted = await core.admission.admit(request, ENQUEUE);
+  prefetchSchemaCheck(core, request);
   const outcome =
     !fresh && isTerminal(record.state)
       ? outcomeOf(record, request, true, liveProfile(core.engine.endpoints, record), core.engine.runtime)
@@ -72,6 +74,11 @@ export async function enqueue<T>(
     return { ...o, error: (await asCallerAbort(o.error, request.signal, core.engine.runtime)) as AnyOncelyError };
   });
   return { key: record.key, settled };
+}
+
+/** A request with a `responseSchema`: its check (settle.ts) starts loading while the attempt is out. */
+function prefetchSchemaCheck(core: ClientCore, request: OncelyRequest<unknown>): void {
+  if (request.responseSchema !== undefined) void schemaCheck(core.engine.runtime).catch(() => undefined);
 }
 
 /** This caller has its answer: a record kept in memory for it may be forgotten (see flow/engine/placement.ts). */
