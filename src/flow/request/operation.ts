@@ -206,7 +206,7 @@ async function prepared(
 ): Promise<PreparedOperation> {
   const method = methodOf(input);
   if (input.json !== undefined && input.body !== undefined) {
-    refuse('body', 'jsonAndBody');
+    refuse('body', 'both');
   }
   checkUrl(url, policy.storeQuery);
   const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
@@ -247,13 +247,13 @@ function storableHeaders(
   denied: ReadonlySet<string>,
   policy: ResolvedPolicy,
 ): Record<string, string> {
-  if (typeof given !== 'object' || given === null) refuse('headers', 'headersObject');
+  if (typeof given !== 'object' || given === null) refuse('headers', 'headers');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(given)) {
     const field = `headers.${name}`;
     const lower = name.toLowerCase();
     if (denied.has(lower)) {
-      refuse(field, 'headerCredential');
+      refuse(field, 'secret');
     }
     if (lower === policy.profile.keyHeader.toLowerCase()) {
       refuse(field, 'keyHeader');
@@ -261,7 +261,7 @@ function storableHeaders(
     const problem = headerProblem(name, value);
     if (problem !== undefined) throw new InvalidRequestError(field, problem);
     if (!STORED_HEADERS.includes(lower) && !policy.storeHeaders.includes(lower)) {
-      refuse(field, 'notStored', STORED_HEADERS.join(', '));
+      refuse(field, 'unstored', STORED_HEADERS.join(', '));
     }
     headers[lower] = value;
   }
@@ -274,9 +274,9 @@ function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
     try {
       text = JSON.stringify(input.json);
     } catch (error) {
-      refuse('json', 'unserialisable', (error as Error).message);
+      refuse('json', 'serialise', (error as Error).message);
     }
-    if (text === undefined) return refuse('json', 'unserialisable');
+    if (text === undefined) return refuse('json', 'serialise');
     return { encoding: 'json', text };
   }
   const body = input.body;

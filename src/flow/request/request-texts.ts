@@ -8,31 +8,31 @@
 
 /** Each text, given the check's detail (the method, the port, the type found, …). */
 const TEXTS = {
-  forbiddenMethod: (d: string) => `${d} is a method fetch refuses to send`,
-  bodyOnRead: (d: string) => `a ${d} request cannot carry a body`,
-  protocol: (d: string) => `${d} is not http: or https:`,
-  urlCredentials: () => 'credentials (user:password@) are never stored: send them from the client `headers` callback',
-  badPort: (d: string) => `port ${d} is blocked by fetch`,
-  queryCredential: () =>
+  verb: (d: string) => `${d} is a method fetch refuses to send`,
+  readBody: (d: string) => `a ${d} request cannot carry a body`,
+  scheme: (d: string) => `${d} is not http: or https:`,
+  userinfo: () => 'credentials (user:password@) are never stored: send them from the client `headers` callback',
+  port: (d: string) => `port ${d} is blocked by fetch`,
+  query: () =>
     'looks like a credential, never stored: send it from the client `headers` callback, or allow it in `storeQuery`',
-  signalController: () => 'is an AbortController: pass its AbortSignal, `controller.signal`',
+  controller: () => 'is an AbortController: pass its AbortSignal, `controller.signal`',
   signal: () => 'must be an AbortSignal',
   schema: () => 'must be a Standard Schema (zod >= 3.24, valibot, arktype); wrap a parse-only one',
-  metaObject: () => 'must be a plain object',
+  meta: () => 'must be a plain object',
   finite: () => 'must be a finite number',
-  notJson: (d: string) => `cannot be stored as JSON (${d})`,
+  json: (d: string) => `cannot be stored as JSON (${d})`,
   deep: (d: string) => `nests deeper than ${d} levels`,
   cycle: () => 'refers to itself (a cycle)',
-  notPlain: () => 'is not a plain object (convert it to JSON data first)',
-  badName: () => 'is not a usable name',
-  jsonAndBody: () => 'give either `json` or `body`, not both',
+  plain: () => 'is not a plain object (convert it to JSON data first)',
+  name: () => 'is not a usable name',
+  both: () => 'give either `json` or `body`, not both',
   reference: () => 'must be a string of 1 to 256 characters',
-  headersObject: () => 'must be an object',
-  headerCredential: () => 'credentials are never stored: send them from the client `headers` callback',
+  headers: () => 'must be an object',
+  secret: () => 'credentials are never stored: send them from the client `headers` callback',
   keyHeader: () => 'pass the idempotency key as `key`, not as a header',
-  notStored: (d: string) =>
+  unstored: (d: string) =>
     `is not stored (only ${d} and \`storeHeaders\` names are): send it from the client \`headers\` callback, or add it to \`storeHeaders\``,
-  unserialisable: (d: string) => (d === '' ? 'cannot be serialised' : `cannot be serialised: ${d}`),
+  serialise: (d: string) => (d === '' ? 'cannot be serialised' : `cannot be serialised: ${d}`),
   bodyKind: (d: string) =>
     `must be a string, Uint8Array or ArrayBuffer (got ${d}): its bytes are stored and resent after a crash, and a stream can be read only once; serialise it, or pass \`json\``,
 } satisfies Record<string, (detail: string) => string>;

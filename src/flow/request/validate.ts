@@ -47,8 +47,8 @@ const queryName = (name: string): string =>
 
 /** The method is one `fetch` sends, and a GET or HEAD carries no body. */
 export function checkMethod(method: string, hasBody: boolean): void {
-  if (FORBIDDEN_METHODS.includes(method)) fail('method', 'forbiddenMethod', method);
-  if (hasBody && (method === 'GET' || method === 'HEAD')) fail('body', 'bodyOnRead', method);
+  if (FORBIDDEN_METHODS.includes(method)) fail('method', 'verb', method);
+  if (hasBody && (method === 'GET' || method === 'HEAD')) fail('body', 'readBody', method);
 }
 
 /**
@@ -58,19 +58,19 @@ export function checkMethod(method: string, hasBody: boolean): void {
  */
 export function checkUrl(url: URL, storeQuery: readonly string[]): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    fail('url', 'protocol', url.protocol);
+    fail('url', 'scheme', url.protocol);
   }
   if (url.username !== '' || url.password !== '') {
-    fail('url', 'urlCredentials');
+    fail('url', 'userinfo');
   }
-  if (BAD_PORTS.has(url.port)) fail('url', 'badPort', url.port);
+  if (BAD_PORTS.has(url.port)) fail('url', 'port', url.port);
   for (const name of new Set(url.searchParams.keys())) {
     const flat = queryName(name);
     if (
       (CREDENTIAL_QUERY.has(flat) || CREDENTIAL_QUERY_END.test(flat)) &&
       !storeQuery.some((allowed) => queryName(allowed) === flat)
     ) {
-      fail(`url.query.${name}`, 'queryCredential');
+      fail(`url.query.${name}`, 'query');
     }
   }
 }
@@ -92,7 +92,7 @@ export function headerProblem(name: string, value: unknown): string | undefined 
  */
 export function checkSignal(signal: unknown): void {
   if (signal === undefined || isSignal(signal)) return;
-  fail('signal', isSignal((signal as AbortController | null)?.signal) ? 'signalController' : 'signal');
+  fail('signal', isSignal((signal as AbortController | null)?.signal) ? 'controller' : 'signal');
 }
 
 const isSignal = (value: unknown): boolean =>
@@ -121,24 +121,24 @@ const MAX_META_DEPTH = 32;
  * more than 32 levels) is refused: every store must read back what was written.
  */
 export function plainMeta(meta: unknown): Record<string, unknown> {
-  if (!isPlainObject(meta)) fail('meta', 'metaObject');
+  if (!isPlainObject(meta)) fail('meta', 'meta');
   return copy(meta, 'meta', 1, []) as Record<string, unknown>;
 }
 
 function copy(value: unknown, field: string, depth: number, ancestors: object[]): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? value : fail(field, 'finite');
-  if (typeof value !== 'object') return fail(field, 'notJson', typeof value);
+  if (typeof value !== 'object') return fail(field, 'json', typeof value);
   if (depth > MAX_META_DEPTH) fail(field, 'deep', MAX_META_DEPTH);
   if (ancestors.includes(value)) fail(field, 'cycle');
   const inside = [...ancestors, value];
   if (Array.isArray(value)) {
     return Array.from(value, (item, i) => copy(item, `${field}.${i}`, depth + 1, inside));
   }
-  if (!isPlainObject(value)) return fail(field, 'notPlain');
+  if (!isPlainObject(value)) return fail(field, 'plain');
   const out: Record<string, unknown> = {};
   for (const [name, item] of Object.entries(value)) {
-    if (name === '__proto__') fail(`${field}.${name}`, 'badName');
+    if (name === '__proto__') fail(`${field}.${name}`, 'name');
     if (item !== undefined) out[name] = copy(item, `${field}.${name}`, depth + 1, inside);
   }
   return out;
