@@ -62,11 +62,12 @@ export const LOADED_LATER: readonly string[] = [
   // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
   // simply succeed.
   'src/flow/calls/remedies.ts',
-  // The error of an operation that ended other than succeeded, or that its caller stopped waiting for (or its client
-  // closed on) before it settled (and provider-errors.ts, which only it imports): loaded the first time a caller
-  // meets one; a page whose first send succeeds never loads it.
+  // The error of an operation that ended other than succeeded (and provider-errors.ts, which only it imports): loaded
+  // the first time a caller meets one; a page whose first send succeeds never loads it.
   'src/flow/calls/failure-error.ts',
   'src/policy/provider-errors.ts',
+  // The error of a send whose caller stopped waiting (or whose client closed) before it settled: loaded then.
+  'src/flow/calls/suspended-error.ts',
   // What follows an attempt that did not simply succeed (a 2xx without a hint header): its class, the server's
   // hint, retry or stop, the wait for the gate's admission (and the modules only it imports). Loaded once an
   // attempt has answered: in the background after a plain 2xx (the first send has left by then), or awaited by

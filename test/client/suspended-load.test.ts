@@ -1,6 +1,6 @@
 /**
  * The error of a send whose caller stopped waiting, or whose client closed,
- * before the operation settled is built by flow/calls/failure-error.ts,
+ * before the operation settled is built by flow/calls/suspended-error.ts,
  * loaded with `import()` only then (flow/calls/settle.ts, `suspendedOf`). A
  * first send that simply succeeds never loads it. If it cannot be loaded (a
  * chunk the page could not fetch), the send still rejects with an oncely
@@ -14,8 +14,8 @@ import { loadError } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
-vi.mock('../../src/flow/calls/failure-error.js', async (importOriginal) =>
-  (await import('../helpers/load-failure.js')).failingLoad(load, 'failure-error.js', importOriginal),
+vi.mock('../../src/flow/calls/suspended-error.js', async (importOriginal) =>
+  (await import('../helpers/load-failure.js')).failingLoad(load, 'suspended-error.js', importOriginal),
 );
 
 afterEach(closeAll);

@@ -2,7 +2,7 @@
  * The error a caller gets for an operation that ended other than
  * succeeded: its reason, history, remediation and whether it may have taken
  * effect, with the server's final answer and the provider's code read from
- * it; and the error of one the caller stopped waiting for before it settled.
+ * it.
  * Loaded with `import()` the first time a caller meets such an
  * operation (settle.ts): a page whose sends succeed never needs it. It
  * imports only types and provider-errors.ts (which only it uses); what it
@@ -46,36 +46,4 @@ export function failureError(kit: FailureKit, record: OperationRecord, profile?:
 function storedProfile(record: OperationRecord): ProviderProfile | undefined {
   const profile = record.policySnapshot?.profile;
   return typeof profile === 'object' && profile !== null ? (profile as ProviderProfile) : undefined;
-}
-
-/**
- * The caller stopped waiting (or the client closed) before the operation
- * settled. A stored one is resumed later; one kept in memory only (it sends
- * no key, see flow/engine/placement.ts) is not, and the error says so.
- */
-export function suspendedError(
-  kit: FailureKit,
-  record: OperationRecord,
-  aborted: boolean,
-  inMemory: boolean,
-): OperationError {
-  const { OperationError, mayHaveTakenEffect } = kit;
-  const why = aborted ? 'the caller stopped waiting' : 'the client closed';
-  const next = inMemory
-    ? 'it was kept in memory only (no key, `persist` off): nothing will resume it'
-    : 'it stays stored and will be resumed';
-  return new OperationError(
-    `Stopped waiting for operation ${record.key} (${why}) while it is ${record.state}; ${next}`,
-    {
-      key: record.key,
-      state: record.state,
-      history: record.attempts,
-      omitted: record.attemptsOmitted,
-      ...(aborted ? { reason: 'aborted' as const } : {}),
-      mayHaveTakenEffect: mayHaveTakenEffect(record),
-      remediation: inMemory
-        ? 'Send it again if you still need the answer (or set `persist: true` to store and resume such requests).'
-        : 'It stays stored: resume() (here or wherever the store is driven) finishes it with the same key. Do not send it again under a new key.',
-    },
-  );
 }

@@ -113,14 +113,17 @@ function loader<T>(load: () => Promise<T>): (runtime?: Pick<Runtime, 'track'>) =
 }
 
 /** failure-error.ts: the errors of an operation that did not succeed, loaded the first time one is met. */
-const failureErrors = loader(() => import('./failure-error.js'));
+const failureErrors = /* @__PURE__ */ loader(() => import('./failure-error.js'));
+
+/** suspended-error.ts: the error of a send interrupted before it settled, loaded the first time one is. */
+const suspendedErrors = /* @__PURE__ */ loader(() => import('./suspended-error.js'));
 
 /**
  * schema-check.ts: a 2xx body checked against the caller's `responseSchema`,
  * loaded when a request with a schema is admitted (send.ts starts it, so it
  * arrives while the attempt is out) or, at the latest, once its answer is in.
  */
-export const schemaCheck = loader(() => import('./schema-check.js'));
+export const schemaCheck = /* @__PURE__ */ loader(() => import('./schema-check.js'));
 
 /**
  * The error for a record that ended other than succeeded (failure-error.ts).
@@ -144,7 +147,7 @@ async function failureOf(
 /**
  * The error for an operation the caller stopped waiting for (`aborted`), or
  * the client closed on, before it settled (`inMemory`: kept in memory only,
- * nothing will resume it). Built by failure-error.ts; if that cannot load,
+ * nothing will resume it). Built by suspended-error.ts; if that cannot load,
  * an oncely error judged from the record as `failureOf`'s is, still saying
  * whether the caller's abort stopped it (so it still rejects as an `AbortError`).
  */
@@ -155,7 +158,7 @@ export async function suspendedOf(
   runtime: Pick<Runtime, 'track'>,
 ): Promise<AnyOncelyError> {
   try {
-    return (await failureErrors(runtime)).suspendedError(FAILURE_KIT, record, aborted, inMemory);
+    return (await suspendedErrors(runtime)).suspendedError(FAILURE_KIT, record, aborted, inMemory);
   } catch (error) {
     return asOncelyError(error, record, record.key, record.state, aborted ? 'aborted' : undefined);
   }
