@@ -53,8 +53,10 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/drive/reconcile.ts',
   'src/flow/decide/reconcile.ts',
   'src/policy/reconcile.ts',
-  // The resume pass (and claim-pass.ts, drive-list.ts, resume-order.ts, which only it imports): loaded on the first
-  // `resume()`, which the browser's drain loop calls only once its listing finds due work (or a drain is asked for).
+  // The resume pass and the call around it (resume-call.ts; claim-pass.ts, drive-list.ts, resume-order.ts, which
+  // only they import): loaded on the first `resume()`, which the browser's drain loop calls only once its listing
+  // finds due work (or a drain is asked for).
+  'src/flow/calls/resume-call.ts',
   'src/flow/calls/resume-pass.ts',
   'src/flow/calls/claim-pass.ts',
   'src/flow/calls/drive-list.ts',

@@ -60,11 +60,12 @@ const BUDGETS: readonly Budget[] = [
   // The error of a send interrupted before it settled built in the failure error's chunk: 32.83 KB, + 0.3 KB.
   // The response schema check loaded for a request with a schema (after its send has left): 32.69 KB, + 0.3 KB.
   // Shorter ids for the request texts, the interrupted send's error in a chunk of its own: 32.69 KB, + 0.3 KB.
+  // The call around the resume pass (resume-call.ts) in the pass's chunk: 32.60 KB, + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 32.99 * KB,
+    ceilingGzipBytes: 32.9 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -79,12 +80,13 @@ const BUDGETS: readonly Budget[] = [
   // ceiling + 0.3 KB. The loop's later rounds on need (above): 26.56 KB, ceiling + 0.3 KB. The AbortError on
   // need (above): 26.45 KB, ceiling + 0.3 KB. The texts of a refused request on need (above): 26.30 KB, + 0.3 KB.
   // The error of an interrupted send in the failure error's chunk (above): 26.13 KB, ceiling + 0.3 KB.
-  // The response schema check on need (above): 26.01 KB, ceiling + 0.3 KB.
+  // The response schema check on need (above): 26.01 KB, ceiling + 0.3 KB. The call around the resume pass in the
+  // pass's chunk (above): 25.93 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 26.31 * KB,
+    ceilingGzipBytes: 26.23 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -114,8 +116,8 @@ const BUDGETS: readonly Budget[] = [
   // for 0.17 KB less before the first send. With the response schema check on need: 40.83 KB and 48.42 KB, ceilings
   // + 0.3 KB, for 0.12 KB (core) and 0.14 KB (browser) less before the first send. Shorter ids for the request
   // texts, the interrupted send's error in a chunk of its own (the adapters' one-file builds no longer inline it):
-  // 40.79 KB and 48.40 KB, ceilings + 0.3 KB.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 41.09 * KB },
+  // 40.79 KB and 48.40 KB, ceilings + 0.3 KB. The call around the resume pass in its chunk: 40.80 KB and 48.40 KB.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 41.1 * KB },
   { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 48.7 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
@@ -134,9 +136,9 @@ const BUDGETS: readonly Budget[] = [
     // validator on need, 42.30 KB; with the loop's later rounds on need, 42.76 KB; with the AbortError on need,
     // 42.81 KB; ceiling + 0.3 KB. 43.78 KB once the merges since had landed; with the texts of a refused request
     // on need, 44.24 KB; with the error of an interrupted send in the failure error's chunk, 44.31 KB; with the response
-    // schema check on need, 44.48 KB; with the interrupted send's error in a chunk of its own, 44.45 KB;
-    // ceiling + 0.3 KB.
-    ceilingGzipBytes: 44.75 * KB,
+    // schema check on need, 44.48 KB; with the interrupted send's error in a chunk of its own, 44.45 KB; with the
+    // call around the resume pass in its chunk, 44.46 KB; ceiling + 0.3 KB.
+    ceilingGzipBytes: 44.76 * KB,
   },
 ];
 
