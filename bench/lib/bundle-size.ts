@@ -61,6 +61,10 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/calls/claim-pass.ts',
   'src/flow/calls/drive-list.ts',
   'src/flow/calls/resume-order.ts',
+  // The packed listing the pass reads (packed-summaries.ts and the strings it packs, packed-strings.ts): only the
+  // pass's modules import them at run time (packed-listing.ts, on the send path, imports their types).
+  'src/store/packed-summaries.ts',
+  'src/store/packed-strings.ts',
   // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
   // simply succeed.
   'src/flow/calls/remedies.ts',
