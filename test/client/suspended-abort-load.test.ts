@@ -8,7 +8,7 @@
  * (A file of its own: once loaded, the test runner keeps a module for the file.)
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { OperationError } from '../../src/index.js';
+import type { OperationAbortError } from '../../src/index.js';
 import { closeAll, harness } from '../helpers/harness.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
@@ -28,7 +28,7 @@ describe('the error of an aborted send that had not settled, when it fails to lo
     const error = h.rt.run(call).catch((e: unknown) => e);
     await h.rt.run(h.rt.sleep(10));
     controller.abort();
-    const aborted = (await error) as DOMException & OperationError;
+    const aborted = (await error) as OperationAbortError;
     expect(load.attempts).toBe(1);
     // The abort's own name, as fetch rejects, with what the fallback judged from the record: nothing was sent.
     expect(aborted.name).toBe('AbortError');
