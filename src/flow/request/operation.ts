@@ -274,7 +274,7 @@ function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
     try {
       text = JSON.stringify(input.json);
     } catch (error) {
-      refuse('json', 'serialise', (error as Error).message);
+      refuse('json', 'serialise', `: ${(error as Error).message}`);
     }
     if (text === undefined) return refuse('json', 'serialise');
     return { encoding: 'json', text };

@@ -32,7 +32,8 @@ const TEXTS = {
   keyHeader: () => 'pass the idempotency key as `key`, not as a header',
   unstored: (d: string) =>
     `is not stored (only ${d} and \`storeHeaders\` names are): send it from the client \`headers\` callback, or add it to \`storeHeaders\``,
-  serialise: (d: string) => (d === '' ? 'cannot be serialised' : `cannot be serialised: ${d}`),
+  // `detail`: empty (JSON.stringify gave nothing), or `: ` and what it threw.
+  serialise: (d: string) => `cannot be serialised${d}`,
   bodyKind: (d: string) =>
     `must be a string, Uint8Array or ArrayBuffer (got ${d}): its bytes are stored and resent after a crash, and a stream can be read only once; serialise it, or pass \`json\``,
 } satisfies Record<string, (detail: string) => string>;
