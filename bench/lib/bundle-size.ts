@@ -53,15 +53,18 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/drive/reconcile.ts',
   'src/flow/decide/reconcile.ts',
   'src/policy/reconcile.ts',
-  // The resume pass (and claim-pass.ts, drive-list.ts, resume-order.ts, which only it imports): loaded on the first
-  // `resume()`, which the browser's drain loop calls only once its listing finds due work (or a drain is asked for).
+  // The resume pass and the call around it (resume-call.ts; claim-pass.ts, drive-list.ts, resume-order.ts, which
+  // only they import): loaded on the first `resume()`, which the browser's drain loop calls only once its listing
+  // finds due work (or a drain is asked for).
+  'src/flow/calls/resume-call.ts',
   'src/flow/calls/resume-pass.ts',
   'src/flow/calls/claim-pass.ts',
   'src/flow/calls/drive-list.ts',
   'src/flow/calls/resume-order.ts',
-  // The packed listing's buffers, which on the page only the resume pass imports: they travel in its chunk.
-  'src/store/packed-strings.ts',
+  // The packed listing the pass reads (packed-summaries.ts and the strings it packs, packed-strings.ts): only the
+  // pass's modules import them at run time (packed-listing.ts, on the send path, imports their types).
   'src/store/packed-summaries.ts',
+  'src/store/packed-strings.ts',
   // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
   // simply succeed.
   'src/flow/calls/remedies.ts',
@@ -69,6 +72,8 @@ export const LOADED_LATER: readonly string[] = [
   // the first time a caller meets one; a page whose first send succeeds never loads it.
   'src/flow/calls/failure-error.ts',
   'src/policy/provider-errors.ts',
+  // The error of a send whose caller stopped waiting (or whose client closed) before it settled: loaded then.
+  'src/flow/calls/suspended-error.ts',
   // What follows an attempt that did not simply succeed (a 2xx without a hint header): its class, the server's
   // hint, retry or stop, the wait for the gate's admission (and the modules only it imports). Loaded once an
   // attempt has answered: in the background after a plain 2xx (the first send has left by then), or awaited by
@@ -90,6 +95,12 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/drive/waits.ts',
   // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
   'src/flow/calls/abort-error.ts',
+  // The check of a 2xx body against the caller's `responseSchema` (schema-check.ts): loaded when a request with a
+  // schema is admitted (while its attempt is out) or once its answer is in; a request without one never loads it.
+  'src/flow/calls/schema-check.ts',
+  // The texts of a refused request check (request-texts.ts): loaded when a request is refused, before anything is
+  // stored; the checks themselves stay on the send path (src/flow/request/request-problem.ts).
+  'src/flow/request/request-texts.ts',
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',

@@ -1,5 +1,5 @@
 /**
- * The resume pass is loaded with `import()` on the first `resume()`
+ * The resume pass (with the call around it, resume-call.ts) is loaded with `import()` on the first `resume()`
  * (flow/calls/assembly.ts). A load that fails (a chunk the page could not
  * fetch) rejects that `resume()` with the load's error; the operations it
  * would have driven stay stored, untouched, and the next `resume()` loads
@@ -12,8 +12,8 @@ import { loadError, rejection } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
-vi.mock('../../src/flow/calls/resume-pass.js', async (importOriginal) =>
-  (await import('../helpers/load-failure.js')).failingLoad(load, 'resume-pass.js', importOriginal),
+vi.mock('../../src/flow/calls/resume-call.js', async (importOriginal) =>
+  (await import('../helpers/load-failure.js')).failingLoad(load, 'resume-call.js', importOriginal),
 );
 
 afterEach(closeAll);

@@ -26,7 +26,9 @@ describe('oncely/tanstack-query in a bundle', () => {
     );
     // 6.2 KB measured (the adapter; the outcome reader, errors and record vocabulary it shares with the
     // client, so an app that has the client already pays less; canonicalize); 2.2 KB for mutationOptions alone.
-    expect(gzipBytes, `${(gzipBytes / KB).toFixed(1)} KB gzip`).toBeLessThanOrEqual(6.6 * KB);
+    // Raised to 6.8 KB: 6.52 KB -> 6.67 KB measured once the outcome reader it shares with the client loads the
+    // response schema check with import() (inlined here, with its loader), for less before the client's first send.
+    expect(gzipBytes, `${(gzipBytes / KB).toFixed(1)} KB gzip`).toBeLessThanOrEqual(6.8 * KB);
   });
 
   it('leaves { createBrowserClient } from oncely/browser without any of it', async () => {

@@ -81,10 +81,10 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
   const { runtime, events, endpoints, shutdown } = shell;
   // Loaded on first use: a client whose rules have no `reconcile` hook, and that never settles, never loads it.
   const reconciling = lazy(() => import('./reconcile.js'), runtime);
-  // Loaded on the first `resume()`: the browser's drain loop calls it only once it finds due work (or is asked to
+  // Loaded on the first `resume()` (resume-call.ts and the pass it runs): the browser's drain loop calls it only once it finds due work (or is asked to
   // drain), so a page whose store holds nothing open sends without it. A failed load rejects that `resume()`; the
   // operations stay stored and the next pass loads it again.
-  const resuming = lazy(() => import('./resume-pass.js'), runtime);
+  const resuming = lazy(() => import('./resume-call.js'), runtime);
   const store = placedStore(trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime), runtime.now);
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
   const engine: Engine = {
@@ -121,8 +121,8 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
     send: (request) => send(core, request),
     enqueue: (request) => enqueue(core, request),
     resume: async (resumeOptions) => {
-      const { resumePass } = await resuming();
-      const summary = await resume(core, resumeOptions, (c, o) => resumePass(RESUME_KIT, c, o));
+      const { resumeCall } = await resuming();
+      const summary = await resumeCall(RESUME_KIT, beforeSending, core, resumeOptions);
       // Rechecks of `unknown` operations whose time has come (flow/calls/reconcile.ts).
       if (endpoints.reconciles && !shutdown.stopped) await (await reconciling()).recheckDue(RECONCILE_KIT, core);
       return summary;
@@ -152,32 +152,4 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
 function transportOf(options: AssemblyOptions, shell: Shell): Transport {
   const viaFetch = defaultTransport(() => options.fetch ?? globalThis.fetch);
   return options.fetch === undefined && shell.transport !== undefined ? shell.transport(viaFetch) : viaFetch;
-}
-
-/**
- * A pass drives each operation through `guarded` (never rejects), so what
- * rejects is its first listing of the store, before anything was driven,
- * or the caller's own `onOutcome` error, passed on untouched.
- */
-function resume(
-  core: ClientCore,
-  options: ResumePassOptions,
-  resumePass: (core: ClientCore, options: ResumePassOptions) => Promise<ResumeSummary>,
-): Promise<ResumeSummary> {
-  const onOutcome = options.onOutcome;
-  let own: { error: unknown } | undefined;
-  const tagged: ResumePassOptions = { ...options };
-  if (onOutcome !== undefined) {
-    tagged.onOutcome = async (outcome) => {
-      try {
-        await onOutcome(outcome);
-      } catch (error) {
-        own = { error };
-        throw error;
-      }
-    };
-  }
-  return resumePass(core, tagged).catch((error: unknown) =>
-    own?.error === error ? Promise.reject(error) : beforeSending(undefined, Promise.reject(error)),
-  );
 }

@@ -2,7 +2,8 @@
  * The error a caller gets for an operation that ended other than
  * succeeded: its reason, history, remediation and whether it may have taken
  * effect, with the server's final answer and the provider's code read from
- * it. Loaded with `import()` the first time a caller meets such an
+ * it.
+ * Loaded with `import()` the first time a caller meets such an
  * operation (settle.ts): a page whose sends succeed never needs it. It
  * imports only types and provider-errors.ts (which only it uses); what it
  * uses of the client comes in `kit`.

@@ -16,8 +16,8 @@ import type { OncelyRequest } from '../request/operation.js';
 import type { AdmitOptions, Admitted } from './admission.js';
 import { asCallerAbort } from './caller-abort.js';
 import type { ClientCore } from './core.js';
-import { guarded, type Outcome, outcomeOf, resultOf, type SendResult } from './settle.js';
-import { liveProfile, suspendedError } from './settle-errors.js';
+import { guarded, type Outcome, outcomeOf, resultOf, type SendResult, schemaCheck, suspendedOf } from './settle.js';
+import { liveProfile } from './settle-errors.js';
 
 /**
  * `send`: the write-ahead is relaxed when it is only the write-ahead (the
@@ -32,6 +32,7 @@ const ENQUEUE: AdmitOptions = { startFirst: true };
 export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Promise<SendResult<T>> {
   void core.remediation.sweepIfDue();
   const { record, fresh, held } = await core.admission.admit(request, SEND);
+  prefetchSchemaCheck(core, request);
   try {
     if (!fresh && isTerminal(record.state))
       return await resultOf(record, request, true, liveProfile(core.engine.endpoints, record), core.engine.runtime);
@@ -39,7 +40,8 @@ export async function send<T>(core: ClientCore, request: OncelyRequest<T>): Prom
     // (When the write-ahead started attempt 1, its loop is running already, and this joins it.)
     const written = fresh ? { record } : undefined;
     const settled = await core.loops.driveToEnd(record.key, record.scope, request.signal, written);
-    if (!isTerminal(settled.state)) throw suspendedError(settled, request.signal?.aborted === true, held);
+    if (!isTerminal(settled.state))
+      throw await suspendedOf(settled, request.signal?.aborted === true, held, core.engine.runtime);
     return await resultOf(settled, request, false, liveProfile(core.engine.endpoints, settled), core.engine.runtime);
   } catch (error) {
     throw await asCallerAbort(error, request.signal, core.engine.runtime);
@@ -55,6 +57,7 @@ export async function enqueue<T>(
 ): Promise<{ key: string; settled: Promise<Outcome<T>> }> {
   void core.remediation.sweepIfDue();
   const { record, fresh, held }: Admitted = await core.admission.admit(request, ENQUEUE);
+  prefetchSchemaCheck(core, request);
   const outcome =
     !fresh && isTerminal(record.state)
       ? outcomeOf(record, request, true, liveProfile(core.engine.endpoints, record), core.engine.runtime)
@@ -71,6 +74,11 @@ export async function enqueue<T>(
     return { ...o, error: (await asCallerAbort(o.error, request.signal, core.engine.runtime)) as AnyOncelyError };
   });
   return { key: record.key, settled };
+}
+
+/** A request with a `responseSchema`: its check (settle.ts) starts loading while the attempt is out. */
+function prefetchSchemaCheck(core: ClientCore, request: OncelyRequest<unknown>): void {
+  if (request.responseSchema !== undefined) void schemaCheck(core.engine.runtime).catch(() => undefined);
 }
 
 /** This caller has its answer: a record kept in memory for it may be forgotten (see flow/engine/placement.ts). */

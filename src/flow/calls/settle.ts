@@ -17,7 +17,7 @@ import type { ProviderProfile } from '../../policy/profiles.js';
 import type { Runtime } from '../../runtime.js';
 import type { OperationStore } from '../../store/store.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
-import type { OncelyRequest, StandardIssue, StandardSchemaV1 } from '../request/operation.js';
+import type { OncelyRequest, StandardSchemaV1 } from '../request/operation.js';
 import { bodyValue, unparsedJsonText } from '../transport/result.js';
 
 /** A settled success. */
@@ -88,12 +88,45 @@ export interface OutcomeFailed {
 export const FAILURE_KIT = { OperationError, mayHaveTakenEffect };
 export type FailureKit = typeof FAILURE_KIT;
 
-/** failure-error.ts, loading or loaded; a failed load is tried again by the next caller. */
-let failureModule: Promise<typeof import('./failure-error.js')> | undefined;
+/** What schema-check.ts uses of the client, handed to it (it imports only types: no shared chunk). */
+export const SCHEMA_KIT = { ResponseValidationError };
+export type SchemaKit = typeof SCHEMA_KIT;
 
 /**
- * The error for a record that ended other than succeeded (failure-error.ts,
- * loaded the first time one is met; `runtime` reports the load as real work).
+ * A module loaded with `import()` the first time it is needed, shared by
+ * every caller; a failed load is tried again by the next caller. `runtime`,
+ * when given, is told of the load as real work.
+ */
+function loader<T>(load: () => Promise<T>): (runtime?: Pick<Runtime, 'track'>) => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return (runtime) => {
+    if (loading === undefined) {
+      const started = load().catch((error: unknown) => {
+        loading = undefined;
+        throw error;
+      });
+      loading = started;
+      if (runtime !== undefined) void runtime.track(started).catch(() => undefined);
+    }
+    return loading;
+  };
+}
+
+/** failure-error.ts: the errors of an operation that did not succeed, loaded the first time one is met. */
+const failureErrors = /* @__PURE__ */ loader(() => import('./failure-error.js'));
+
+/** suspended-error.ts: the error of a send interrupted before it settled, loaded the first time one is. */
+const suspendedErrors = /* @__PURE__ */ loader(() => import('./suspended-error.js'));
+
+/**
+ * schema-check.ts: a 2xx body checked against the caller's `responseSchema`,
+ * loaded when a request with a schema is admitted (send.ts starts it, so it
+ * arrives while the attempt is out) or, at the latest, once its answer is in.
+ */
+export const schemaCheck = /* @__PURE__ */ loader(() => import('./schema-check.js'));
+
+/**
+ * The error for a record that ended other than succeeded (failure-error.ts).
  * If it cannot be loaded (a chunk the page could not fetch), the caller
  * still gets an oncely error for this operation, judged from the record
  * (whether it may have taken effect, not to send it again under a new key),
@@ -104,18 +137,30 @@ async function failureOf(
   profile: ProviderProfile | undefined,
   runtime: Pick<Runtime, 'track'> | undefined,
 ): Promise<AnyOncelyError> {
-  if (failureModule === undefined) {
-    const loading = import('./failure-error.js').catch((error: unknown) => {
-      failureModule = undefined;
-      throw error;
-    });
-    failureModule = loading;
-    if (runtime !== undefined) void runtime.track(loading).catch(() => undefined);
-  }
   try {
-    return (await failureModule).failureError(FAILURE_KIT, record, profile);
+    return (await failureErrors(runtime)).failureError(FAILURE_KIT, record, profile);
   } catch (error) {
     return asOncelyError(error, record);
+  }
+}
+
+/**
+ * The error for an operation the caller stopped waiting for (`aborted`), or
+ * the client closed on, before it settled (`inMemory`: kept in memory only,
+ * nothing will resume it). Built by suspended-error.ts; if that cannot load,
+ * an oncely error judged from the record as `failureOf`'s is, still saying
+ * whether the caller's abort stopped it (so it still rejects as an `AbortError`).
+ */
+export async function suspendedOf(
+  record: OperationRecord,
+  aborted: boolean,
+  inMemory: boolean,
+  runtime: Pick<Runtime, 'track'>,
+): Promise<AnyOncelyError> {
+  try {
+    return (await suspendedErrors(runtime)).suspendedError(FAILURE_KIT, record, aborted, inMemory);
+  } catch (error) {
+    return asOncelyError(error, record, record.key, record.state, aborted ? 'aborted' : undefined);
   }
 }
 
@@ -136,7 +181,7 @@ export async function resultOf<T>(
   const unparsed = unparsedJsonText(result);
   if (unparsed !== undefined) throw new ResponseParseError(record.key, result.status, unparsed, record.attempts);
   let data = bodyValue(result.body);
-  if (request.responseSchema !== undefined) data = await validated(record, data, request.responseSchema);
+  if (request.responseSchema !== undefined) data = await validated(record, data, request.responseSchema, runtime);
   const sent: SendResult<T> = {
     key: record.key,
     status: result.status,
@@ -151,51 +196,28 @@ export async function resultOf<T>(
 }
 
 /**
- * `data` as the caller's schema returns it. The server has completed the
- * operation whatever the schema does: issues, a throw, a rejection or a
- * return that is no Standard Schema result all become the same
- * `ResponseValidationError` (key, status, raw result; what was thrown as
- * `cause`), never an untyped error a catch-all would take for "not done,
- * send it again" under a new key.
+ * `data` as the caller's schema returns it (schema-check.ts). The server has
+ * completed the operation whatever happens here: if that module cannot be
+ * loaded (a chunk the page could not fetch), the caller gets the same
+ * `ResponseValidationError` a schema that threw gives (completed, never to be
+ * sent again; the raw result kept, the load's error as `cause`). A later send
+ * of the key checks the stored answer again.
  */
-async function validated(record: OperationRecord, data: unknown, schema: StandardSchemaV1): Promise<unknown> {
-  const result = record.result as NonNullable<OperationRecord['result']>;
-  const invalid = (issues: string[], cause?: unknown): ResponseValidationError =>
-    new ResponseValidationError(record.key, result.status, data, issues, record.attempts, result.headers, cause);
-  let checked: unknown;
+async function validated(
+  record: OperationRecord,
+  data: unknown,
+  schema: StandardSchemaV1,
+  runtime: Pick<Runtime, 'track'> | undefined,
+): Promise<unknown> {
+  let check: typeof import('./schema-check.js');
   try {
-    checked = await schema['~standard'].validate(data);
+    check = await schemaCheck(runtime);
   } catch (error) {
-    throw invalid([`the response schema threw: ${(error as Error | null)?.message ?? String(error)}`], error);
+    const result = record.result as NonNullable<OperationRecord['result']>;
+    const issue = `the response schema could not be run: ${(error as Error | null)?.message ?? String(error)}`;
+    throw new ResponseValidationError(record.key, result.status, data, [issue], record.attempts, result.headers, error);
   }
-  const issues = (checked as { issues?: unknown } | null)?.issues;
-  if (typeof checked === 'object' && checked !== null && issues === undefined)
-    return (checked as { value: unknown }).value;
-  throw invalid(
-    Array.isArray(issues)
-      ? issues.map((issue: StandardIssue | null) => issueText(issue))
-      : ['the response schema returned no Standard Schema result'],
-  );
-}
-
-/**
- * One Standard Schema issue as `data.items[0].amount: message`: the path says
- * which field of the answer is wrong, which the message alone never does
- * (zod's reads "Invalid input: expected number, received string").
- */
-export function issueText(issue: StandardIssue | null): string {
-  const message = String(issue?.message ?? issue);
-  const path = Array.isArray(issue?.path) ? issue.path : [];
-  // No path: the issue is about the whole body, or the vendor put the place in its message.
-  if (path.length === 0) return message;
-  let at = 'data';
-  for (const segment of path) {
-    const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
-    if (typeof key === 'number') at += `[${key}]`;
-    else if (typeof key === 'string' && /^[A-Za-z_$][\w$]*$/.test(key)) at += `.${key}`;
-    else at += `[${JSON.stringify(String(key))}]`;
-  }
-  return `${at}: ${message}`;
+  return check.validated(SCHEMA_KIT, record, data, schema);
 }
 
 /** `resultOf`, or its error, as an `Outcome`. */
@@ -244,12 +266,14 @@ function asOncelyError(
   record: OperationRecord | undefined,
   key = record?.key ?? '',
   state: OperationState = record?.state ?? 'pending',
+  reason?: 'aborted',
 ): AnyOncelyError {
   if (isOncelyError(error)) return error;
   const message = (error as Error | null)?.message ?? String(error);
   return new OperationError(`Operation ${key} could not be driven (${state}): ${message}`, {
     key,
     state,
+    reason,
     history: record?.attempts ?? [],
     omitted: record?.attemptsOmitted,
     cause: error,

@@ -15,6 +15,7 @@ import type { ResolvedPolicy } from '../../options.js';
 import type { Runtime } from '../../runtime.js';
 import { bytesToBase64 } from './bytes.js';
 import { assertValidKey, fingerprintOf } from './key.js';
+import { asRequestError, refuse } from './request-problem.js';
 import { checkMethod, checkResponseSchema, checkSignal, checkUrl, headerProblem, plainMeta } from './validate.js';
 
 /** What every request may carry, whatever its body. */
@@ -188,9 +189,24 @@ export async function prepareOperation(
   deniedHeaders: ReadonlySet<string>,
   runtime: Runtime,
 ): Promise<PreparedOperation> {
+  try {
+    return await prepared(input, url, policy, deniedHeaders, runtime);
+  } catch (error) {
+    // A refused check becomes the caller's InvalidRequestError here, its text loaded only now (request-problem.ts).
+    throw await asRequestError(error, runtime);
+  }
+}
+
+async function prepared(
+  input: OncelyRequest<unknown>,
+  url: URL,
+  policy: ResolvedPolicy,
+  deniedHeaders: ReadonlySet<string>,
+  runtime: Runtime,
+): Promise<PreparedOperation> {
   const method = methodOf(input);
   if (input.json !== undefined && input.body !== undefined) {
-    throw new InvalidRequestError('body', 'give either `json` or `body`, not both');
+    refuse('body', 'both');
   }
   checkUrl(url, policy.storeQuery);
   const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
@@ -214,7 +230,7 @@ export async function prepareOperation(
   if (meta !== undefined) prepared.meta = meta;
   const reference = input.reference;
   if (reference !== undefined && (typeof reference !== 'string' || reference.length === 0 || reference.length > 256)) {
-    throw new InvalidRequestError('reference', 'must be a string of 1 to 256 characters');
+    refuse('reference', 'reference');
   }
   // Minted only where a hook will look it up: other records stay as small as they were.
   if (reference !== undefined || policy.reconcile !== undefined) prepared.reference = reference ?? runtime.uuid();
@@ -231,27 +247,21 @@ function storableHeaders(
   denied: ReadonlySet<string>,
   policy: ResolvedPolicy,
 ): Record<string, string> {
-  if (typeof given !== 'object' || given === null) throw new InvalidRequestError('headers', 'must be an object');
+  if (typeof given !== 'object' || given === null) refuse('headers', 'headers');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(given)) {
     const field = `headers.${name}`;
     const lower = name.toLowerCase();
     if (denied.has(lower)) {
-      throw new InvalidRequestError(
-        field,
-        'credentials are never stored: send them from the client `headers` callback',
-      );
+      refuse(field, 'secret');
     }
     if (lower === policy.profile.keyHeader.toLowerCase()) {
-      throw new InvalidRequestError(field, 'pass the idempotency key as `key`, not as a header');
+      refuse(field, 'keyHeader');
     }
     const problem = headerProblem(name, value);
     if (problem !== undefined) throw new InvalidRequestError(field, problem);
     if (!STORED_HEADERS.includes(lower) && !policy.storeHeaders.includes(lower)) {
-      throw new InvalidRequestError(
-        field,
-        `is not stored (only ${STORED_HEADERS.join(', ')} and \`storeHeaders\` names are): send it from the client \`headers\` callback, or add it to \`storeHeaders\``,
-      );
+      refuse(field, 'unstored', STORED_HEADERS.join(', '));
     }
     headers[lower] = value;
   }
@@ -264,9 +274,9 @@ function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
     try {
       text = JSON.stringify(input.json);
     } catch (error) {
-      throw new InvalidRequestError('json', `cannot be serialised: ${(error as Error).message}`);
+      refuse('json', 'serialise', `: ${(error as Error).message}`);
     }
-    if (text === undefined) throw new InvalidRequestError('json', 'cannot be serialised');
+    if (text === undefined) return refuse('json', 'serialise');
     return { encoding: 'json', text };
   }
   const body = input.body;
@@ -274,10 +284,7 @@ function storedBody(input: OncelyRequest<unknown>): StoredBody | undefined {
   if (typeof body === 'string') return { encoding: 'text', text: body };
   if (body instanceof Uint8Array) return { encoding: 'base64', data: bytesToBase64(body) };
   if (body instanceof ArrayBuffer) return { encoding: 'base64', data: bytesToBase64(new Uint8Array(body)) };
-  throw new InvalidRequestError(
-    'body',
-    `must be a string, Uint8Array or ArrayBuffer (got ${kindOf(body)}): its bytes are stored and resent after a crash, and a stream can be read only once; serialise it, or pass \`json\``,
-  );
+  return refuse('body', 'bodyKind', kindOf(body));
 }
 
 function kindOf(value: unknown): string {

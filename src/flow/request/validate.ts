@@ -8,8 +8,8 @@
  * allow-list, credential-like query parameters are refused, and `meta` must
  * be plain JSON.
  */
-import { InvalidRequestError } from '../../errors.js';
 import { HEADER_NAME } from '../../model.js';
+import { refuse as fail } from './request-problem.js';
 
 /** Characters a field value may not hold (CR, LF, NUL and other controls; above U+00FF is no ByteString). */
 const BAD_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
@@ -45,14 +45,10 @@ const queryName = (name: string): string =>
     .toLowerCase()
     .replace(/[^\p{L}\p{N}]/gu, '');
 
-const fail = (field: string, message: string): never => {
-  throw new InvalidRequestError(field, message);
-};
-
 /** The method is one `fetch` sends, and a GET or HEAD carries no body. */
 export function checkMethod(method: string, hasBody: boolean): void {
-  if (FORBIDDEN_METHODS.includes(method)) fail('method', `${method} is a method fetch refuses to send`);
-  if (hasBody && (method === 'GET' || method === 'HEAD')) fail('body', `a ${method} request cannot carry a body`);
+  if (FORBIDDEN_METHODS.includes(method)) fail('method', 'verb', method);
+  if (hasBody && (method === 'GET' || method === 'HEAD')) fail('body', 'readBody', method);
 }
 
 /**
@@ -62,22 +58,19 @@ export function checkMethod(method: string, hasBody: boolean): void {
  */
 export function checkUrl(url: URL, storeQuery: readonly string[]): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    fail('url', `${url.protocol} is not http: or https:`);
+    fail('url', 'scheme', url.protocol);
   }
   if (url.username !== '' || url.password !== '') {
-    fail('url', 'credentials (user:password@) are never stored: send them from the client `headers` callback');
+    fail('url', 'userinfo');
   }
-  if (BAD_PORTS.has(url.port)) fail('url', `port ${url.port} is blocked by fetch`);
+  if (BAD_PORTS.has(url.port)) fail('url', 'port', url.port);
   for (const name of new Set(url.searchParams.keys())) {
     const flat = queryName(name);
     if (
       (CREDENTIAL_QUERY.has(flat) || CREDENTIAL_QUERY_END.test(flat)) &&
       !storeQuery.some((allowed) => queryName(allowed) === flat)
     ) {
-      fail(
-        `url.query.${name}`,
-        'looks like a credential, never stored: send it from the client `headers` callback, or allow it in `storeQuery`',
-      );
+      fail(`url.query.${name}`, 'query');
     }
   }
 }
@@ -99,12 +92,7 @@ export function headerProblem(name: string, value: unknown): string | undefined 
  */
 export function checkSignal(signal: unknown): void {
   if (signal === undefined || isSignal(signal)) return;
-  fail(
-    'signal',
-    isSignal((signal as AbortController | null)?.signal)
-      ? 'is an AbortController: pass its AbortSignal, `controller.signal`'
-      : 'must be an AbortSignal',
-  );
+  fail('signal', isSignal((signal as AbortController | null)?.signal) ? 'controller' : 'signal');
 }
 
 const isSignal = (value: unknown): boolean =>
@@ -120,7 +108,7 @@ const isSignal = (value: unknown): boolean =>
 export function checkResponseSchema(schema: unknown): void {
   const standard = (schema as { '~standard'?: { validate?: unknown } } | null | undefined)?.['~standard'];
   if (schema === undefined || typeof standard?.validate === 'function') return;
-  fail('responseSchema', 'must be a Standard Schema (zod >= 3.24, valibot, arktype); wrap a parse-only one');
+  fail('responseSchema', 'schema');
 }
 
 /** Nesting allowed in `meta`: deeper is a mistake (or a cycle in disguise), not metadata. */
@@ -133,24 +121,24 @@ const MAX_META_DEPTH = 32;
  * more than 32 levels) is refused: every store must read back what was written.
  */
 export function plainMeta(meta: unknown): Record<string, unknown> {
-  if (!isPlainObject(meta)) fail('meta', 'must be a plain object');
+  if (!isPlainObject(meta)) fail('meta', 'meta');
   return copy(meta, 'meta', 1, []) as Record<string, unknown>;
 }
 
 function copy(value: unknown, field: string, depth: number, ancestors: object[]): unknown {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : fail(field, 'must be a finite number');
-  if (typeof value !== 'object') return fail(field, `cannot be stored as JSON (${typeof value})`);
-  if (depth > MAX_META_DEPTH) fail(field, `nests deeper than ${MAX_META_DEPTH} levels`);
-  if (ancestors.includes(value)) fail(field, 'refers to itself (a cycle)');
+  if (typeof value === 'number') return Number.isFinite(value) ? value : fail(field, 'finite');
+  if (typeof value !== 'object') return fail(field, 'json', typeof value);
+  if (depth > MAX_META_DEPTH) fail(field, 'deep', MAX_META_DEPTH);
+  if (ancestors.includes(value)) fail(field, 'cycle');
   const inside = [...ancestors, value];
   if (Array.isArray(value)) {
     return Array.from(value, (item, i) => copy(item, `${field}.${i}`, depth + 1, inside));
   }
-  if (!isPlainObject(value)) return fail(field, 'is not a plain object (convert it to JSON data first)');
+  if (!isPlainObject(value)) return fail(field, 'plain');
   const out: Record<string, unknown> = {};
   for (const [name, item] of Object.entries(value)) {
-    if (name === '__proto__') fail(`${field}.${name}`, 'is not a usable name');
+    if (name === '__proto__') fail(`${field}.${name}`, 'name');
     if (item !== undefined) out[name] = copy(item, `${field}.${name}`, depth + 1, inside);
   }
   return out;
