@@ -59,6 +59,9 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/calls/claim-pass.ts',
   'src/flow/calls/drive-list.ts',
   'src/flow/calls/resume-order.ts',
+  // The packed listing's buffers, which on the page only the resume pass imports: they travel in its chunk.
+  'src/store/packed-strings.ts',
+  'src/store/packed-summaries.ts',
   // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
   // simply succeed.
   'src/flow/calls/remedies.ts',
@@ -80,10 +83,12 @@ export const LOADED_LATER: readonly string[] = [
   'src/policy/gate.ts',
   'src/policy/ramp.ts',
   'src/policy/refused-probe.ts',
-  // The loop's later rounds (later-round.ts and waits.ts, which only it imports): the wait for a retry's time, the
+  // The loop's later rounds (later-round.ts, and before-attempt.ts and waits.ts, which only it imports): the full
+  // look before an attempt (a plain round's, first-look.ts, stays with the loop), the wait for a retry's time, the
   // `headers` callback and `onUnauthorized` (a client with a `headers` callback loads it as it is created). Loaded
   // in the background after the first answer, or by the first round that needs it.
   'src/flow/drive/later-round.ts',
+  'src/flow/drive/before-attempt.ts',
   'src/flow/drive/waits.ts',
   // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
   'src/flow/calls/abort-error.ts',

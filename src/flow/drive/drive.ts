@@ -35,8 +35,8 @@ import {
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
 import { followsRedirects, performAttempt } from './attempt.js';
-import { type NextStep as BeforeStep, beforeAttempt } from './before-attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
+import { type NextStep as BeforeStep, firstLook, type Situation } from './first-look.js';
 import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import {
   LATER_ROUND_KIT,
@@ -138,6 +138,9 @@ export async function drive(
     return await letGo(how);
   };
 
+  /** The later rounds' chunk: taken without an await once loaded (see `loadedNextStep`). */
+  const laterRound = async (): Promise<LaterRound> => loadedLaterRound() ?? (await loadLaterRound(runtime));
+
   let record = claimed;
   let needsAdmission = lastAttemptWasBudgeted(record);
   /**
@@ -172,16 +175,15 @@ export async function drive(
         if (engine.credentials !== undefined && loadedLaterRound() === undefined) {
           await loadLaterRound(runtime).catch(letGoAndThrow);
         }
-        // A chunk loaded there (the full gate, the retry delay's wait) may fail to load as well.
-        const before: BeforeStep = await beforeAttempt(engine, {
-          record,
-          policy,
-          gate,
-          base,
-          signal,
-          needsAdmission,
-          dueNow,
-        }).catch(letGoAndThrow);
+        const situation: Situation = { record, policy, gate, base, signal, needsAdmission, dueNow };
+        // A plain round (a first send written ahead: the browser client's) is looked at here; any other by the
+        // full look, in the later rounds' chunk, loaded first if nothing has loaded it yet. It may load the full
+        // gate in turn: either may fail to load.
+        const before: BeforeStep =
+          (await firstLook(engine, situation)) ??
+          (await laterRound()
+            .then((later) => later.beforeAttempt(LATER_ROUND_KIT, engine, situation))
+            .catch(letGoAndThrow));
         dueNow = before.kind === 'again' && before.dueNow;
         if (before.kind === 'again') continue;
         if (before.kind === 'stop') return await settle(before.stop);

@@ -9,12 +9,26 @@
  * work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
+import { stopWith } from '../decide/decide.js';
+import { waitForOnline } from './first-look.js';
+import { mayAttemptNow } from './may-attempt.js';
+import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
+import { settlesByReplay } from './outcome.js';
 import { pause } from './pause.js';
 
 export type LaterRound = typeof import('./later-round.js');
 
 /** What later-round.ts uses of the loop's modules, handed to it (it imports only types). */
-export const LATER_ROUND_KIT = { pause };
+export const LATER_ROUND_KIT = {
+  pause,
+  stopWith,
+  mayAttemptNow,
+  settlesByReplay,
+  waitForOnline,
+  loadedNextStep,
+  loadNextStep,
+  NEXT_STEP_KIT,
+};
 export type LaterRoundKit = typeof LATER_ROUND_KIT;
 
 let loading: Promise<LaterRound> | undefined;
