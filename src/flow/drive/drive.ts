@@ -18,23 +18,14 @@ import { countAttempts, LeaseLostError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer } from '../../model.js';
 import type { WriteOptions } from '../../store/store.js';
 import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
-import { DECIDE_KIT, type Decision, mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
+import { mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
 import { plainSuccess } from '../decide/plain-success.js';
 import { liveRule } from '../decide/policy-snapshot.js';
-import {
-  assertFenced,
-  endAttempt,
-  refreshAuth,
-  release,
-  releaseUnrefreshed,
-  scheduleRetry,
-  settleStopped,
-  startAttempt,
-  succeed,
-} from '../decide/transitions.js';
+import { assertFenced, release, settleStopped, startAttempt, succeed } from '../decide/transitions.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
-import { followsRedirects, performAttempt } from './attempt.js';
+import type { Round } from './after-answer.js';
+import { type AttemptOutput, followsRedirects, performAttempt } from './attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
 import { type NextStep as BeforeStep, firstLook, type Situation } from './first-look.js';
 import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
@@ -47,12 +38,11 @@ import {
 } from './later-round-load.js';
 import { leaseStillOurs } from './lease-check.js';
 import { mayAttemptNow } from './may-attempt.js';
-import { loadedNextStep, loadNextStep, type NextStep, prefetchNextStep } from './next-step-load.js';
+import { loadedNextStep, loadNextStep, NEXT_STEP_KIT, type NextStep, prefetchNextStep } from './next-step-load.js';
 import {
   asOperationFailure,
   attemptsSent,
   type Base,
-  describe,
   emitEnded,
   finalAnswer,
   keyHeaders,
@@ -140,6 +130,31 @@ export async function drive(
 
   /** The later rounds' chunk: taken without an await once loaded (see `loadedNextStep`). */
   const laterRound = async (): Promise<LaterRound> => loadedLaterRound() ?? (await loadLaterRound(runtime));
+
+  const succeedWith = async (output: AttemptOutput, end: AttemptEnd): Promise<OperationRecord> => {
+    const result = storedResult(output, policy, end.nowMs, engine.resultHeaders);
+    const done = await write((r) => succeed(r, end, result, policy.retainMs), RELAXED);
+    emitEnded(engine, base, done, end);
+    if (events.listens('settled')) {
+      events.emit('settled', { ...base, state: 'succeeded', reason: undefined, ...attemptCounts(done) });
+    }
+    return done;
+  };
+  /** This operation as after-answer.ts (the next step's chunk) acts on it. */
+  const round = (context: AttemptContext, output: AttemptOutput): Round => ({
+    engine,
+    base,
+    signal,
+    context,
+    write,
+    settle,
+    succeed: (end) => succeedWith(output, end),
+    stopWaiting,
+    letGoAndThrow,
+    laterRound,
+    laterLoaded: loadedLaterRound,
+    laterKit: LATER_ROUND_KIT,
+  });
 
   let record = claimed;
   let needsAdmission = lastAttemptWasBudgeted(record);
@@ -285,96 +300,18 @@ export async function drive(
       if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);
       probeOut = false;
 
-      const ended = endAttempt(record, end);
-      if (signal?.aborted && classification.class !== 'completed') {
-        return await settle(stopWith(ended, 'aborted', 'The caller aborted the operation', classification), end);
-      }
-      const decision: Decision =
-        next === undefined
-          ? { kind: 'succeed' }
-          : next.decide(
-              {
-                record: ended,
-                classification,
-                hintMs,
-                policy,
-                nowMs: endedAt,
-                random: runtime.random,
-                canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
-              },
-              DECIDE_KIT,
-            );
-      if (lastLook && decision.kind !== 'succeed' && decision.kind !== 'stop') {
-        // The one look past the deadline did not settle it: stop here, as the deadline says.
-        return await settle(
-          stopWith(
-            ended,
-            'deadline',
-            `The deadline had passed; one last attempt got: ${classification.detail}`,
-            classification,
-          ),
-          end,
-        );
-      }
-      switch (decision.kind) {
-        case 'succeed': {
-          const result = storedResult(output, policy, endedAt, engine.resultHeaders);
-          const done = await write((r) => succeed(r, end, result, policy.retainMs), RELAXED);
-          emitEnded(engine, base, done, end);
-          if (events.listens('settled')) {
-            events.emit('settled', { ...base, state: 'succeeded', reason: undefined, ...attemptCounts(done) });
-          }
-          return done;
-        }
-        case 'stop':
-          return await settle(decision, end);
-        case 'refresh_auth': {
-          record = await write((r) => refreshAuth(r, end, owner), RELAXED);
-          emitEnded(engine, base, record, end);
-          // The hook's wait is in the later rounds' chunk; after a slow load, an abort or a close comes first.
-          if (loadedLaterRound() === undefined) {
-            await loadLaterRound(runtime).catch((e: unknown) => letGoAndThrow(e, releaseUnrefreshed));
-            if (signal?.aborted === true || engine.shutdown.stopped) {
-              return await stopWaiting(signal?.aborted === true ? 'aborted' : 'shutdown', record, releaseUnrefreshed);
-            }
-          }
-          const refreshed = await (loadedLaterRound() as LaterRound).callHook(
-            LATER_ROUND_KIT,
-            engine,
-            () => engine.onUnauthorized?.(context),
-            record.deadlineAt,
-            signal,
-          );
-          if (refreshed !== true && 'stopped' in refreshed && refreshed.stopped !== 'deadline') {
-            // Not the hook's failure: the caller aborted, or the client is closing mid-refresh.
-            return await stopWaiting(refreshed.stopped, record, releaseUnrefreshed);
-          }
-          if (refreshed !== true) {
-            // No fresh credentials: the 401 stands. Nothing new was sent.
-            const why =
-              'stopped' in refreshed ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
-            const message = `The server refused the credentials (401); onUnauthorized ${why}`;
-            return await settle(stopWith(record, 'correctable', message, { status: 401, class: 'correctable' }));
-          }
-          break;
-        }
-        case 'retry':
-          // Unsent attempts back off too (a refused connection must not become a hot loop); they cost no attempt or budget.
-          // Unless the host refuses connections: then its gate holds the retry for the probe, which
-          // notices the host's return within about a second, where a backoff would wait up to `maxDelayMs`.
-          if (refused && gate?.refusing === true) decision.delayMs = 0;
-          record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, true), RELAXED);
-          needsAdmission = decision.budgeted;
-          emitEnded(engine, base, record, end);
-          events.emit('retry:scheduled', {
-            ...base,
-            attempt: attempt + 1,
-            delayMs: decision.delayMs,
-            reason: decision.why,
-            hintMs,
-          });
-          break;
-      }
+      // A plain success succeeds; anything else is decided and acted on in the next step's chunk (after-answer.ts).
+      if (next === undefined) return await succeedWith(output, end);
+      const after = await next.afterAnswer(NEXT_STEP_KIT, round(context, output), {
+        record,
+        end,
+        policy,
+        lastLook,
+        heldForProbe: refused && gate?.refusing === true,
+      });
+      if (after.kind === 'done') return after.record;
+      record = after.record;
+      if (after.needsAdmission !== undefined) needsAdmission = after.needsAdmission;
     }
   } catch (error) {
     gate?.forget(key);

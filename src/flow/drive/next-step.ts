@@ -1,8 +1,8 @@
 /**
  * What the loop loads once an attempt did not simply succeed (flow/drive/next-step-load.ts):
  * the decisions of flow/decide/next-step.ts (class, hint, retry or stop, the
- * full gate), whether the host refused the connection, and the wait for the
- * gate's admission. It imports only types from the modules the client
+ * full gate), what the loop does with them (after-answer.ts), whether the
+ * host refused the connection, and the wait for the gate's admission. It imports only types from the modules the client
  * bundles; what it uses of them comes in a kit (`NextStepKit`), so it stays
  * a chunk of its own.
  */
@@ -13,7 +13,8 @@ import type { Engine } from '../engine/engine.js';
 import type { NextStepKit } from './next-step-load.js';
 import type { Base } from './outcome.js';
 
-export { classify, decide, HostGate, parseServerHintMs } from '../decide/next-step.js';
+export { classify, HostGate, parseServerHintMs } from '../decide/next-step.js';
+export { afterAnswer } from './after-answer.js';
 
 /**
  * Waits for the gate; 'interrupted' when a signal fired (the loop re-checks).
