@@ -10,11 +10,15 @@
  */
 import type { Runtime } from '../../runtime.js';
 import { stopWith } from '../decide/decide.js';
+import { policyOfRecord } from '../decide/policy-snapshot.js';
+import { CLAIM_KIT, startAttempt } from '../decide/transitions.js';
+import { leaseBoundMs } from '../engine/lease-watch.js';
 import { waitForOnline } from './first-look.js';
 import { mayAttemptNow } from './may-attempt.js';
 import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
 import { settlesByReplay } from './outcome.js';
 import { pause } from './pause.js';
+import { startAtOnce } from './start-at-once.js';
 
 export type LaterRound = typeof import('./later-round.js');
 
@@ -28,6 +32,11 @@ export const LATER_ROUND_KIT = {
   loadedNextStep,
   loadNextStep,
   NEXT_STEP_KIT,
+  CLAIM_KIT,
+  startAttempt,
+  leaseBoundMs,
+  policyOfRecord,
+  startAtOnce,
 };
 export type LaterRoundKit = typeof LATER_ROUND_KIT;
 

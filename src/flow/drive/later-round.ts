@@ -1,6 +1,7 @@
 /**
  * What the loop needs only in rounds a plain first send never reaches: the
- * full look before an attempt (before-attempt.ts: a plain round's is
+ * claim of a stored operation and the wait for another owner
+ * (claim-round.ts), the full look before an attempt (before-attempt.ts: a plain round's is
  * first-look.ts), the wait for a retry's time (a retry, or a stored
  * operation not yet due), the
  * `headers` callback and `onUnauthorized` under the deadline (waits.ts), and
@@ -13,6 +14,7 @@
 import type { AttemptOutput } from './attempt.js';
 
 export { beforeAttempt } from './before-attempt.js';
+export { claimToDrive, waitForOwner } from './claim-round.js';
 export { callHook, withCredentials } from './waits.js';
 
 /** The `headers` callback threw: the attempt was never sent (retried until the deadline, attempts untouched). */

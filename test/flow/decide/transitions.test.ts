@@ -10,12 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { LeaseLostError, NotFoundError } from '../../../src/errors.js';
 import type { AttemptEnd } from '../../../src/flow/decide/attempt-history.js';
 import { MAX_KEPT_ATTEMPTS } from '../../../src/flow/decide/attempt-history.js';
+import { claim as claimWith } from '../../../src/flow/decide/claim.js';
 import type { Classification } from '../../../src/flow/decide/classify.js';
 import type { Stop } from '../../../src/flow/decide/decide.js';
 import {
   abandon,
   assertFenced,
-  claim,
+  CLAIM_KIT,
   claimOutcome,
   create,
   endAttempt,
@@ -32,6 +33,10 @@ import {
 import type { PreparedOperation } from '../../../src/flow/request/operation.js';
 import { type AttemptRecord, type OperationRecord, RECORD_VERSION, type StoredResult } from '../../../src/model.js';
 import { resolvePolicy } from '../../../src/options.js';
+
+/** The claim (claim.ts), handed what it uses of transitions.ts as the loop hands it. */
+const claim = (...args: Parameters<typeof claimWith> extends [unknown, ...infer R] ? R : never) =>
+  claimWith(CLAIM_KIT, ...args);
 
 const NOW = 100_000;
 /** A final non-2xx answer as the loop keeps it (see `finalAnswer`). */
