@@ -17,10 +17,11 @@ import type {
 import { isTerminal, RECORD_VERSION } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { OncelyRequest, PreparedOperation } from '../request/operation.js';
-import { type AttemptEnd, attemptNumber, dropOldAttempts, endLast, MAX_KEPT_ATTEMPTS } from './attempt-history.js';
+import { type AttemptEnd, attemptNumber, endLast, MAX_KEPT_ATTEMPTS } from './attempt-history.js';
 import type { Stop } from './decide.js';
 import { snapshotOf } from './policy-snapshot.js';
 import { revise } from './revise.js';
+import type { Trim } from './trim-attempts.js';
 
 export interface Owner {
   id: string;
@@ -119,12 +120,18 @@ export function assertFenced(
   return current;
 }
 
-/** Records attempt `n` as started before it is sent; the lease covers the whole attempt. */
+/**
+ * Records attempt `n` as started before it is sent; the lease covers the
+ * whole attempt. `trim` keeps a full history bounded (trim-attempts.ts, in
+ * the later rounds' chunk): whoever starts an attempt of a record with
+ * `MAX_KEPT_ATTEMPTS` attempts hands it over.
+ */
 export function startAttempt(
   record: OperationRecord,
   owner: Owner,
   nowMs: number,
   attemptTimeoutMs: number,
+  trim?: Trim,
 ): OperationRecord {
   const attempt: AttemptRecord = { n: attemptNumber(record), owner: owner.id, startedAt: nowMs, sent: 'maybe' };
   const changes: Partial<OperationRecord> = {
@@ -133,7 +140,9 @@ export function startAttempt(
     lease: { owner: owner.id, until: leaseUntil(record, nowMs + attemptTimeoutMs + owner.leaseMs, nowMs) },
   };
   if (record.attempts.length >= MAX_KEPT_ATTEMPTS) {
-    const { kept, omitted } = dropOldAttempts(record, attempt);
+    // A caller's bug, never data: refused before anything is written or sent.
+    if (trim === undefined) throw new Error('no history trim');
+    const { kept, omitted } = trim(record, attempt);
     changes.attempts = kept;
     changes.attemptsOmitted = omitted;
   }

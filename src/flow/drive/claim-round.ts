@@ -9,6 +9,7 @@
  */
 import type { OperationRecord } from '../../model.js';
 import { claim } from '../decide/claim.js';
+import { dropOldAttempts } from '../decide/trim-attempts.js';
 import type { Engine } from '../engine/engine.js';
 import type { LaterRoundKit } from './later-round-load.js';
 import type { StartedAttempt } from './start-at-once.js';
@@ -40,7 +41,8 @@ export async function claimToDrive(
         engine.leases.expired(key, lease.owner, epoch, lease.until, kit.leaseBoundMs(current, engine.owner.leaseMs)),
     );
     started = claimed === current ? undefined : startWithClaim(kit, engine, claimed, signal, nowMs);
-    return started === undefined ? claimed : kit.startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
+    if (started === undefined) return claimed;
+    return kit.startAttempt(claimed, engine.owner, nowMs, started.timeoutMs, (r, a) => dropOldAttempts(kit, r, a));
   });
   return { record, started };
 }

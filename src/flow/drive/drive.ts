@@ -17,11 +17,12 @@
 import { countAttempts, LeaseLostError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer } from '../../model.js';
 import type { WriteOptions } from '../../store/store.js';
-import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
+import { type AttemptEnd, attemptNumber, MAX_KEPT_ATTEMPTS } from '../decide/attempt-history.js';
 import { mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
 import { plainSuccess } from '../decide/plain-success.js';
 import { liveRule } from '../decide/policy-snapshot.js';
 import { assertFenced, release, settleStopped, startAttempt, succeed } from '../decide/transitions.js';
+import type { Trim } from '../decide/trim-attempts.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
 import type { Round } from './after-answer.js';
@@ -187,7 +188,11 @@ export async function drive(
         // The `headers` callback is in the later rounds' chunk: loaded first if nothing has loaded it yet (a
         // client with one starts loading it as it is created), so that whatever happened during a slow load (an
         // abort, a close) is seen by `beforeAttempt` before the callback is called.
-        if (engine.credentials !== undefined && loadedLaterRound() === undefined) {
+        // So is the trimming of a full history, which the attempt's start needs.
+        if (
+          (engine.credentials !== undefined || record.attempts.length >= MAX_KEPT_ATTEMPTS) &&
+          loadedLaterRound() === undefined
+        ) {
           await loadLaterRound(runtime).catch(letGoAndThrow);
         }
         const situation: Situation = { record, policy, gate, base, signal, needsAdmission, dueNow };
@@ -226,7 +231,9 @@ export async function drive(
         const startedAt = runtime.now();
         timeoutMs = attemptTimeoutMs(policy, before.untilMs, startedAt);
         startedAtMono = runtime.monotonicNow();
-        record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
+        const later = loadedLaterRound();
+        const trim: Trim | undefined = later && ((r, a) => later.dropOldAttempts(LATER_ROUND_KIT, r, a));
+        record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs, trim));
         // The admission is used: from here a probe is released by its report (or below).
         gate?.spend(key);
         probeOut = probe;

@@ -9,7 +9,8 @@
  * work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
-import { stopWith } from '../decide/decide.js';
+import { MAX_KEPT_ATTEMPTS } from '../decide/attempt-history.js';
+import { countsTowardMaxAttempts, mayHaveTakenEffect, stopWith } from '../decide/decide.js';
 import { policyOfRecord } from '../decide/policy-snapshot.js';
 import { CLAIM_KIT, startAttempt } from '../decide/transitions.js';
 import { leaseBoundMs } from '../engine/lease-watch.js';
@@ -37,6 +38,9 @@ export const LATER_ROUND_KIT = {
   leaseBoundMs,
   policyOfRecord,
   startAtOnce,
+  countsTowardMaxAttempts,
+  mayHaveTakenEffect,
+  MAX_KEPT_ATTEMPTS,
 };
 export type LaterRoundKit = typeof LATER_ROUND_KIT;
 

@@ -1,7 +1,7 @@
 /**
  * What the loop needs only in rounds a plain first send never reaches: the
  * claim of a stored operation and the wait for another owner
- * (claim-round.ts), the full look before an attempt (before-attempt.ts: a plain round's is
+ * (claim-round.ts), the trimming of a full history (trim-attempts.ts), the full look before an attempt (before-attempt.ts: a plain round's is
  * first-look.ts), the wait for a retry's time (a retry, or a stored
  * operation not yet due), the
  * `headers` callback and `onUnauthorized` under the deadline (waits.ts), and
@@ -13,6 +13,7 @@
  */
 import type { AttemptOutput } from './attempt.js';
 
+export { dropOldAttempts } from '../decide/trim-attempts.js';
 export { beforeAttempt } from './before-attempt.js';
 export { claimToDrive, waitForOwner } from './claim-round.js';
 export { callHook, withCredentials } from './waits.js';
