@@ -1,6 +1,7 @@
 /**
- * What the loop does with an attempt that did not simply succeed, once it
- * is classified and the host's gate has heard of it: an abort stops it,
+ * What the loop does with an attempt that did not simply succeed: its class
+ * and the server's hint, told to the host's gate (in the turn the answer
+ * came in), then: an abort stops it,
  * `decide` says retry or stop, the one look past the deadline stops, a 401
  * asks `onUnauthorized` once, a retry is scheduled. Part of the next step's
  * chunk (next-step.ts): a page whose sends simply succeed never loads it.
@@ -9,11 +10,14 @@
  */
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
+import type { LazyGate } from '../../policy/lazy-gate.js';
 import type { WriteOptions } from '../../store/store.js';
 import type { AttemptEnd } from '../decide/attempt-history.js';
+import type { Observation } from '../decide/classify.js';
 import type { Stop } from '../decide/decide.js';
-import { decide } from '../decide/next-step.js';
+import { classify, decide, HostGate, parseServerHintMs } from '../decide/next-step.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
+import type { AttemptOutput } from './attempt.js';
 import type { LaterRound, LaterRoundKit } from './later-round-load.js';
 import type { NextStepKit } from './next-step-load.js';
 import type { Base } from './outcome.js';
@@ -45,12 +49,17 @@ export interface Round {
 export interface Answered {
   /** The record with the attempt started (not yet ended). */
   record: OperationRecord;
-  end: AttemptEnd;
+  endedAt: number;
+  /** The provider's id read from the answer (provider-id.ts). */
+  providerId: string | undefined;
   policy: ResolvedPolicy;
+  gate: LazyGate | undefined;
+  /** The attempt was the gate's probe. */
+  probe: boolean;
   /** This attempt was the one look past the deadline. */
   lastLook: boolean;
-  /** The host refused the connection and its gate holds the retry for its probe. */
-  heldForProbe: boolean;
+  /** Called once the gate has heard of the attempt (a probe is the gate's again). */
+  reported: () => void;
 }
 
 /** Settled (or let go: `undefined`), or another round with this record; a retry says whether it needs admission. */
@@ -60,10 +69,31 @@ export type AfterAnswer =
 
 const RELAXED: WriteOptions = { durability: 'relaxed' };
 
-export async function afterAnswer(kit: NextStepKit, round: Round, a: Answered): Promise<AfterAnswer> {
+export async function afterAnswer(
+  kit: NextStepKit,
+  round: Round,
+  output: AttemptOutput,
+  a: Answered,
+): Promise<AfterAnswer> {
   const { engine, base, signal } = round;
-  const { end } = a;
-  const classification = end.classification;
+  const { policy, gate, probe } = a;
+  const { observation } = output;
+  const key = base.key;
+  const classification = classify(observation, {
+    profile: policy.profile,
+    overrides: policy.classify,
+    otherStatus: policy.otherStatus,
+  });
+  const hintMs = observation.kind === 'response' ? parseServerHintMs(observation.header, a.endedAt) : undefined;
+  const end: AttemptEnd = { classification, hintMs, nowMs: a.endedAt };
+  end.providerId = a.providerId;
+  const refused = hostRefused(observation);
+  // What did not simply succeed is the gate's to count from now on: the full one, loaded with the rest.
+  gate?.upgrade(HostGate);
+  kit.reportToGate(gate, classification, probe, a.endedAt, hintMs, engine.runtime, key, refused);
+  // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.
+  if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);
+  a.reported();
   const owner = engine.owner;
   const done = (record: OperationRecord | undefined): AfterAnswer => ({ kind: 'done', record });
   const ended = kit.endAttempt(a.record, end);
@@ -131,7 +161,7 @@ export async function afterAnswer(kit: NextStepKit, round: Round, a: Answered): 
       // Unsent attempts back off too (a refused connection must not become a hot loop); they cost no attempt or budget.
       // Unless the host refuses connections: then its gate holds the retry for the probe, which
       // notices the host's return within about a second, where a backoff would wait up to `maxDelayMs`.
-      if (a.heldForProbe) decision.delayMs = 0;
+      if (refused && gate?.refusing === true) decision.delayMs = 0;
       const record = await round.write((r) => kit.scheduleRetry(r, end, decision.delayMs, owner, true), RELAXED);
       kit.emitEnded(engine, base, record, end);
       engine.events.emit('retry:scheduled', {
@@ -144,4 +174,20 @@ export async function afterAnswer(kit: NextStepKit, round: Round, a: Answered): 
       return { kind: 'again', record, needsAdmission: decision.budgeted };
     }
   }
+}
+
+/**
+ * The transport's codes that say the host itself is unreachable (refused
+ * the connection, or its name did not resolve): not this machine being
+ * offline, nor a request that could not be built, which no probe of the
+ * host would cure.
+ */
+const HOST_REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+export function hostRefused(observation: Observation): boolean {
+  return (
+    observation.kind === 'transport_error' &&
+    observation.sent === 'not' &&
+    HOST_REFUSED_CODES.has(observation.code ?? '')
+  );
 }

@@ -269,52 +269,41 @@ export async function drive(
       answer = finalAnswer(output, engine.resultHeaders);
       // A plain 2xx is told here; anything else loads the rest of the decisions on first need (next-step.ts).
       const plain = plainSuccess(output.observation, policy.classify);
-      let next: NextStep | undefined;
-      // After a plain success the rest loads in the background (not before the first send: after its answer),
-      // so that a later failure finds it here even if the page has gone offline by then.
-      // The later rounds' chunk too: a retry, a stored operation claimed again, the next send while offline.
+      const providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
+      // The later rounds' chunk loads in the background after an answer: a retry, a stored operation claimed
+      // again, the next send while offline find it here even if the page has gone offline by then.
       prefetchLaterRound(runtime);
-      if (plain !== undefined) prefetchNextStep(runtime);
-      else {
-        try {
-          next = loadedNextStep() ?? (await loadNextStep(runtime));
-        } catch (error) {
-          // Not loaded (a chunk the page could not fetch): the attempt stays open and the record goes back
-          // pending, as after a crash mid-attempt; the next owner closes it as `ambiguous` and goes on with
-          // the same key. The caller is told it may have taken effect (asOperationFailure, below).
-          await letGo().catch(() => undefined);
-          throw error;
-        }
+      if (plain !== undefined) {
+        // So does the rest after a plain success (not before the first send: after its answer).
+        prefetchNextStep(runtime);
+        const end: AttemptEnd = { classification: plain, hintMs: undefined, nowMs: endedAt };
+        end.providerId = providerId;
+        reportToGate(gate, plain, probe, endedAt, undefined, runtime, key, false);
+        probeOut = false;
+        return await succeedWith(output, end);
       }
-      const classification =
-        plain ??
-        (next as NextStep).classify(output.observation, {
-          profile: policy.profile,
-          overrides: policy.classify,
-          otherStatus: policy.otherStatus,
-        });
-      const hintMs =
-        next !== undefined && output.observation.kind === 'response'
-          ? next.parseServerHintMs(output.observation.header, endedAt)
-          : undefined;
-      const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
-      end.providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
-      const refused = next?.hostRefused(output.observation) === true;
-      // What did not simply succeed is the gate's to count from now on: the full one, loaded with the rest.
-      if (next !== undefined) gate?.upgrade(next.HostGate);
-      reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);
-      // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.
-      if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);
-      probeOut = false;
-
-      // A plain success succeeds; anything else is decided and acted on in the next step's chunk (after-answer.ts).
-      if (next === undefined) return await succeedWith(output, end);
-      const after = await next.afterAnswer(NEXT_STEP_KIT, round(context, output), {
+      let next: NextStep;
+      try {
+        next = loadedNextStep() ?? (await loadNextStep(runtime));
+      } catch (error) {
+        // Not loaded (a chunk the page could not fetch): the attempt stays open and the record goes back
+        // pending, as after a crash mid-attempt; the next owner closes it as `ambiguous` and goes on with
+        // the same key. The caller is told it may have taken effect (asOperationFailure, below).
+        await letGo().catch(() => undefined);
+        throw error;
+      }
+      // Classified, told to the host's gate (at once, in this turn) and acted on in the next step's chunk.
+      const after = await next.afterAnswer(NEXT_STEP_KIT, round(context, output), output, {
         record,
-        end,
+        endedAt,
+        providerId,
         policy,
+        gate,
+        probe,
         lastLook,
-        heldForProbe: refused && gate?.refusing === true,
+        reported: () => {
+          probeOut = false;
+        },
       });
       if (after.kind === 'done') return after.record;
       record = after.record;

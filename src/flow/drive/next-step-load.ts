@@ -11,6 +11,7 @@
 import type { Runtime } from '../../runtime.js';
 import { countsTowardMaxAttempts, stopWith } from '../decide/decide.js';
 import { endAttempt, refreshAuth, releaseUnrefreshed, scheduleRetry } from '../decide/transitions.js';
+import { reportToGate } from './gating.js';
 import { describe, emitEnded } from './outcome.js';
 import { pause } from './pause.js';
 
@@ -27,6 +28,7 @@ export const NEXT_STEP_KIT = {
   scheduleRetry,
   emitEnded,
   describe,
+  reportToGate,
 };
 export type NextStepKit = typeof NEXT_STEP_KIT;
 
