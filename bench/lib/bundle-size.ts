@@ -86,8 +86,8 @@ export const LOADED_LATER: readonly string[] = [
   'src/policy/ramp.ts',
   'src/policy/refused-probe.ts',
   // The loop's later rounds (later-round.ts, and the modules only it imports): the claim of a stored operation and
-  // the wait for another owner (claim-round.ts, flow/decide/claim.ts: a first send drives the record it wrote
-  // ahead, its own), the trimming of a history of 32 attempts (flow/decide/trim-attempts.ts, loaded before the
+  // the wait for another owner (claim-round.ts, flow/decide/claim.ts, flow/engine/lease-expiry.ts: a first send
+  // drives the record it wrote ahead, its own), the trimming of a history of 32 attempts (flow/decide/trim-attempts.ts, loaded before the
   // attempt that needs it starts), the full look before an attempt (before-attempt.ts: a plain round's, first-look.ts, stays with
   // the loop), the wait for a retry's time, the `headers` callback and `onUnauthorized` (waits.ts; a client with a
   // `headers` callback loads it as it is created). Loaded in the background after the first answer, or by the
@@ -95,6 +95,7 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/drive/later-round.ts',
   'src/flow/drive/claim-round.ts',
   'src/flow/decide/claim.ts',
+  'src/flow/engine/lease-expiry.ts',
   'src/flow/decide/trim-attempts.ts',
   'src/flow/drive/before-attempt.ts',
   'src/flow/drive/waits.ts',

@@ -11,6 +11,7 @@ import type { OperationRecord } from '../../model.js';
 import { claim } from '../decide/claim.js';
 import { dropOldAttempts } from '../decide/trim-attempts.js';
 import type { Engine } from '../engine/engine.js';
+import { leaseExpired } from '../engine/lease-expiry.js';
 import type { LaterRoundKit } from './later-round-load.js';
 import type { StartedAttempt } from './start-at-once.js';
 
@@ -38,7 +39,14 @@ export async function claimToDrive(
       nowMs,
       (lease, epoch) =>
         !onStoreClock &&
-        engine.leases.expired(key, lease.owner, epoch, lease.until, kit.leaseBoundMs(current, engine.owner.leaseMs)),
+        leaseExpired(
+          engine.leases,
+          kit.TAKEOVER_MARGIN_MS,
+          key,
+          lease,
+          epoch,
+          kit.leaseBoundMs(current, engine.owner.leaseMs),
+        ),
     );
     started = claimed === current ? undefined : startWithClaim(kit, engine, claimed, signal, nowMs);
     if (started === undefined) return claimed;

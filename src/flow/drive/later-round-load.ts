@@ -13,7 +13,7 @@ import { MAX_KEPT_ATTEMPTS } from '../decide/attempt-history.js';
 import { countsTowardMaxAttempts, mayHaveTakenEffect, stopWith } from '../decide/decide.js';
 import { policyOfRecord } from '../decide/policy-snapshot.js';
 import { CLAIM_KIT, startAttempt } from '../decide/transitions.js';
-import { leaseBoundMs } from '../engine/lease-watch.js';
+import { leaseBoundMs, TAKEOVER_MARGIN_MS } from '../engine/lease-watch.js';
 import { waitForOnline } from './first-look.js';
 import { mayAttemptNow } from './may-attempt.js';
 import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
@@ -36,6 +36,7 @@ export const LATER_ROUND_KIT = {
   CLAIM_KIT,
   startAttempt,
   leaseBoundMs,
+  TAKEOVER_MARGIN_MS,
   policyOfRecord,
   startAtOnce,
   countsTowardMaxAttempts,
