@@ -58,3 +58,11 @@ export function claim(
     },
   });
 }
+
+/**
+ * An attempt nobody saw end: closed by the next owner's claim, with no
+ * answer. It may have reached the server, but it told us nothing.
+ */
+export function closedByTakeover(kit: Pick<ClaimKit, 'LOST_DURING_ATTEMPT'>, attempt: AttemptRecord): boolean {
+  return attempt.status === undefined && attempt.error?.endsWith(kit.LOST_DURING_ATTEMPT) === true;
+}

@@ -81,14 +81,6 @@ export function create(
 export const LOST_DURING_ATTEMPT = 'lost its lease during the attempt';
 
 /**
- * An attempt nobody saw end: closed by the next owner's claim, with no
- * answer. It may have reached the server, but it told us nothing.
- */
-export function closedByTakeover(attempt: AttemptRecord): boolean {
-  return attempt.status === undefined && attempt.error?.endsWith(LOST_DURING_ATTEMPT) === true;
-}
-
-/**
  * A lease never reaches past the deadline plus one attempt timeout (or
  * past now plus one attempt, for the last look after the deadline): after a
  * crash, another owner can take the operation over while it can still be

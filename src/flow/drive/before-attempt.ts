@@ -11,6 +11,9 @@
  * (first-look.ts) is answered without it. It imports only types of the
  * loop's modules: what it uses of them comes in the kit.
  */
+import type { OperationRecord } from '../../model.js';
+import type { ResolvedPolicy } from '../../options.js';
+import { closedByTakeover } from '../decide/claim.js';
 import type { Engine } from '../engine/engine.js';
 import type { NextStep, Situation } from './first-look.js';
 import type { LaterRoundKit } from './later-round-load.js';
@@ -23,7 +26,7 @@ export async function beforeAttempt(kit: LaterRoundKit, engine: Engine, s: Situa
   if (engine.shutdown.stopped) return { kind: 'release' };
   const now = engine.runtime.now();
   /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
-  const lastLook = now >= record.deadlineAt && kit.settlesByReplay(record, policy, now);
+  const lastLook = now >= record.deadlineAt && settlesByReplay(kit, record, policy, now);
   if (now >= record.deadlineAt && !lastLook) {
     return { kind: 'stop', stop: stopWith(record, 'deadline', 'The deadline passed before the next attempt') };
   }
@@ -67,4 +70,20 @@ export async function beforeAttempt(kit: LaterRoundKit, engine: Engine, s: Situa
     return { kind: 'release' };
   }
   return { kind: 'go', lastLook, untilMs, probe: admitted.probe };
+}
+
+/**
+ * An operation taken over at (or after) its deadline whose earlier attempt
+ * may have taken effect gets one more attempt with the same key, within the
+ * server's key retention: the server answers with its stored result (a
+ * replay costs nothing) and the operation ends with the truth instead of
+ * `unknown`. Only one that its owner saw end: a look past the deadline cut
+ * by a kill (closed by the next owner's claim, `closedByTakeover`) learned
+ * nothing, so it does not use up the look (issue 28 item 12). Each such look
+ * resends under the same key, which the server deduplicates, and key
+ * retention bounds them all.
+ */
+function settlesByReplay(kit: LaterRoundKit, record: OperationRecord, policy: ResolvedPolicy, nowMs: number): boolean {
+  if (!kit.mayHaveTakenEffect(record) || nowMs >= record.createdAt + policy.keyRetentionMs) return false;
+  return !record.attempts.some((a) => a.startedAt >= record.deadlineAt && !closedByTakeover(kit.CLAIM_KIT, a));
 }

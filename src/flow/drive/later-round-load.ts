@@ -17,7 +17,6 @@ import { leaseBoundMs, TAKEOVER_MARGIN_MS } from '../engine/lease-watch.js';
 import { waitForOnline } from './first-look.js';
 import { mayAttemptNow } from './may-attempt.js';
 import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
-import { settlesByReplay } from './outcome.js';
 import { pause } from './pause.js';
 import { startAtOnce } from './start-at-once.js';
 
@@ -28,7 +27,6 @@ export const LATER_ROUND_KIT = {
   pause,
   stopWith,
   mayAttemptNow,
-  settlesByReplay,
   waitForOnline,
   loadedNextStep,
   loadNextStep,
