@@ -56,11 +56,14 @@ const BUDGETS: readonly Budget[] = [
   // after a first answer, or at once by a client with a `headers` callback: 33.27 KB, + 0.3 KB. (32.78 KB was
   // measured first with what stands before an attempt in that chunk too, but the browser's first send needs that.)
   // The caller's AbortError loaded when a call is aborted (the check whether it was stays): 33.15 KB, + 0.3 KB.
+  // The loop's rounds other than a plain first one into the later rounds' and next step's chunks (the full look
+  // before an attempt, what follows a non-plain answer, the claim of a stored operation and the lease watch's
+  // verdict, the trimming of a full history, the last look past the deadline): 32.34 KB, + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 33.45 * KB,
+    ceilingGzipBytes: 32.64 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -73,12 +76,12 @@ const BUDGETS: readonly Budget[] = [
   // background after a first plain success (above): 27.25 KB, ceiling + 0.3 KB. The record validator on need
   // (above): 26.90 KB, ceiling + 0.3 KB. Admission and the refused-host check in the next step (above): 26.73 KB,
   // ceiling + 0.3 KB. The loop's later rounds on need (above): 26.56 KB, ceiling + 0.3 KB. The AbortError on
-  // need (above): 26.45 KB, ceiling + 0.3 KB.
+  // need (above): 26.45 KB, ceiling + 0.3 KB. The loop's other rounds in the chunks loaded later (above): 25.66 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 26.75 * KB,
+    ceilingGzipBytes: 25.96 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -101,9 +104,12 @@ const BUDGETS: readonly Budget[] = [
   // static copy, the stores their lazy one): 38.69 KB and 46.27 KB, ceilings + 0.3 KB, for 0.35 KB less before the
   // first send. And for the loop's later rounds on need (their kit, the loader): 39.10 KB and 46.69 KB, ceilings
   // + 0.3 KB, for 0.18 KB (browser) and 0.24 KB (core) less before the first send. And for the AbortError on
-  // need: 39.15 KB and 46.76 KB, ceilings + 0.3 KB, for 0.12 KB and 0.11 KB less before the first send.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39.45 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.06 * KB },
+  // need: 39.15 KB and 46.76 KB, ceilings + 0.3 KB, for 0.12 KB and 0.11 KB less before the first send. The
+  // merges since (the packed listing, the server half) measured 40.15 KB and 47.75 KB; the loop's other rounds in
+  // the chunks loaded later (their kits, loaders and glue): 41.37 KB and 49.00 KB, ceilings + 0.3 KB, for 0.88 KB
+  // (browser) and 0.85 KB (core) less before the first send.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 41.67 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 49.3 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -119,8 +125,9 @@ const BUDGETS: readonly Budget[] = [
     // import() too, 40.81 KB; with the failure error too, 40.99 KB; with the next step after an attempt that did not
     // simply succeed too, 41.55 KB; with the gate pristine until something fails, 41.88 KB; with the record
     // validator on need, 42.30 KB; with the loop's later rounds on need, 42.76 KB; with the AbortError on need,
-    // 42.81 KB; ceiling + 0.3 KB.
-    ceilingGzipBytes: 43.11 * KB,
+    // 42.81 KB; ceiling + 0.3 KB. The merges since (above): 43.78 KB; with the loop's other rounds in the chunks
+    // loaded later, 44.98 KB; ceiling + 0.3 KB.
+    ceilingGzipBytes: 45.28 * KB,
   },
 ];
 
