@@ -75,10 +75,12 @@ export const LOADED_LATER: readonly string[] = [
   // The error of a send whose caller stopped waiting (or whose client closed) before it settled: loaded then.
   'src/flow/calls/suspended-error.ts',
   // What follows an attempt that did not simply succeed (a 2xx without a hint header): its class, the server's
-  // hint, retry or stop, the wait for the gate's admission (and the modules only it imports). Loaded once an
+  // hint, retry or stop and what the loop does with them (after-answer.ts), the wait for the gate's admission (and
+  // the modules only it imports). Loaded once an
   // attempt has answered: in the background after a plain 2xx (the first send has left by then), or awaited by
   // the first attempt that needs it.
   'src/flow/drive/next-step.ts',
+  'src/flow/drive/after-answer.ts',
   'src/flow/decide/next-step.ts',
   'src/flow/decide/classify.ts',
   'src/policy/retry-after.ts',
@@ -88,10 +90,19 @@ export const LOADED_LATER: readonly string[] = [
   'src/policy/gate.ts',
   'src/policy/ramp.ts',
   'src/policy/refused-probe.ts',
-  // The loop's later rounds (later-round.ts and waits.ts, which only it imports): the wait for a retry's time, the
-  // `headers` callback and `onUnauthorized` (a client with a `headers` callback loads it as it is created). Loaded
-  // in the background after the first answer, or by the first round that needs it.
+  // The loop's later rounds (later-round.ts, and the modules only it imports): the claim of a stored operation and
+  // the wait for another owner (claim-round.ts, flow/decide/claim.ts, flow/engine/lease-expiry.ts: a first send
+  // drives the record it wrote ahead, its own), the trimming of a history of 32 attempts (flow/decide/trim-attempts.ts, loaded before the
+  // attempt that needs it starts), the full look before an attempt (before-attempt.ts: a plain round's, first-look.ts, stays with
+  // the loop), the wait for a retry's time, the `headers` callback and `onUnauthorized` (waits.ts; a client with a
+  // `headers` callback loads it as it is created). Loaded in the background after the first answer, or by the
+  // first round that needs it.
   'src/flow/drive/later-round.ts',
+  'src/flow/drive/claim-round.ts',
+  'src/flow/decide/claim.ts',
+  'src/flow/engine/lease-expiry.ts',
+  'src/flow/decide/trim-attempts.ts',
+  'src/flow/drive/before-attempt.ts',
   'src/flow/drive/waits.ts',
   // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
   'src/flow/calls/abort-error.ts',

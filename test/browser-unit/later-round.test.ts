@@ -1,9 +1,10 @@
 /**
  * The browser client's first send goes through the loop's usual round
- * (written ahead, then driven by the drain loop): what stands before its
- * attempt (flow/drive/before-attempt.ts) is bundled with the client, and
- * the later rounds' chunk (flow/drive/later-round.ts: the wait for a retry's
- * time, the `headers` callback) is not loaded before the request leaves,
+ * (written ahead, then driven by the drain loop): the look before its
+ * attempt (a plain one, flow/drive/first-look.ts) is bundled with the
+ * client, and the later rounds' chunk (flow/drive/later-round.ts: the full
+ * look, the wait for a retry's time, the `headers` callback) is not loaded
+ * before the request leaves,
  * as the bundle budget (bench/lib/bundle-size.ts, LOADED_LATER) counts it.
  */
 import 'fake-indexeddb/auto';

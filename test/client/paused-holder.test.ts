@@ -6,10 +6,15 @@
  * unsent when the lease no longer covers it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { claim } from '../../src/flow/decide/transitions.js';
+import { claim as claimWith } from '../../src/flow/decide/claim.js';
+import { CLAIM_KIT } from '../../src/flow/decide/transitions.js';
 import type { Runtime } from '../../src/runtime.js';
 import { forwardingStore } from '../helpers/forwarding-store.js';
 import { closeAll, harness } from '../helpers/harness.js';
+
+/** The claim (claim.ts), handed what it uses of transitions.ts as the loop hands it. */
+const claim = (...args: Parameters<typeof claimWith> extends [unknown, ...infer R] ? R : never) =>
+  claimWith(CLAIM_KIT, ...args);
 
 afterEach(closeAll);
 

@@ -61,11 +61,15 @@ const BUDGETS: readonly Budget[] = [
   // The response schema check loaded for a request with a schema (after its send has left): 32.69 KB, + 0.3 KB.
   // Shorter ids for the request texts, the interrupted send's error in a chunk of its own: 32.69 KB, + 0.3 KB.
   // The call around the resume pass (resume-call.ts) in the pass's chunk: 32.60 KB, + 0.3 KB.
+  // The loop's rounds other than a plain first one into the later rounds' and next step's chunks (the full look
+  // before an attempt, what follows a non-plain answer, the claim of a stored operation and the lease watch's
+  // verdict, the trimming of a full history, the last look past the deadline): 32.34 KB, + 0.3 KB. With both the
+  // above: 31.70 KB, + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 32.9 * KB,
+    ceilingGzipBytes: 32.0 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -82,11 +86,12 @@ const BUDGETS: readonly Budget[] = [
   // The error of an interrupted send in the failure error's chunk (above): 26.13 KB, ceiling + 0.3 KB.
   // The response schema check on need (above): 26.01 KB, ceiling + 0.3 KB. The call around the resume pass in the
   // pass's chunk (above): 25.93 KB, ceiling + 0.3 KB.
+  // The loop's other rounds in the chunks loaded later (above): 25.66 KB alone; with both: 25.08 KB, + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 26.23 * KB,
+    ceilingGzipBytes: 25.38 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -117,8 +122,10 @@ const BUDGETS: readonly Budget[] = [
   // + 0.3 KB, for 0.12 KB (core) and 0.14 KB (browser) less before the first send. Shorter ids for the request
   // texts, the interrupted send's error in a chunk of its own (the adapters' one-file builds no longer inline it):
   // 40.79 KB and 48.40 KB, ceilings + 0.3 KB. The call around the resume pass in its chunk: 40.80 KB and 48.40 KB.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 41.1 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 48.7 * KB },
+  // The loop's other rounds in the chunks loaded later (their kits, loaders and glue): 42.04 KB and 49.65 KB,
+  // ceilings + 0.3 KB, for 0.9 KB less before the first send (both entries).
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.34 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 49.95 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -137,8 +144,9 @@ const BUDGETS: readonly Budget[] = [
     // 42.81 KB; ceiling + 0.3 KB. 43.78 KB once the merges since had landed; with the texts of a refused request
     // on need, 44.24 KB; with the error of an interrupted send in the failure error's chunk, 44.31 KB; with the response
     // schema check on need, 44.48 KB; with the interrupted send's error in a chunk of its own, 44.45 KB; with the
-    // call around the resume pass in its chunk, 44.46 KB; ceiling + 0.3 KB.
-    ceilingGzipBytes: 44.76 * KB,
+    // call around the resume pass in its chunk, 44.46 KB; with the loop's other rounds in their chunks (their kits
+    // and loaders), 45.66 KB; ceiling + 0.3 KB.
+    ceilingGzipBytes: 45.96 * KB,
   },
 ];
 

@@ -6,10 +6,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, LeaseLostError } from '../../src/errors.js';
-import { assertFenced, claim } from '../../src/flow/decide/transitions.js';
+import { claim as claimWith } from '../../src/flow/decide/claim.js';
+import { assertFenced, CLAIM_KIT } from '../../src/flow/decide/transitions.js';
 import { MIGRATIONS, type PostgresStore, postgresStore, SCHEMA_VERSION } from '../../src/postgres.js';
 import { sampleRecord } from '../../src/store/contract.js';
 import { postgresForSuite, suiteDatabase } from '../helpers/postgres.js';
+
+/** The claim (claim.ts), handed what it uses of transitions.ts as the loop hands it. */
+const claim = (...args: Parameters<typeof claimWith> extends [unknown, ...infer R] ? R : never) =>
+  claimWith(CLAIM_KIT, ...args);
 
 describe('postgresStore options', () => {
   const pool = { connect: async () => undefined, query: async () => undefined } as never;

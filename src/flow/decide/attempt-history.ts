@@ -1,12 +1,12 @@
 /**
  * A record's list of attempts: how the next one is numbered, how an ended
  * one is written down, and how a long history is kept bounded (the first
- * and the latest attempts, the rest summed up). The transitions build new
- * lists with these; nothing here writes a record.
+ * and the latest attempts, the rest summed up: trim-attempts.ts, loaded
+ * with the later rounds). The transitions build new lists with these;
+ * nothing here writes a record.
  */
-import type { AttemptRecord, OmittedAttempts, OperationRecord } from '../../model.js';
+import type { AttemptRecord, OperationRecord } from '../../model.js';
 import type { Classification } from './classify.js';
-import { countsTowardMaxAttempts, mayHaveTakenEffect } from './decide.js';
 
 /** Attempts a record keeps: the first and the latest ones; the rest are summed up in `attemptsOmitted`. */
 export const MAX_KEPT_ATTEMPTS = 32;
@@ -23,30 +23,6 @@ export interface AttemptEnd {
 /** The number of the next attempt (1-based), counting attempts dropped from the history. */
 export function attemptNumber(record: OperationRecord): number {
   return (record.attempts[record.attempts.length - 1]?.n ?? 0) + 1;
-}
-
-/** Folds the second-oldest attempts into the summary until the history fits, with `next` appended. */
-export function dropOldAttempts(
-  record: OperationRecord,
-  next: AttemptRecord,
-): { kept: AttemptRecord[]; omitted: OmittedAttempts } {
-  const all = [...record.attempts, next];
-  const dropCount = all.length - MAX_KEPT_ATTEMPTS;
-  const dropped = all.splice(1, dropCount);
-  const previous = record.attemptsOmitted;
-  const omitted: OmittedAttempts = {
-    count: (previous?.count ?? 0) + dropped.length,
-    counted: previous?.counted ?? 0,
-    mayHaveTakenEffect:
-      previous?.mayHaveTakenEffect === true || mayHaveTakenEffect({ attempts: dropped, attemptsOmitted: undefined }),
-    byClass: { ...previous?.byClass },
-  };
-  for (const a of dropped) {
-    if (countsTowardMaxAttempts(a)) omitted.counted++;
-    const cls = a.class ?? 'open';
-    omitted.byClass[cls] = (omitted.byClass[cls] ?? 0) + 1;
-  }
-  return { kept: all, omitted };
 }
 
 /** The attempts with the last one closed by `end` (what `decide` reads). */

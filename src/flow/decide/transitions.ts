@@ -1,5 +1,5 @@
 /**
- * Every change of an operation record, as pure functions: create, claim,
+ * Every change of an operation record, as pure functions: create, claim (claim.ts),
  * start an attempt, end it, settle, release, reopen, fence, abandon. The
  * loop and the remediation calls apply them inside `store.update`, so each
  * one is atomic and fenced by the lease epoch: a stale owner's write is
@@ -17,10 +17,11 @@ import type {
 import { isTerminal, RECORD_VERSION } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { OncelyRequest, PreparedOperation } from '../request/operation.js';
-import { type AttemptEnd, attemptNumber, dropOldAttempts, endLast, MAX_KEPT_ATTEMPTS } from './attempt-history.js';
+import { type AttemptEnd, attemptNumber, endLast, MAX_KEPT_ATTEMPTS } from './attempt-history.js';
 import type { Stop } from './decide.js';
 import { snapshotOf } from './policy-snapshot.js';
 import { revise } from './revise.js';
+import type { Trim } from './trim-attempts.js';
 
 export interface Owner {
   id: string;
@@ -77,64 +78,7 @@ export function create(
 }
 
 /** How `claim` closes an attempt its owner never ended (it vanished, was killed, or lost its lease). */
-const LOST_DURING_ATTEMPT = 'lost its lease during the attempt';
-
-/**
- * An attempt nobody saw end: closed by the next owner's claim, with no
- * answer. It may have reached the server, but it told us nothing.
- */
-export function closedByTakeover(attempt: AttemptRecord): boolean {
-  return attempt.status === undefined && attempt.error?.endsWith(LOST_DURING_ATTEMPT) === true;
-}
-
-/**
- * Takes the lease when the record is free: no lease, an expired lease, or our
- * own. Bumps the epoch. An attempt left open by an owner that vanished
- * (its lease expired mid-flight) is closed as `ambiguous`: it may have
- * reached the server, so the next attempt reuses the same key.
- */
-export function claim(
-  current: OperationRecord | undefined,
-  key: string,
-  owner: Owner,
-  nowMs: number,
-  foreignExpired: (lease: { owner: string; until: number }, epoch: number) => boolean = (lease) => lease.until <= nowMs,
-): OperationRecord {
-  if (current === undefined) throw new NotFoundError(key);
-  if (isTerminal(current.state)) return current;
-  const lease = current.lease;
-  if (lease !== undefined) {
-    // Someone else's: only once it has expired (judged by `foreignExpired`,
-    // see flow/engine/lease-watch.ts). Ours and idle (e.g. created already claimed):
-    // nothing to write, saving a durable write per operation.
-    if (lease.owner !== owner.id) {
-      if (!foreignExpired(lease, current.epoch)) return current;
-    } else if (lease.until > nowMs && current.state === 'pending') {
-      return current;
-    }
-  }
-  const attempts = current.attempts.map(
-    (a): AttemptRecord =>
-      a.endedAt === undefined
-        ? Object.assign({}, a, {
-            endedAt: nowMs,
-            class: 'ambiguous' as const,
-            sent: 'maybe' as const,
-            effect: 'unknown' as const,
-            error: `owner ${a.owner} ${LOST_DURING_ATTEMPT}`,
-          })
-        : a,
-  );
-  return revise(current, {
-    state: 'pending',
-    attempts,
-    epoch: current.epoch + 1,
-    lease: {
-      owner: owner.id,
-      until: leaseUntil(current, Math.max(nowMs, current.nextAttemptAt) + owner.leaseMs, nowMs),
-    },
-  });
-}
+export const LOST_DURING_ATTEMPT = 'lost its lease during the attempt';
 
 /**
  * A lease never reaches past the deadline plus one attempt timeout (or
@@ -142,7 +86,7 @@ export function claim(
  * crash, another owner can take the operation over while it can still be
  * settled, not after its deadline has gone by.
  */
-function leaseUntil(record: OperationRecord, wantedMs: number, nowMs: number): number {
+export function leaseUntil(record: OperationRecord, wantedMs: number, nowMs: number): number {
   const timeoutMs = record.policySnapshot?.attemptTimeoutMs;
   if (typeof timeoutMs !== 'number') return wantedMs;
   return Math.min(wantedMs, Math.max(record.deadlineAt, nowMs) + timeoutMs);
@@ -168,12 +112,18 @@ export function assertFenced(
   return current;
 }
 
-/** Records attempt `n` as started before it is sent; the lease covers the whole attempt. */
+/**
+ * Records attempt `n` as started before it is sent; the lease covers the
+ * whole attempt. `trim` keeps a full history bounded (trim-attempts.ts, in
+ * the later rounds' chunk): whoever starts an attempt of a record with
+ * `MAX_KEPT_ATTEMPTS` attempts hands it over.
+ */
 export function startAttempt(
   record: OperationRecord,
   owner: Owner,
   nowMs: number,
   attemptTimeoutMs: number,
+  trim?: Trim,
 ): OperationRecord {
   const attempt: AttemptRecord = { n: attemptNumber(record), owner: owner.id, startedAt: nowMs, sent: 'maybe' };
   const changes: Partial<OperationRecord> = {
@@ -182,7 +132,9 @@ export function startAttempt(
     lease: { owner: owner.id, until: leaseUntil(record, nowMs + attemptTimeoutMs + owner.leaseMs, nowMs) },
   };
   if (record.attempts.length >= MAX_KEPT_ATTEMPTS) {
-    const { kept, omitted } = dropOldAttempts(record, attempt);
+    // A caller's bug, never data: refused before anything is written or sent.
+    if (trim === undefined) throw new Error('no history trim');
+    const { kept, omitted } = trim(record, attempt);
     changes.attempts = kept;
     changes.attemptsOmitted = omitted;
   }
@@ -318,3 +270,11 @@ export function abandon(record: OperationRecord, stop: Stop, nowMs: number): Ope
   const settled = settleStopped(record, stop, nowMs, 0);
   return revise(settled, { epoch: record.epoch + 1 });
 }
+
+/**
+ * What the claim (claim.ts, in the later rounds' chunk: a first send drives
+ * the record it wrote ahead, which needs none) uses of this module, handed
+ * to it.
+ */
+export const CLAIM_KIT = { revise, isTerminal, leaseUntil, LOST_DURING_ATTEMPT, NotFoundError };
+export type ClaimKit = typeof CLAIM_KIT;

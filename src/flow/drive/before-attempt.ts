@@ -6,65 +6,37 @@
  * operation go now (`mayAttempt`: the browser's signed-in user). It waits
  * for what can be waited for and says what the loop does next; it never
  * writes (drive.ts does).
+ *
+ * The full look, in the later rounds' chunk (later-round.ts): a plain round
+ * (first-look.ts) is answered without it. It imports only types of the
+ * loop's modules: what it uses of them comes in the kit.
  */
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
-import type { LazyGate } from '../../policy/lazy-gate.js';
-import { type Stop, stopWith } from '../decide/decide.js';
-import type { Connectivity, Engine } from '../engine/engine.js';
-import { LATER_ROUND_KIT, loadedLaterRound, loadLaterRound } from './later-round-load.js';
-import { mayAttemptNow } from './may-attempt.js';
-import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
-import { type Base, settlesByReplay } from './outcome.js';
-import { pause } from './pause.js';
+import { closedByTakeover } from '../decide/claim.js';
+import type { Engine } from '../engine/engine.js';
+import type { NextStep, Situation } from './first-look.js';
+import type { LaterRoundKit } from './later-round-load.js';
+import { waitUntilDue } from './waits.js';
 
-export type NextStep =
-  /** Settle the operation with this stop. */
-  | { kind: 'stop'; stop: Stop }
-  /** The client is shutting down: release the lease and leave the operation to the next owner. */
-  | { kind: 'release' }
-  /** Something was waited for: look again. `dueNow`: the network came back during the retry delay. */
-  | { kind: 'again'; dueNow: boolean }
-  /** Attempt now, within `untilMs`; `probe`: the gate let this one through as its probe. */
-  | { kind: 'go'; lastLook: boolean; untilMs: number; probe: boolean };
-
-export interface Situation {
-  record: OperationRecord;
-  policy: ResolvedPolicy;
-  gate: LazyGate | undefined;
-  base: Base;
-  signal: AbortSignal | undefined;
-  /** The last attempt was a budgeted retry: the next one needs the gate's admission. */
-  needsAdmission: boolean;
-  /** The network came back while the loop waited after an unsent attempt: try now, early. */
-  dueNow: boolean;
-}
-
-export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextStep> {
+export async function beforeAttempt(kit: LaterRoundKit, engine: Engine, s: Situation): Promise<NextStep> {
   const { record, policy, gate, signal } = s;
+  const { stopWith, mayAttemptNow } = kit;
   if (signal?.aborted) return { kind: 'stop', stop: stopWith(record, 'aborted', 'The caller aborted the operation') };
   if (engine.shutdown.stopped) return { kind: 'release' };
   const now = engine.runtime.now();
   /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
-  const lastLook = now >= record.deadlineAt && settlesByReplay(record, policy, now);
+  const lastLook = now >= record.deadlineAt && settlesByReplay(kit, record, policy, now);
   if (now >= record.deadlineAt && !lastLook) {
     return { kind: 'stop', stop: stopWith(record, 'deadline', 'The deadline passed before the next attempt') };
   }
   // After the deadline's stop (a held-back operation still ends on time), before any wait or attempt.
   if (!mayAttemptNow(engine, record)) return { kind: 'release' };
   if (record.nextAttemptAt > now && !s.dueNow) {
-    // The retry delay's wait is in the later rounds' chunk (a first send has none): loaded here if nothing has
-    // loaded it yet, then everything above is looked at again (the load may take long: an abort, a close).
-    const later = loadedLaterRound();
-    if (later === undefined) {
-      await loadLaterRound(engine.runtime);
-      return { kind: 'again', dueNow: s.dueNow };
-    }
-    return { kind: 'again', dueNow: await later.waitUntilDue(LATER_ROUND_KIT, engine, record, now, signal, gate) };
+    return { kind: 'again', dueNow: await waitUntilDue(kit, engine, record, now, signal, gate) };
   }
   if (engine.connectivity !== undefined && !engine.connectivity.online()) {
-    // Not in the later rounds' chunk: a page offline before its first send waits here without loading anything.
-    await waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);
+    await kit.waitForOnline(engine, engine.connectivity, record.deadlineAt - now, signal);
     return { kind: 'again', dueNow: false };
   }
   // The window the attempt (or a callback before it) may use.
@@ -75,15 +47,15 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   }
   // Admission counts the budget, which only the full gate keeps: loaded here if nothing needed it yet (a budgeted
   // retry of an operation stored by an earlier page or process, before anything failed here).
-  const next = loadedNextStep();
+  const next = kit.loadedNextStep();
   if (next === undefined) {
     // The load may take long (a chunk fetched over a slow network): look again at everything above once it is
     // here (the caller may have aborted, the client closed, the deadline passed meanwhile).
-    await loadNextStep(engine.runtime);
+    await kit.loadNextStep(engine.runtime);
     return { kind: 'again', dueNow: s.dueNow };
   }
   const full = gate.upgrade(next.HostGate);
-  const admitted = await next.admit(engine, full, record, s.base, signal, s.needsAdmission, NEXT_STEP_KIT);
+  const admitted = await next.admit(engine, full, record, s.base, signal, s.needsAdmission, kit.NEXT_STEP_KIT);
   if (admitted === 'interrupted') return { kind: 'again', dueNow: false };
   if (admitted === 'past_deadline') {
     if (gate.refusing) {
@@ -100,18 +72,18 @@ export async function beforeAttempt(engine: Engine, s: Situation): Promise<NextS
   return { kind: 'go', lastLook, untilMs, probe: admitted.probe };
 }
 
-/** Waits until the platform reports it is back online (or `maxMs` passes, or a signal fires). */
-async function waitForOnline(
-  engine: Engine,
-  connectivity: Connectivity,
-  maxMs: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  const woken = new AbortController();
-  const unsubscribe = connectivity.onOnline(() => woken.abort());
-  try {
-    if (!connectivity.online()) await pause(engine, maxMs, signal, woken.signal);
-  } finally {
-    unsubscribe();
-  }
+/**
+ * An operation taken over at (or after) its deadline whose earlier attempt
+ * may have taken effect gets one more attempt with the same key, within the
+ * server's key retention: the server answers with its stored result (a
+ * replay costs nothing) and the operation ends with the truth instead of
+ * `unknown`. Only one that its owner saw end: a look past the deadline cut
+ * by a kill (closed by the next owner's claim, `closedByTakeover`) learned
+ * nothing, so it does not use up the look (issue 28 item 12). Each such look
+ * resends under the same key, which the server deduplicates, and key
+ * retention bounds them all.
+ */
+function settlesByReplay(kit: LaterRoundKit, record: OperationRecord, policy: ResolvedPolicy, nowMs: number): boolean {
+  if (!kit.mayHaveTakenEffect(record) || nowMs >= record.createdAt + policy.keyRetentionMs) return false;
+  return !record.attempts.some((a) => a.startedAt >= record.deadlineAt && !closedByTakeover(kit.CLAIM_KIT, a));
 }

@@ -17,26 +17,18 @@
 import { countAttempts, LeaseLostError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer } from '../../model.js';
 import type { WriteOptions } from '../../store/store.js';
-import { type AttemptEnd, attemptNumber } from '../decide/attempt-history.js';
-import { DECIDE_KIT, type Decision, mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
+import { type AttemptEnd, attemptNumber, MAX_KEPT_ATTEMPTS } from '../decide/attempt-history.js';
+import { mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
 import { plainSuccess } from '../decide/plain-success.js';
 import { liveRule } from '../decide/policy-snapshot.js';
-import {
-  assertFenced,
-  endAttempt,
-  refreshAuth,
-  release,
-  releaseUnrefreshed,
-  scheduleRetry,
-  settleStopped,
-  startAttempt,
-  succeed,
-} from '../decide/transitions.js';
+import { assertFenced, release, settleStopped, startAttempt, succeed } from '../decide/transitions.js';
+import type { Trim } from '../decide/trim-attempts.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
-import { followsRedirects, performAttempt } from './attempt.js';
-import { type NextStep as BeforeStep, beforeAttempt } from './before-attempt.js';
+import type { Round } from './after-answer.js';
+import { type AttemptOutput, followsRedirects, performAttempt } from './attempt.js';
 import { policyOfClaimed } from './claimed-policy.js';
+import { type NextStep as BeforeStep, firstLook, type Situation } from './first-look.js';
 import { gateFor, lastAttemptWasBudgeted, reportToGate } from './gating.js';
 import {
   LATER_ROUND_KIT,
@@ -47,12 +39,11 @@ import {
 } from './later-round-load.js';
 import { leaseStillOurs } from './lease-check.js';
 import { mayAttemptNow } from './may-attempt.js';
-import { loadedNextStep, loadNextStep, type NextStep, prefetchNextStep } from './next-step-load.js';
+import { loadedNextStep, loadNextStep, NEXT_STEP_KIT, type NextStep, prefetchNextStep } from './next-step-load.js';
 import {
   asOperationFailure,
   attemptsSent,
   type Base,
-  describe,
   emitEnded,
   finalAnswer,
   keyHeaders,
@@ -138,6 +129,34 @@ export async function drive(
     return await letGo(how);
   };
 
+  /** The later rounds' chunk: taken without an await once loaded (see `loadedNextStep`). */
+  const laterRound = async (): Promise<LaterRound> => loadedLaterRound() ?? (await loadLaterRound(runtime));
+
+  const succeedWith = async (output: AttemptOutput, end: AttemptEnd): Promise<OperationRecord> => {
+    const result = storedResult(output, policy, end.nowMs, engine.resultHeaders);
+    const done = await write((r) => succeed(r, end, result, policy.retainMs), RELAXED);
+    emitEnded(engine, base, done, end);
+    if (events.listens('settled')) {
+      events.emit('settled', { ...base, state: 'succeeded', reason: undefined, ...attemptCounts(done) });
+    }
+    return done;
+  };
+  /** This operation as after-answer.ts (the next step's chunk) acts on it. */
+  const round = (context: AttemptContext, output: AttemptOutput): Round => ({
+    engine,
+    base,
+    signal,
+    context,
+    write,
+    settle,
+    succeed: (end) => succeedWith(output, end),
+    stopWaiting,
+    letGoAndThrow,
+    laterRound,
+    laterLoaded: loadedLaterRound,
+    laterKit: LATER_ROUND_KIT,
+  });
+
   let record = claimed;
   let needsAdmission = lastAttemptWasBudgeted(record);
   /**
@@ -169,19 +188,22 @@ export async function drive(
         // The `headers` callback is in the later rounds' chunk: loaded first if nothing has loaded it yet (a
         // client with one starts loading it as it is created), so that whatever happened during a slow load (an
         // abort, a close) is seen by `beforeAttempt` before the callback is called.
-        if (engine.credentials !== undefined && loadedLaterRound() === undefined) {
+        // So is the trimming of a full history, which the attempt's start needs.
+        if (
+          (engine.credentials !== undefined || record.attempts.length >= MAX_KEPT_ATTEMPTS) &&
+          loadedLaterRound() === undefined
+        ) {
           await loadLaterRound(runtime).catch(letGoAndThrow);
         }
-        // A chunk loaded there (the full gate, the retry delay's wait) may fail to load as well.
-        const before: BeforeStep = await beforeAttempt(engine, {
-          record,
-          policy,
-          gate,
-          base,
-          signal,
-          needsAdmission,
-          dueNow,
-        }).catch(letGoAndThrow);
+        const situation: Situation = { record, policy, gate, base, signal, needsAdmission, dueNow };
+        // A plain round (a first send written ahead: the browser client's) is looked at here; any other by the
+        // full look, in the later rounds' chunk, loaded first if nothing has loaded it yet. It may load the full
+        // gate in turn: either may fail to load.
+        const before: BeforeStep =
+          (await firstLook(engine, situation)) ??
+          (await laterRound()
+            .then((later) => later.beforeAttempt(LATER_ROUND_KIT, engine, situation))
+            .catch(letGoAndThrow));
         dueNow = before.kind === 'again' && before.dueNow;
         if (before.kind === 'again') continue;
         if (before.kind === 'stop') return await settle(before.stop);
@@ -209,7 +231,9 @@ export async function drive(
         const startedAt = runtime.now();
         timeoutMs = attemptTimeoutMs(policy, before.untilMs, startedAt);
         startedAtMono = runtime.monotonicNow();
-        record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs));
+        const later = loadedLaterRound();
+        const trim: Trim | undefined = later && ((r, a) => later.dropOldAttempts(LATER_ROUND_KIT, r, a));
+        record = await write((r) => startAttempt(r, owner, startedAt, timeoutMs, trim));
         // The admission is used: from here a probe is released by its report (or below).
         gate?.spend(key);
         probeOut = probe;
@@ -245,134 +269,45 @@ export async function drive(
       answer = finalAnswer(output, engine.resultHeaders);
       // A plain 2xx is told here; anything else loads the rest of the decisions on first need (next-step.ts).
       const plain = plainSuccess(output.observation, policy.classify);
-      let next: NextStep | undefined;
-      // After a plain success the rest loads in the background (not before the first send: after its answer),
-      // so that a later failure finds it here even if the page has gone offline by then.
-      // The later rounds' chunk too: a retry, a stored operation claimed again, the next send while offline.
+      const providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
+      // The later rounds' chunk loads in the background after an answer: a retry, a stored operation claimed
+      // again, the next send while offline find it here even if the page has gone offline by then.
       prefetchLaterRound(runtime);
-      if (plain !== undefined) prefetchNextStep(runtime);
-      else {
-        try {
-          next = loadedNextStep() ?? (await loadNextStep(runtime));
-        } catch (error) {
-          // Not loaded (a chunk the page could not fetch): the attempt stays open and the record goes back
-          // pending, as after a crash mid-attempt; the next owner closes it as `ambiguous` and goes on with
-          // the same key. The caller is told it may have taken effect (asOperationFailure, below).
-          await letGo().catch(() => undefined);
-          throw error;
-        }
+      if (plain !== undefined) {
+        // So does the rest after a plain success (not before the first send: after its answer).
+        prefetchNextStep(runtime);
+        const end: AttemptEnd = { classification: plain, hintMs: undefined, nowMs: endedAt };
+        end.providerId = providerId;
+        reportToGate(gate, plain, probe, endedAt, undefined, runtime, key, false);
+        probeOut = false;
+        return await succeedWith(output, end);
       }
-      const classification =
-        plain ??
-        (next as NextStep).classify(output.observation, {
-          profile: policy.profile,
-          overrides: policy.classify,
-          otherStatus: policy.otherStatus,
-        });
-      const hintMs =
-        next !== undefined && output.observation.kind === 'response'
-          ? next.parseServerHintMs(output.observation.header, endedAt)
-          : undefined;
-      const end: AttemptEnd = { classification, hintMs, nowMs: endedAt };
-      end.providerId = providerIdOf(output, liveRule(engine.endpoints, record)?.providerId);
-      const refused = next?.hostRefused(output.observation) === true;
-      // What did not simply succeed is the gate's to count from now on: the full one, loaded with the rest.
-      if (next !== undefined) gate?.upgrade(next.HostGate);
-      reportToGate(gate, classification, probe, endedAt, hintMs, runtime, key, refused);
-      // An unsent probe proved nothing either way (unless the host refused it, reported above): let the next one go.
-      if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);
-      probeOut = false;
-
-      const ended = endAttempt(record, end);
-      if (signal?.aborted && classification.class !== 'completed') {
-        return await settle(stopWith(ended, 'aborted', 'The caller aborted the operation', classification), end);
+      let next: NextStep;
+      try {
+        next = loadedNextStep() ?? (await loadNextStep(runtime));
+      } catch (error) {
+        // Not loaded (a chunk the page could not fetch): the attempt stays open and the record goes back
+        // pending, as after a crash mid-attempt; the next owner closes it as `ambiguous` and goes on with
+        // the same key. The caller is told it may have taken effect (asOperationFailure, below).
+        await letGo().catch(() => undefined);
+        throw error;
       }
-      const decision: Decision =
-        next === undefined
-          ? { kind: 'succeed' }
-          : next.decide(
-              {
-                record: ended,
-                classification,
-                hintMs,
-                policy,
-                nowMs: endedAt,
-                random: runtime.random,
-                canRefreshAuth: engine.onUnauthorized !== undefined && record.authRefreshed !== true,
-              },
-              DECIDE_KIT,
-            );
-      if (lastLook && decision.kind !== 'succeed' && decision.kind !== 'stop') {
-        // The one look past the deadline did not settle it: stop here, as the deadline says.
-        return await settle(
-          stopWith(
-            ended,
-            'deadline',
-            `The deadline had passed; one last attempt got: ${classification.detail}`,
-            classification,
-          ),
-          end,
-        );
-      }
-      switch (decision.kind) {
-        case 'succeed': {
-          const result = storedResult(output, policy, endedAt, engine.resultHeaders);
-          const done = await write((r) => succeed(r, end, result, policy.retainMs), RELAXED);
-          emitEnded(engine, base, done, end);
-          if (events.listens('settled')) {
-            events.emit('settled', { ...base, state: 'succeeded', reason: undefined, ...attemptCounts(done) });
-          }
-          return done;
-        }
-        case 'stop':
-          return await settle(decision, end);
-        case 'refresh_auth': {
-          record = await write((r) => refreshAuth(r, end, owner), RELAXED);
-          emitEnded(engine, base, record, end);
-          // The hook's wait is in the later rounds' chunk; after a slow load, an abort or a close comes first.
-          if (loadedLaterRound() === undefined) {
-            await loadLaterRound(runtime).catch((e: unknown) => letGoAndThrow(e, releaseUnrefreshed));
-            if (signal?.aborted === true || engine.shutdown.stopped) {
-              return await stopWaiting(signal?.aborted === true ? 'aborted' : 'shutdown', record, releaseUnrefreshed);
-            }
-          }
-          const refreshed = await (loadedLaterRound() as LaterRound).callHook(
-            LATER_ROUND_KIT,
-            engine,
-            () => engine.onUnauthorized?.(context),
-            record.deadlineAt,
-            signal,
-          );
-          if (refreshed !== true && 'stopped' in refreshed && refreshed.stopped !== 'deadline') {
-            // Not the hook's failure: the caller aborted, or the client is closing mid-refresh.
-            return await stopWaiting(refreshed.stopped, record, releaseUnrefreshed);
-          }
-          if (refreshed !== true) {
-            // No fresh credentials: the 401 stands. Nothing new was sent.
-            const why =
-              'stopped' in refreshed ? 'did not finish before the deadline' : `failed: ${describe(refreshed.thrown)}`;
-            const message = `The server refused the credentials (401); onUnauthorized ${why}`;
-            return await settle(stopWith(record, 'correctable', message, { status: 401, class: 'correctable' }));
-          }
-          break;
-        }
-        case 'retry':
-          // Unsent attempts back off too (a refused connection must not become a hot loop); they cost no attempt or budget.
-          // Unless the host refuses connections: then its gate holds the retry for the probe, which
-          // notices the host's return within about a second, where a backoff would wait up to `maxDelayMs`.
-          if (refused && gate?.refusing === true) decision.delayMs = 0;
-          record = await write((r) => scheduleRetry(r, end, decision.delayMs, owner, true), RELAXED);
-          needsAdmission = decision.budgeted;
-          emitEnded(engine, base, record, end);
-          events.emit('retry:scheduled', {
-            ...base,
-            attempt: attempt + 1,
-            delayMs: decision.delayMs,
-            reason: decision.why,
-            hintMs,
-          });
-          break;
-      }
+      // Classified, told to the host's gate (at once, in this turn) and acted on in the next step's chunk.
+      const after = await next.afterAnswer(NEXT_STEP_KIT, round(context, output), output, {
+        record,
+        endedAt,
+        providerId,
+        policy,
+        gate,
+        probe,
+        lastLook,
+        reported: () => {
+          probeOut = false;
+        },
+      });
+      if (after.kind === 'done') return after.record;
+      record = after.record;
+      if (after.needsAdmission !== undefined) needsAdmission = after.needsAdmission;
     }
   } catch (error) {
     gate?.forget(key);

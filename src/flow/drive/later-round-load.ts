@@ -9,12 +9,38 @@
  * work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
+import { MAX_KEPT_ATTEMPTS } from '../decide/attempt-history.js';
+import { countsTowardMaxAttempts, mayHaveTakenEffect, stopWith } from '../decide/decide.js';
+import { policyOfRecord } from '../decide/policy-snapshot.js';
+import { CLAIM_KIT, startAttempt } from '../decide/transitions.js';
+import { leaseBoundMs, TAKEOVER_MARGIN_MS } from '../engine/lease-watch.js';
+import { waitForOnline } from './first-look.js';
+import { mayAttemptNow } from './may-attempt.js';
+import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
 import { pause } from './pause.js';
+import { startAtOnce } from './start-at-once.js';
 
 export type LaterRound = typeof import('./later-round.js');
 
 /** What later-round.ts uses of the loop's modules, handed to it (it imports only types). */
-export const LATER_ROUND_KIT = { pause };
+export const LATER_ROUND_KIT = {
+  pause,
+  stopWith,
+  mayAttemptNow,
+  waitForOnline,
+  loadedNextStep,
+  loadNextStep,
+  NEXT_STEP_KIT,
+  CLAIM_KIT,
+  startAttempt,
+  leaseBoundMs,
+  TAKEOVER_MARGIN_MS,
+  policyOfRecord,
+  startAtOnce,
+  countsTowardMaxAttempts,
+  mayHaveTakenEffect,
+  MAX_KEPT_ATTEMPTS,
+};
 export type LaterRoundKit = typeof LATER_ROUND_KIT;
 
 let loading: Promise<LaterRound> | undefined;

@@ -1,6 +1,9 @@
 /**
  * What the loop needs only in rounds a plain first send never reaches: the
- * wait for a retry's time (a retry, or a stored operation not yet due), the
+ * claim of a stored operation and the wait for another owner
+ * (claim-round.ts), the trimming of a full history (trim-attempts.ts), the full look before an attempt (before-attempt.ts: a plain round's is
+ * first-look.ts), the wait for a retry's time (a retry, or a stored
+ * operation not yet due), the
  * `headers` callback and `onUnauthorized` under the deadline (waits.ts), and
  * the attempt a failed `headers` callback stands for. Loaded with
  * `import()` (later-round-load.ts): by the first round that needs it, in the
@@ -10,7 +13,10 @@
  */
 import type { AttemptOutput } from './attempt.js';
 
-export { callHook, waitUntilDue, withCredentials } from './waits.js';
+export { dropOldAttempts } from '../decide/trim-attempts.js';
+export { beforeAttempt } from './before-attempt.js';
+export { claimToDrive, waitForOwner } from './claim-round.js';
+export { callHook, withCredentials } from './waits.js';
 
 /** The `headers` callback threw: the attempt was never sent (retried until the deadline, attempts untouched). */
 export function credentialsFailed(error: unknown): AttemptOutput {

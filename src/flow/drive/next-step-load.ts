@@ -9,12 +9,27 @@
  * caller's runtime as real work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
+import { countsTowardMaxAttempts, stopWith } from '../decide/decide.js';
+import { endAttempt, refreshAuth, releaseUnrefreshed, scheduleRetry } from '../decide/transitions.js';
+import { reportToGate } from './gating.js';
+import { describe, emitEnded } from './outcome.js';
 import { pause } from './pause.js';
 
 export type NextStep = typeof import('./next-step.js');
 
 /** What next-step.ts uses of the loop's modules, handed to it (it imports only types: no chunk shared with the client). */
-export const NEXT_STEP_KIT = { pause };
+export const NEXT_STEP_KIT = {
+  pause,
+  stopWith,
+  countsTowardMaxAttempts,
+  endAttempt,
+  refreshAuth,
+  releaseUnrefreshed,
+  scheduleRetry,
+  emitEnded,
+  describe,
+  reportToGate,
+};
 export type NextStepKit = typeof NEXT_STEP_KIT;
 
 let loading: Promise<NextStep> | undefined;

@@ -1,19 +1,19 @@
 /**
  * What the loop loads once an attempt did not simply succeed (flow/drive/next-step-load.ts):
  * the decisions of flow/decide/next-step.ts (class, hint, retry or stop, the
- * full gate), whether the host refused the connection, and the wait for the
- * gate's admission. It imports only types from the modules the client
+ * full gate), what the loop does with them and whether the host refused the
+ * connection (after-answer.ts), and the wait for the gate's admission. It imports only types from the modules the client
  * bundles; what it uses of them comes in a kit (`NextStepKit`), so it stays
  * a chunk of its own.
  */
 import type { OperationRecord } from '../../model.js';
 import type { Admission, HostGate } from '../../policy/gate.js';
-import type { Observation } from '../decide/classify.js';
 import type { Engine } from '../engine/engine.js';
 import type { NextStepKit } from './next-step-load.js';
 import type { Base } from './outcome.js';
 
-export { classify, decide, HostGate, parseServerHintMs } from '../decide/next-step.js';
+export { classify, HostGate, parseServerHintMs } from '../decide/next-step.js';
+export { afterAnswer } from './after-answer.js';
 
 /**
  * Waits for the gate; 'interrupted' when a signal fired (the loop re-checks).
@@ -60,20 +60,4 @@ export async function admit(
     unsubscribe();
     if (!completed && !woken.signal.aborted) return 'interrupted';
   }
-}
-
-/**
- * The transport's codes that say the host itself is unreachable (refused
- * the connection, or its name did not resolve): not this machine being
- * offline, nor a request that could not be built, which no probe of the
- * host would cure.
- */
-const HOST_REFUSED_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
-
-export function hostRefused(observation: Observation): boolean {
-  return (
-    observation.kind === 'transport_error' &&
-    observation.sent === 'not' &&
-    HOST_REFUSED_CODES.has(observation.code ?? '')
-  );
 }

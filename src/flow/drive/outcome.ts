@@ -1,33 +1,16 @@
 /**
  * What the loop makes of an attempt and of a stop: the headers it sends,
  * the result it stores, the events it emits, the typed failure a caller
- * gets when something escapes, and the one last look past the deadline.
+ * gets when something escapes.
  */
 import { isOncelyError, OperationError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer, StoredResult, StoredTrace } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { AttemptEnd } from '../decide/attempt-history.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
-import { closedByTakeover } from '../decide/transitions.js';
 import type { Engine } from '../engine/engine.js';
 import { storedBodyFrom, storedResponseHeaders } from '../transport/result.js';
 import type { AttemptOutput } from './attempt.js';
-
-/**
- * An operation taken over at (or after) its deadline whose earlier attempt
- * may have taken effect gets one more attempt with the same key, within the
- * server's key retention: the server answers with its stored result (a
- * replay costs nothing) and the operation ends with the truth instead of
- * `unknown`. Only one that its owner saw end: a look past the deadline cut
- * by a kill (closed by the next owner's claim, `closedByTakeover`) learned
- * nothing, so it does not use up the look (issue 28 item 12). Each such look
- * resends under the same key, which the server deduplicates, and key
- * retention bounds them all.
- */
-export function settlesByReplay(record: OperationRecord, policy: ResolvedPolicy, nowMs: number): boolean {
-  if (!mayHaveTakenEffect(record) || nowMs >= record.createdAt + policy.keyRetentionMs) return false;
-  return !record.attempts.some((a) => a.startedAt >= record.deadlineAt && !closedByTakeover(a));
-}
 
 /**
  * Anything that escapes the loop (the store failing — a full disk — after a

@@ -7,14 +7,14 @@
 import { NotFoundError, OperationError } from '../../errors.js';
 import type { OperationRecord } from '../../model.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
-import { liveRule, policyOfRecord } from '../decide/policy-snapshot.js';
-import { claim, claimOutcome, type Owner, startAttempt } from '../decide/transitions.js';
+import { liveRule } from '../decide/policy-snapshot.js';
+import { claimOutcome, type Owner } from '../decide/transitions.js';
 import type { Engine } from '../engine/engine.js';
-import { leaseBoundMs } from '../engine/lease-watch.js';
 import { drive } from './drive.js';
+import { LATER_ROUND_KIT, type LaterRound, loadedLaterRound, loadLaterRound } from './later-round-load.js';
 import { mayAttemptNow } from './may-attempt.js';
-import { pause } from './pause.js';
-import { type StartedAttempt, startAtOnce } from './start-at-once.js';
+import { asOperationFailure } from './outcome.js';
+import type { StartedAttempt } from './start-at-once.js';
 
 export type { AttemptContext, Connectivity, Engine } from '../engine/engine.js';
 export type { StartedAttempt } from './start-at-once.js';
@@ -45,33 +45,25 @@ export async function runOperation(
   const onStoreClock = engine.store.claimDue !== undefined && !engine.store.inMemory(key);
   for (;;) {
     let started = known?.started;
-    const record =
-      started !== undefined || isOursAndIdle(known?.record, engine.owner, engine.runtime.now())
-        ? (known as Written).record
-        : await engine.store
-            .update(key, (current) => {
-              const nowMs = engine.runtime.now();
-              const claimed = claim(
-                current,
-                key,
-                engine.owner,
-                nowMs,
-                (lease, epoch) =>
-                  !onStoreClock &&
-                  engine.leases.expired(
-                    key,
-                    lease.owner,
-                    epoch,
-                    lease.until,
-                    leaseBoundMs(current, engine.owner.leaseMs),
-                  ),
-              );
-              started = claimed === current ? undefined : startWithClaim(engine, claimed, signal, nowMs);
-              return started === undefined ? claimed : startAttempt(claimed, engine.owner, nowMs, started.timeoutMs);
-            })
-            .catch((error: unknown) => {
-              throw error instanceof NotFoundError ? removedError(key, lastKnown, engine.owner) : error;
-            });
+    let record: OperationRecord | undefined;
+    if (started !== undefined || isOursAndIdle(known?.record, engine.owner, engine.runtime.now())) {
+      record = (known as Written).record;
+    } else {
+      // Ours and idle as stored: what the claim would leave as it is. Looked at only while the claim's chunk is
+      // not loaded: the browser client's first send, written ahead and then driven by its drain loop, has not
+      // handed the record over, and leaves without loading it.
+      record = loadedLaterRound() === undefined ? await oursAndIdle(engine, key) : undefined;
+      if (record === undefined) {
+        // A claim is the later rounds' (claim-round.ts): the record a first send wrote ahead needs none.
+        const later =
+          loadedLaterRound() ?? (await loadLaterRound(engine.runtime).catch(notLoaded(engine, key, lastKnown)));
+        ({ record, started } = await later
+          .claimToDrive(LATER_ROUND_KIT, engine, key, signal, onStoreClock)
+          .catch((error: unknown) => {
+            throw error instanceof NotFoundError ? removedError(key, lastKnown, engine.owner) : error;
+          }));
+      }
+    }
     known = undefined;
     if (record === undefined) throw removedError(key, lastKnown, engine.owner);
     lastKnown = record;
@@ -86,19 +78,14 @@ export async function runOperation(
     } else {
       // Someone else holds the lease: leave it to them, or look again when it would expire.
       if (busy === 'skip') return record;
-      const taken = onStoreClock ? await takeOver(engine, key) : undefined;
-      if (taken !== undefined) {
-        known = { record: taken };
+      // Only a claim finds another owner: the later rounds' chunk is loaded.
+      const later = loadedLaterRound() as LaterRound;
+      const waited = await later.waitForOwner(LATER_ROUND_KIT, engine, key, claimed.untilMs, onStoreClock, signal);
+      if ('taken' in waited) {
+        known = { record: waited.taken };
         continue;
       }
-      // Until the watch of its lease ends (lease-watch.ts), on our monotonic clock: a lease the wall clock
-      // calls long expired is not looked at again every millisecond meanwhile. On the store's clock we cannot
-      // tell when it ends: ask again every poll interval.
-      const watchMs = onStoreClock
-        ? engine.pollMs
-        : (engine.leases.remainingMs(key) ?? claimed.untilMs - engine.runtime.now());
-      const waitMs = Math.min(engine.pollMs, Math.max(1, watchMs));
-      if (!(await pause(engine, waitMs, signal))) return record;
+      if (!waited.waited) return record;
     }
     // Shut down, or given back because the platform holds it back now (`mayAttempt`): not claimed again here.
     if (engine.shutdown.stopped || !mayAttemptNow(engine, lastKnown ?? record)) {
@@ -127,18 +114,6 @@ async function reconcileStopped(engine: Engine, record: OperationRecord): Promis
 }
 
 /**
- * Another owner's lease on `key`, taken over only if the store's clock says
- * it has expired (and the operation is due): the record, ours now, or
- * `undefined` while the lease holds.
- */
-async function takeOver(engine: Engine, key: string): Promise<OperationRecord | undefined> {
-  const nowMs = engine.runtime.now();
-  const { id: owner, leaseMs } = engine.owner;
-  const [taken] = (await engine.store.claimDue?.({ owner, leaseMs, limit: 1, dueBy: nowMs, nowMs, keys: [key] })) ?? [];
-  return taken;
-}
-
-/**
  * A record this client has just written (`written`, a new operation is
  * created leased to its creator) needs no claim: `claim` would return it
  * unchanged, so reading it back from the store is skipped. Safe even if it
@@ -153,24 +128,22 @@ function isOursAndIdle(record: OperationRecord | undefined, owner: Owner, nowMs:
   );
 }
 
+/** The record of `key` as stored, if it is ours and idle (`isOursAndIdle`): a claim would not change it. */
+async function oursAndIdle(engine: Engine, key: string): Promise<OperationRecord | undefined> {
+  const stored = await engine.store.get(key);
+  return isOursAndIdle(stored, engine.owner, engine.runtime.now()) ? stored : undefined;
+}
+
 /**
- * The attempt a fresh claim may start in its own write (start-at-once.ts),
- * when the claimed record's policy is known here; when it is not, the loop
- * finds out after the claim and gives the lease back (claimed-policy.ts).
+ * The later rounds' chunk could not be loaded for a claim (a page that could
+ * not fetch it): nothing was claimed, the operation stays as stored; the
+ * caller hears it typed, with the key and whether it may have taken effect.
  */
-function startWithClaim(
-  engine: Engine,
-  claimed: OperationRecord,
-  signal: AbortSignal | undefined,
-  nowMs: number,
-): StartedAttempt | undefined {
-  let policy: ReturnType<typeof policyOfRecord>;
-  try {
-    policy = policyOfRecord(engine.endpoints, claimed);
-  } catch {
-    return undefined;
-  }
-  return startAtOnce(engine, claimed, policy, signal, nowMs);
+function notLoaded(engine: Engine, key: string, lastKnown: OperationRecord | undefined) {
+  return async (error: unknown): Promise<never> => {
+    const stored = (await engine.store.get(key).catch(() => undefined)) ?? lastKnown;
+    throw stored === undefined ? error : await asOperationFailure(engine, key, stored, error);
+  };
 }
 
 /**

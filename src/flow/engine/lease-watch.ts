@@ -26,7 +26,7 @@ export const TAKEOVER_MARGIN_MS = 1_000;
 /** Default attempt timeout (options.ts), for a record stored without its policy. */
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 
-interface Watch {
+export interface Watch {
   owner: string;
   epoch: number;
   until: number;
@@ -48,38 +48,28 @@ export function leaseBoundMs(
   return leaseMs + (typeof timeoutMs === 'number' ? timeoutMs : DEFAULT_ATTEMPT_TIMEOUT_MS);
 }
 
+/**
+ * The foreign leases this client watches, on its monotonic clock. Whether
+ * one may be taken over is told by `leaseExpired` (lease-expiry.ts, in the
+ * later rounds' chunk with the claim: a first send meets no foreign lease).
+ */
 export class LeaseWatch {
-  readonly #runtime: Pick<Runtime, 'now' | 'monotonicNow'>;
-  readonly #watches = new Map<string, Watch>();
+  readonly runtime: Pick<Runtime, 'now' | 'monotonicNow'>;
+  /** Each watched lease by key: read and written by `leaseExpired`. */
+  readonly watches = new Map<string, Watch>();
 
   constructor(runtime: Pick<Runtime, 'now' | 'monotonicNow'>) {
-    this.#runtime = runtime;
-  }
-
-  /**
-   * True once the lease of `key` (held by `owner` at `epoch` until `until`)
-   * may be taken over: watched unchanged for `boundMs` (see `leaseBoundMs`)
-   * or the wall clock's remainder, whichever is longer, plus the margin.
-   */
-  expired(key: string, owner: string, epoch: number, until: number, boundMs: number): boolean {
-    const mono = this.#runtime.monotonicNow();
-    const seen = this.#watches.get(key);
-    if (seen === undefined || seen.owner !== owner || seen.epoch !== epoch || seen.until !== until) {
-      const remainingMs = Math.max(until - this.#runtime.now(), boundMs);
-      this.#watches.set(key, { owner, epoch, until, expiresAtMono: mono + remainingMs + TAKEOVER_MARGIN_MS });
-      return false;
-    }
-    return mono >= seen.expiresAtMono;
+    this.runtime = runtime;
   }
 
   /** How long until the watch of `key` ends, on our monotonic clock (undefined: not watched). */
   remainingMs(key: string): number | undefined {
-    const seen = this.#watches.get(key);
-    return seen === undefined ? undefined : Math.max(0, seen.expiresAtMono - this.#runtime.monotonicNow());
+    const seen = this.watches.get(key);
+    return seen === undefined ? undefined : Math.max(0, seen.expiresAtMono - this.runtime.monotonicNow());
   }
 
   /** Forget `key` (we took it, or it settled). */
   forget(key: string): void {
-    this.#watches.delete(key);
+    this.watches.delete(key);
   }
 }

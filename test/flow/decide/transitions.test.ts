@@ -10,12 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { LeaseLostError, NotFoundError } from '../../../src/errors.js';
 import type { AttemptEnd } from '../../../src/flow/decide/attempt-history.js';
 import { MAX_KEPT_ATTEMPTS } from '../../../src/flow/decide/attempt-history.js';
+import { claim as claimWith } from '../../../src/flow/decide/claim.js';
 import type { Classification } from '../../../src/flow/decide/classify.js';
-import type { Stop } from '../../../src/flow/decide/decide.js';
+import { countsTowardMaxAttempts, mayHaveTakenEffect, type Stop } from '../../../src/flow/decide/decide.js';
 import {
   abandon,
   assertFenced,
-  claim,
+  CLAIM_KIT,
   claimOutcome,
   create,
   endAttempt,
@@ -29,9 +30,14 @@ import {
   startAttempt,
   succeed,
 } from '../../../src/flow/decide/transitions.js';
+import { dropOldAttempts, type Trim } from '../../../src/flow/decide/trim-attempts.js';
 import type { PreparedOperation } from '../../../src/flow/request/operation.js';
 import { type AttemptRecord, type OperationRecord, RECORD_VERSION, type StoredResult } from '../../../src/model.js';
 import { resolvePolicy } from '../../../src/options.js';
+
+/** The claim (claim.ts), handed what it uses of transitions.ts as the loop hands it. */
+const claim = (...args: Parameters<typeof claimWith> extends [unknown, ...infer R] ? R : never) =>
+  claimWith(CLAIM_KIT, ...args);
 
 const NOW = 100_000;
 /** A final non-2xx answer as the loop keeps it (see `finalAnswer`). */
@@ -347,6 +353,9 @@ describe('assertFenced', () => {
 describe('startAttempt', () => {
   const leased = { lease: { owner: 'me', until: LATER } };
   const many = Array.from({ length: MAX_KEPT_ATTEMPTS }, (_, i) => ended503(i + 1));
+  /** The trim the loop hands over (trim-attempts.ts, with the kit the later rounds' chunk is given). */
+  const trim: Trim = (r, a) =>
+    dropOldAttempts({ MAX_KEPT_ATTEMPTS, countsTowardMaxAttempts, mayHaveTakenEffect }, r, a);
   it.each<Row>([
     {
       name: 'first attempt: in flight, recorded before it is sent, lease over the attempt',
@@ -381,7 +390,7 @@ describe('startAttempt', () => {
     {
       name: 'a full history keeps the first and the latest, and sums up the rest',
       input: rec({ ...leased, attempts: many }),
-      act: (r) => startAttempt(r, ME, NOW, 2_000),
+      act: (r) => startAttempt(r, ME, NOW, 2_000, trim),
       change: {
         state: 'in_flight',
         attempts: [
@@ -395,6 +404,17 @@ describe('startAttempt', () => {
       },
     },
   ])('$name', (row) => check(row));
+
+  it('refuses to start an attempt of a full history without the trim (a caller bug), changing nothing', () => {
+    const full = rec({ ...leased, attempts: many });
+    const before = structuredClone(full);
+    expect(() => startAttempt(full, ME, NOW, 2_000)).toThrow(/no history trim/);
+    expect(full).toStrictEqual(before);
+    // One attempt short of full needs none.
+    expect(startAttempt(rec({ ...leased, attempts: many.slice(1) }), ME, NOW, 2_000).attempts).toHaveLength(
+      MAX_KEPT_ATTEMPTS,
+    );
+  });
 });
 
 describe('endAttempt (the view decide reads)', () => {
