@@ -59,6 +59,10 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/calls/claim-pass.ts',
   'src/flow/calls/drive-list.ts',
   'src/flow/calls/resume-order.ts',
+  // The packed listing's strings and summaries: only the resume pass (and the file store) import them, so they
+  // travel in its chunk.
+  'src/store/packed-strings.ts',
+  'src/store/packed-summaries.ts',
   // `retry(key)` and `discard(key)`: loaded on the first of them, calls an app makes about an operation that did not
   // simply succeed.
   'src/flow/calls/remedies.ts',
@@ -90,6 +94,9 @@ export const LOADED_LATER: readonly string[] = [
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',
+  // The browser's storage checks (the wipe marker, persist()): loaded by the first check, at start-up, which the
+  // first send never waits for (src/browser/storage-watch.ts).
+  'src/browser/persistence.ts',
 ];
 
 export interface BundleSize {

@@ -56,11 +56,13 @@ const BUDGETS: readonly Budget[] = [
   // after a first answer, or at once by a client with a `headers` callback: 33.27 KB, + 0.3 KB. (32.78 KB was
   // measured first with what stands before an attempt in that chunk too, but the browser's first send needs that.)
   // The caller's AbortError loaded when a call is aborted (the check whether it was stays): 33.15 KB, + 0.3 KB.
+  // 33.21 KB after the packed resume listing (issue 30). The browser's storage checks (the wipe marker, persist())
+  // loaded with import() at start-up, the first send not waiting for them: 32.78 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 33.45 * KB,
+    ceilingGzipBytes: 33.08 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -102,8 +104,10 @@ const BUDGETS: readonly Budget[] = [
   // first send. And for the loop's later rounds on need (their kit, the loader): 39.10 KB and 46.69 KB, ceilings
   // + 0.3 KB, for 0.18 KB (browser) and 0.24 KB (core) less before the first send. And for the AbortError on
   // need: 39.15 KB and 46.76 KB, ceilings + 0.3 KB, for 0.12 KB and 0.11 KB less before the first send.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 39.45 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 47.06 * KB },
+  // Raised: the packed resume listing (issue 30) brought them to 40.15 KB and 47.75 KB; the browser's storage
+  // checks behind import() (above) 47.93 KB, for 0.43 KB less before the first send. Ceilings + 0.3 KB.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 40.45 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 48.23 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -119,8 +123,8 @@ const BUDGETS: readonly Budget[] = [
     // import() too, 40.81 KB; with the failure error too, 40.99 KB; with the next step after an attempt that did not
     // simply succeed too, 41.55 KB; with the gate pristine until something fails, 41.88 KB; with the record
     // validator on need, 42.30 KB; with the loop's later rounds on need, 42.76 KB; with the AbortError on need,
-    // 42.81 KB; ceiling + 0.3 KB.
-    ceilingGzipBytes: 43.11 * KB,
+    // 42.81 KB; ceiling + 0.3 KB. Raised: the packed resume listing (issue 30), 43.78 KB, ceiling + 0.3 KB.
+    ceilingGzipBytes: 44.08 * KB,
   },
 ];
 
@@ -149,7 +153,7 @@ describe('browser bundle size', () => {
     expect(worker.gzipBytes).toBeLessThanOrEqual(page.gzipBytes);
   });
 
-  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the later rounds, the record validator), and those do load lazily', async () => {
+  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the later rounds, the record validator, the storage checks), and those do load lazily', async () => {
     const page = await bundleSize('oncely/browser', ['createBrowserClient']);
     // Each module named as loaded later has a chunk of its own that the first send does not count...
     for (const module of LOADED_LATER) {
