@@ -41,7 +41,8 @@ export interface ChunkSet {
  * `reconcile`/`settle`), the resume pass (the first `resume()`: the browser
  * client's drain loop makes it only once it finds due work), `retry` and
  * `discard`, the error of an operation that did not succeed, what follows an attempt that did not simply
- * succeed (its class, hint, retry or stop: loaded after the first answer), the record validator. Their chunks (and the chunks only they import) are
+ * succeed (its class, hint, retry or stop: loaded after the first answer), the record validator, the browser's
+ * storage checks (loaded at start-up, never waited for by a send). Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
