@@ -41,7 +41,8 @@ export interface ChunkSet {
  * `reconcile`/`settle`), the resume pass (the first `resume()`: the browser
  * client's drain loop makes it only once it finds due work), `retry` and
  * `discard`, the error of an operation that did not succeed, what follows an attempt that did not simply
- * succeed (its class, hint, retry or stop: loaded after the first answer), the record validator. Their chunks (and the chunks only they import) are
+ * succeed (its class, hint, retry or stop: loaded after the first answer), the record validator, the browser's
+ * storage checks (loaded at start-up, never waited for by a send). Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
@@ -115,6 +116,9 @@ export const LOADED_LATER: readonly string[] = [
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',
+  // The browser's storage checks (the wipe marker, persist()): loaded by the first check, at start-up, which the
+  // first send never waits for (src/browser/storage-watch.ts).
+  'src/browser/persistence.ts',
 ];
 
 export interface BundleSize {

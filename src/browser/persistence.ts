@@ -20,13 +20,10 @@
  * The marker is read and written through a short-lived connection of our
  * own, closed at once, so it never blocks another tab's upgrade or delete.
  */
-import { INDEXEDDB_LAYOUT } from '../store/indexeddb/layout.js';
 import type { KeyValueStorage, StorageManagerLike } from './env.js';
 
 /** Key of the marker record inside the database's object store (outside the store's `r:` / `q:` prefixes). */
 export const MARKER_KEY = 'm:marker';
-/** Object store name: the same one `indexedDbStore` uses. */
-const OBJECT_STORE = INDEXEDDB_LAYOUT.objectStore;
 const LOCAL_PREFIX = 'oncely:marker:';
 
 interface Marker {
@@ -54,6 +51,11 @@ export interface WipeCheckOptions {
   database: string;
   indexedDB: IDBFactory | undefined;
   localStorage: KeyValueStorage | undefined;
+  /**
+   * The database's object store: `INDEXEDDB_LAYOUT.objectStore`, the one `indexedDbStore` uses. Passed in, not
+   * imported, so that this module (loaded with `import()`) shares no chunk with the store.
+   */
+  objectStore: string;
   now: () => number;
   uuid: () => string;
 }
@@ -69,7 +71,7 @@ export async function checkForWipe(options: WipeCheckOptions): Promise<WipeCheck
     return { status: 'unavailable', reason: 'localStorage cannot be read' };
   }
   const candidate: Marker = { id: options.uuid(), createdAt: options.now() };
-  const stored = await ensureMarker(options.indexedDB, database, candidate);
+  const stored = await ensureMarker(options.indexedDB, database, options.objectStore, candidate);
   try {
     if (localStorage === undefined) return { status: 'unavailable', reason: 'no localStorage' };
     if (remembered?.id !== stored.id) localStorage.setItem(`${LOCAL_PREFIX}${database}`, JSON.stringify(stored));
@@ -98,12 +100,12 @@ function parseMarker(text: string | null): Marker | undefined {
 }
 
 /** Reads the marker, writing `candidate` first when there is none, in one readwrite transaction. */
-function ensureMarker(factory: IDBFactory, database: string, candidate: Marker): Promise<Marker> {
+function ensureMarker(factory: IDBFactory, database: string, objectStore: string, candidate: Marker): Promise<Marker> {
   return new Promise<Marker>((resolve, reject) => {
     const opening = factory.open(database);
     // Same shape as idb-keyval's `createStore`: a new database gets the object store.
     opening.onupgradeneeded = () => {
-      if (!opening.result.objectStoreNames.contains(OBJECT_STORE)) opening.result.createObjectStore(OBJECT_STORE);
+      if (!opening.result.objectStoreNames.contains(objectStore)) opening.result.createObjectStore(objectStore);
     };
     opening.onerror = () => reject(opening.error);
     opening.onsuccess = () => {
@@ -111,14 +113,14 @@ function ensureMarker(factory: IDBFactory, database: string, candidate: Marker):
       db.onversionchange = () => db.close();
       let tx: IDBTransaction;
       try {
-        tx = db.transaction(OBJECT_STORE, 'readwrite');
+        tx = db.transaction(objectStore, 'readwrite');
       } catch (error) {
         db.close();
         reject(error);
         return;
       }
       let marker = candidate;
-      const store = tx.objectStore(OBJECT_STORE);
+      const store = tx.objectStore(objectStore);
       const read = store.get(MARKER_KEY);
       read.onsuccess = () => {
         const existing = read.result as Partial<Marker> | undefined;

@@ -6,20 +6,25 @@
  * wipe once: as `store:wiped`, to `onStoreWiped`, and to the other tabs
  * (which could not notice by themselves: the markers are renewed by then).
  *
- * The checks themselves are in persistence.ts, bundled with the client: the
- * first one runs as the client is created, before a page's first send.
+ * The checks themselves are in persistence.ts, loaded with `import()` by the
+ * first of them (at start-up): a page's first send never waits for it, since
+ * neither the wipe check nor `persist()` decides anything about an
+ * operation. A load that fails is a `background:error` like a failed check;
+ * the next check (the page becoming visible, the periodic pass) loads again.
  */
+import { lazy } from '../flow/calls/lazy.js';
 import type { Runtime } from '../runtime.js';
+import { INDEXEDDB_LAYOUT } from '../store/indexeddb/layout.js';
 import type { KeyValueStorage, StorageManagerLike } from './env.js';
 import type { BrowserEmitter } from './events.js';
-import { checkForWipe, requestPersistence, type WipeReport } from './persistence.js';
+import type { WipeReport } from './persistence.js';
 
 export interface StorageWatchOptions {
   database: string;
   /** The database to check; undefined when the store is not the default one (wipe detection covers that one only). */
   indexedDB: IDBFactory | undefined;
   localStorage: KeyValueStorage | undefined;
-  runtime: Pick<Runtime, 'now' | 'uuid'>;
+  runtime: Pick<Runtime, 'now' | 'uuid' | 'track'>;
   events: Pick<BrowserEmitter, 'emit'>;
   onStoreWiped: ((report: WipeReport) => void) | undefined;
   /** Tells the other tabs about a wipe found here. */
@@ -32,9 +37,11 @@ export class StorageWatch {
   readonly #options: StorageWatchOptions;
   #persisted: boolean | undefined;
   #wiped: WipeReport | undefined;
+  readonly #checks: () => Promise<typeof import('./persistence.js')>;
 
   constructor(options: StorageWatchOptions) {
     this.#options = options;
+    this.#checks = lazy(() => import('./persistence.js'), options.runtime);
   }
 
   get status(): { persisted: boolean | undefined; wiped: WipeReport | undefined } {
@@ -45,7 +52,15 @@ export class StorageWatch {
   async check(): Promise<void> {
     const { database, indexedDB, localStorage, runtime } = this.#options;
     try {
-      const check = await checkForWipe({ database, indexedDB, localStorage, now: runtime.now, uuid: runtime.uuid });
+      const { checkForWipe } = await this.#checks();
+      const check = await checkForWipe({
+        database,
+        indexedDB,
+        localStorage,
+        objectStore: INDEXEDDB_LAYOUT.objectStore,
+        now: runtime.now,
+        uuid: runtime.uuid,
+      });
       if (check.status === 'wiped') this.report(check.report, true);
     } catch (error) {
       this.#failed('wipe check', error);
@@ -69,6 +84,7 @@ export class StorageWatch {
   /** Asks for persistent storage; never rejects. */
   async persist(storage: StorageManagerLike | undefined): Promise<void> {
     try {
+      const { requestPersistence } = await this.#checks();
       const answer = await requestPersistence(storage);
       if (answer === undefined) return;
       this.#persisted = answer;

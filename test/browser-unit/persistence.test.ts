@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { checkForWipe, requestPersistence } from '../../src/browser/persistence.js';
 import { indexedDbStore } from '../../src/browser.js';
 import { sampleRecord } from '../../src/store/contract.js';
+import { INDEXEDDB_LAYOUT } from '../../src/store/indexeddb/layout.js';
 import { MapStorage } from './fakes.js';
 
 let databases = 0;
@@ -14,7 +15,14 @@ let ids = 0;
 
 function checker(database: string, localStorage: MapStorage | undefined) {
   return () =>
-    checkForWipe({ database, indexedDB, localStorage, now: () => 1_000 + ids, uuid: () => `marker-${++ids}` });
+    checkForWipe({
+      database,
+      indexedDB,
+      localStorage,
+      objectStore: INDEXEDDB_LAYOUT.objectStore,
+      now: () => 1_000 + ids,
+      uuid: () => `marker-${++ids}`,
+    });
 }
 
 function deleteDatabase(name: string): Promise<void> {
@@ -80,6 +88,7 @@ describe('checkForWipe', () => {
       database: name,
       indexedDB,
       localStorage: throwing,
+      objectStore: INDEXEDDB_LAYOUT.objectStore,
       now: () => 0,
       uuid: () => 'x',
     });
@@ -90,6 +99,7 @@ describe('checkForWipe', () => {
           database: name,
           indexedDB: undefined,
           localStorage: undefined,
+          objectStore: INDEXEDDB_LAYOUT.objectStore,
           now: () => 0,
           uuid: () => 'y',
         })

@@ -64,12 +64,13 @@ const BUDGETS: readonly Budget[] = [
   // The loop's rounds other than a plain first one into the later rounds' and next step's chunks (the full look
   // before an attempt, what follows a non-plain answer, the claim of a stored operation and the lease watch's
   // verdict, the trimming of a full history, the last look past the deadline): 32.34 KB, + 0.3 KB. With both the
-  // above: 31.70 KB, + 0.3 KB.
+  // above: 31.70 KB, + 0.3 KB. The browser's storage checks (the wipe marker, persist()) loaded with import() at
+  // start-up, the first send not waiting for them: 32.78 KB alone; with all the above, 31.29 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 32.0 * KB,
+    ceilingGzipBytes: 31.59 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -123,9 +124,10 @@ const BUDGETS: readonly Budget[] = [
   // texts, the interrupted send's error in a chunk of its own (the adapters' one-file builds no longer inline it):
   // 40.79 KB and 48.40 KB, ceilings + 0.3 KB. The call around the resume pass in its chunk: 40.80 KB and 48.40 KB.
   // The loop's other rounds in the chunks loaded later (their kits, loaders and glue): 42.04 KB and 49.65 KB,
-  // ceilings + 0.3 KB, for 0.9 KB less before the first send (both entries).
+  // ceilings + 0.3 KB, for 0.9 KB less before the first send (both entries). The browser's storage checks behind
+  // import() (above): oncely/browser 49.86 KB, ceiling + 0.3 KB, for 0.43 KB less before the first send.
   { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.34 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 49.95 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.16 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -175,7 +177,7 @@ describe('browser bundle size', () => {
     expect(worker.gzipBytes).toBeLessThanOrEqual(page.gzipBytes);
   });
 
-  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the later rounds, the record validator), and those do load lazily', async () => {
+  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the later rounds, the record validator, the storage checks), and those do load lazily', async () => {
     const page = await bundleSize('oncely/browser', ['createBrowserClient']);
     // Each module named as loaded later has a chunk of its own that the first send does not count...
     for (const module of LOADED_LATER) {
