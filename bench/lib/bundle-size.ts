@@ -105,6 +105,9 @@ export const LOADED_LATER: readonly string[] = [
   'src/flow/decide/trim-attempts.ts',
   'src/flow/drive/before-attempt.ts',
   'src/flow/drive/waits.ts',
+  // A stop and its remediation texts (flow/decide/stop.ts): only the modules that stop an operation import it (the
+  // next step's chunk, the later rounds', clear()'s), so it loads with the first of them, never before a first send.
+  'src/flow/decide/stop.ts',
   // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
   'src/flow/calls/abort-error.ts',
   // The check of a 2xx body against the caller's `responseSchema` (schema-check.ts): loaded when a request with a

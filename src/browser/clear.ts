@@ -6,6 +6,8 @@
  * here: it is left to settle normally and reported as `inFlight`.
  */
 
+import type { Stop } from '../flow/decide/decide.js';
+import { stopWith } from '../flow/decide/stop.js';
 import type { isTerminal } from '../model/vocabulary.js';
 import type { OperationRecord } from '../model.js';
 import type { OperationStore } from '../store/store.js';
@@ -38,8 +40,8 @@ export interface ClearContext {
   now: () => number;
   /** Whose operations: `undefined` for all (the client refuses a `user` option without a current user first). */
   target: string | undefined;
-  /** `record` settled `aborted` at `nowMs` (removed by clear()), or `record` itself when an attempt is on the wire. */
-  abandon: (record: OperationRecord, nowMs: number) => OperationRecord;
+  /** `record` settled with `stop` at `nowMs`, or `record` itself when an attempt is on the wire. */
+  abandon: (record: OperationRecord, stop: Stop, nowMs: number) => OperationRecord;
   mayHaveTakenEffect: (record: OperationRecord) => boolean;
   isTerminal: typeof isTerminal;
 }
@@ -60,7 +62,8 @@ export async function clearOperations(context: ClearContext, options: ClearOptio
     const stored = await store.update(key, (current) => {
       abandoned = false;
       if (current === undefined) return current;
-      const next = context.abandon(current, now);
+      // The stop (and its texts) is built here, in clear()'s chunk, not by the client: a send never needs it.
+      const next = context.abandon(current, stopWith(context, current, 'aborted', 'Removed by clear()'), now);
       abandoned = next !== current;
       return next;
     });

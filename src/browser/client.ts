@@ -25,7 +25,7 @@ import { createClient, type Enqueued, type SendResult } from '../client.js';
 import { InvalidOptionsError } from '../errors.js';
 import type { OncelyEvents } from '../events.js';
 import { lazy } from '../flow/calls/lazy.js';
-import { mayHaveTakenEffect, stopWith } from '../flow/decide/decide.js';
+import { mayHaveTakenEffect } from '../flow/decide/decide.js';
 import { abandon } from '../flow/decide/transitions.js';
 import { Shutdown } from '../flow/engine/shutdown.js';
 import type { OncelyRequest } from '../flow/request/operation.js';
@@ -288,7 +288,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
           store,
           now: runtime.now,
           target,
-          abandon: (record, nowMs) => abandon(record, stopWith(record, 'aborted', 'Removed by clear()'), nowMs),
+          abandon,
           mayHaveTakenEffect,
           isTerminal,
         },

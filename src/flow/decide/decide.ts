@@ -8,8 +8,9 @@
  * server's hint, the policy and the time (`decide`, in next-step.ts: loaded
  * on first need, since an attempt that succeeds needs none of it). It
  * returns a value; only the loop sleeps or writes (cockatiel's habit).
- * Every stop says why. This module keeps what every path needs: the stop
- * itself, its remediation, and "may have taken effect".
+ * Every stop says why (stop.ts: the stop and its remediation texts, in the
+ * chunks that stop an operation). This module keeps what every path needs:
+ * "may have taken effect".
  */
 
 import type { AttemptClass, AttemptRecord, OperationRecord, StopReason } from '../../model.js';
@@ -86,47 +87,6 @@ export function mayHaveTakenEffect(
   );
 }
 
-/**
- * A stop in the right terminal state: `blocked` for a correctable refusal;
- * otherwise `unknown` when any attempt may have taken effect (an operation
- * that may have happened never ends as `failed`), else `failed`.
- */
-export function stopWith(
-  record: OperationRecord,
-  reason: StopReason,
-  message: string,
-  c?: Pick<Classification, 'status' | 'class'>,
-): Stop {
-  const maybe = mayHaveTakenEffect(record);
-  const state = reason === 'correctable' ? 'blocked' : maybe ? 'unknown' : 'failed';
-  return {
-    kind: 'stop',
-    state,
-    reason,
-    message,
-    mayHaveTakenEffect: maybe,
-    remediation: remediationFor(state, c?.status, maybe),
-    status: c?.status,
-    class: c?.class,
-  };
-}
-
-/** What to do next. Never "send it again" or "discard" when an attempt may have taken effect. */
-export function remediationFor(state: Stop['state'], status: number | undefined, maybe: boolean): string {
-  switch (state) {
-    case 'blocked': {
-      const fix = `Fix the ${status === 401 || status === 403 ? 'credentials or permissions' : 'request'}, then retry(key) (same key)`;
-      return maybe
-        ? `An earlier attempt may have taken effect: look it up at the provider by its key first. ${fix}. Do not discard it for a new operation: that could do it twice.`
-        : `${fix}, or discard(key).`;
-    }
-    case 'failed':
-      return 'No attempt took effect: send it again as a new operation when ready.';
-    case 'unknown':
-      return 'It may have taken effect: look it up at the provider by its key to reconcile, or retry(key) (same key, deduplicated).';
-  }
-}
-
 /** What next-step.ts uses of this module, handed to it (it imports only types: no chunk shared with the client). */
-export const DECIDE_KIT = { stopWith, countsTowardMaxAttempts };
+export const DECIDE_KIT = { mayHaveTakenEffect, countsTowardMaxAttempts };
 export type DecideKit = typeof DECIDE_KIT;

@@ -11,6 +11,7 @@
 import type { OperationRecord } from '../../model.js';
 import { backoffDelayMs, hintedDelayMs } from '../../policy/backoff.js';
 import type { DecideInput, DecideKit, Decision } from './decide.js';
+import { stopWith } from './stop.js';
 
 export { HostGate } from '../../policy/gate.js';
 export { parseServerHintMs } from '../../policy/retry-after.js';
@@ -19,16 +20,16 @@ export { classify } from './classify.js';
 /** @internal The loop's step; callers see its result in events and outcomes. */
 export function decide(input: DecideInput, kit: DecideKit): Decision {
   const { record, classification: c, policy, nowMs } = input;
-  const { stopWith } = kit;
   switch (c.class) {
     case 'completed':
       return { kind: 'succeed' };
     case 'correctable':
       if (c.status === 401 && input.canRefreshAuth) return { kind: 'refresh_auth' };
-      return stopWith(record, 'correctable', `The server refused the request: ${c.detail}`, c);
+      return stopWith(kit, record, 'correctable', `The server refused the request: ${c.detail}`, c);
     case 'permanent':
       // A 3xx is no refusal: say what happened (redirected, not followed, may have been applied).
       return stopWith(
+        kit,
         record,
         'permanent',
         `${c.redirect ? 'The server redirected the request' : 'The server rejected the request for good'}: ${c.detail}`,
@@ -44,13 +45,14 @@ export function decide(input: DecideInput, kit: DecideKit): Decision {
   // attempts, "still in progress" and "not applied, come back later" answers
   // are bounded by the deadline alone (their waits grow instead).
   if (kit.countsTowardMaxAttempts(c) && attemptsThatCount(record, kit) >= policy.maxAttempts) {
-    return stopWith(record, 'attempts', `Gave up after ${policy.maxAttempts} attempts; last: ${c.detail}`, c);
+    return stopWith(kit, record, 'attempts', `Gave up after ${policy.maxAttempts} attempts; last: ${c.detail}`, c);
   }
   let delayMs: number;
   const hint = policy.retryAfter.honor ? input.hintMs : undefined;
   if (hint !== undefined) {
     if (hint > policy.retryAfter.maxRetryAfterMs) {
       return stopWith(
+        kit,
         record,
         'deadline',
         `The server asked to wait ${hint} ms, more than retryAfter.maxRetryAfterMs (${policy.retryAfter.maxRetryAfterMs})`,
@@ -66,7 +68,7 @@ export function decide(input: DecideInput, kit: DecideKit): Decision {
   const floorMs = c.class === 'in_progress' ? inProgressFloorMs(record) : 0;
   delayMs = Math.max(delayMs, floorMs);
   if (hint !== undefined && nowMs + hint >= record.deadlineAt) {
-    return stopWith(record, 'deadline', `The server asked to wait ${hint} ms, past the deadline`, c);
+    return stopWith(kit, record, 'deadline', `The server asked to wait ${hint} ms, past the deadline`, c);
   }
   if (nowMs + delayMs >= record.deadlineAt) {
     // A random delay that overshoots must not cost the last try: wait half of
@@ -84,7 +86,7 @@ export function decide(input: DecideInput, kit: DecideKit): Decision {
       };
     }
     if (hint !== undefined || lastChanceMs < Math.max(floorMs, policy.backoff.baseDelayMs)) {
-      return stopWith(record, 'deadline', `The deadline leaves no time for another attempt; last: ${c.detail}`, c);
+      return stopWith(kit, record, 'deadline', `The deadline leaves no time for another attempt; last: ${c.detail}`, c);
     }
     delayMs = lastChanceMs;
   }

@@ -16,6 +16,7 @@ import type { AttemptEnd } from '../decide/attempt-history.js';
 import type { Observation } from '../decide/classify.js';
 import type { Stop } from '../decide/decide.js';
 import { classify, decide, HostGate, parseServerHintMs } from '../decide/next-step.js';
+import { stopAborted, stopWith } from '../decide/stop.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import type { AttemptOutput } from './attempt.js';
 import type { LaterRound, LaterRoundKit } from './later-round-load.js';
@@ -31,7 +32,10 @@ export interface Round {
   write: (fn: (r: OperationRecord) => OperationRecord, options?: WriteOptions) => Promise<OperationRecord>;
   settle: (stop: Stop, end?: AttemptEnd) => Promise<OperationRecord>;
   succeed: (end: AttemptEnd) => Promise<OperationRecord>;
-  /** Gives the operation back, pending (`how`), or stops it as the caller's abort. */
+  /**
+   * Gives the operation back, pending (`how`), or stops it as the caller's abort: called only once the later
+   * rounds' chunk is loaded (it builds the stop).
+   */
   stopWaiting: (
     why: 'aborted' | 'shutdown',
     r: OperationRecord,
@@ -98,7 +102,7 @@ export async function afterAnswer(
   const done = (record: OperationRecord | undefined): AfterAnswer => ({ kind: 'done', record });
   const ended = kit.endAttempt(a.record, end);
   if (signal?.aborted && classification.class !== 'completed') {
-    const stop = kit.stopWith(ended, 'aborted', 'The caller aborted the operation', classification);
+    const stop = stopAborted(kit, ended, classification);
     return done(await round.settle(stop, end));
   }
   const decision = decide(
@@ -116,7 +120,7 @@ export async function afterAnswer(
   if (a.lastLook && decision.kind !== 'succeed' && decision.kind !== 'stop') {
     // The one look past the deadline did not settle it: stop here, as the deadline says.
     const message = `The deadline had passed; one last attempt got: ${classification.detail}`;
-    return done(await round.settle(kit.stopWith(ended, 'deadline', message, classification), end));
+    return done(await round.settle(stopWith(kit, ended, 'deadline', message, classification), end));
   }
   switch (decision.kind) {
     case 'succeed':
@@ -152,7 +156,7 @@ export async function afterAnswer(
           'stopped' in refreshed ? 'did not finish before the deadline' : `failed: ${kit.describe(refreshed.thrown)}`;
         const message = `The server refused the credentials (401); onUnauthorized ${why}`;
         return done(
-          await round.settle(kit.stopWith(record, 'correctable', message, { status: 401, class: 'correctable' })),
+          await round.settle(stopWith(kit, record, 'correctable', message, { status: 401, class: 'correctable' })),
         );
       }
       return { kind: 'again', record };

@@ -14,6 +14,7 @@
 import type { OperationRecord } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import { closedByTakeover } from '../decide/claim.js';
+import { stopAborted, stopWith } from '../decide/stop.js';
 import type { Engine } from '../engine/engine.js';
 import type { NextStep, Situation } from './first-look.js';
 import type { LaterRoundKit } from './later-round-load.js';
@@ -21,14 +22,14 @@ import { waitUntilDue } from './waits.js';
 
 export async function beforeAttempt(kit: LaterRoundKit, engine: Engine, s: Situation): Promise<NextStep> {
   const { record, policy, gate, signal } = s;
-  const { stopWith, mayAttemptNow } = kit;
-  if (signal?.aborted) return { kind: 'stop', stop: stopWith(record, 'aborted', 'The caller aborted the operation') };
+  const { mayAttemptNow } = kit;
+  if (signal?.aborted) return { kind: 'stop', stop: stopAborted(kit, record) };
   if (engine.shutdown.stopped) return { kind: 'release' };
   const now = engine.runtime.now();
   /** Past the deadline, one attempt may still fetch the server's stored answer (see `settlesByReplay`). */
   const lastLook = now >= record.deadlineAt && settlesByReplay(kit, record, policy, now);
   if (now >= record.deadlineAt && !lastLook) {
-    return { kind: 'stop', stop: stopWith(record, 'deadline', 'The deadline passed before the next attempt') };
+    return { kind: 'stop', stop: stopWith(kit, record, 'deadline', 'The deadline passed before the next attempt') };
   }
   // After the deadline's stop (a held-back operation still ends on time), before any wait or attempt.
   if (!mayAttemptNow(engine, record)) return { kind: 'release' };
@@ -59,10 +60,13 @@ export async function beforeAttempt(kit: LaterRoundKit, engine: Engine, s: Situa
   if (admitted === 'interrupted') return { kind: 'again', dueNow: false };
   if (admitted === 'past_deadline') {
     if (gate.refusing) {
-      return { kind: 'stop', stop: stopWith(record, 'deadline', 'The host refused connections until the deadline') };
+      return {
+        kind: 'stop',
+        stop: stopWith(kit, record, 'deadline', 'The host refused connections until the deadline'),
+      };
     }
     const why = 'The retry budget for this host stayed exhausted until the deadline';
-    return { kind: 'stop', stop: stopWith(record, 'budget', why) };
+    return { kind: 'stop', stop: stopWith(kit, record, 'budget', why) };
   }
   // The wait for the gate can be long: asked again, and an admission this loop will not use is given back.
   if (!mayAttemptNow(engine, record)) {

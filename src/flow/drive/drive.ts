@@ -18,7 +18,7 @@ import { countAttempts, LeaseLostError } from '../../errors.js';
 import type { OperationRecord, StoredAnswer } from '../../model.js';
 import type { WriteOptions } from '../../store/store.js';
 import { type AttemptEnd, attemptNumber, MAX_KEPT_ATTEMPTS } from '../decide/attempt-history.js';
-import { mayHaveTakenEffect, type Stop, stopWith } from '../decide/decide.js';
+import { mayHaveTakenEffect, type Stop } from '../decide/decide.js';
 import { plainSuccess } from '../decide/plain-success.js';
 import { liveRule } from '../decide/policy-snapshot.js';
 import { assertFenced, release, settleStopped, startAttempt, succeed } from '../decide/transitions.js';
@@ -124,8 +124,12 @@ export async function drive(
     await letGo(how).catch(() => undefined);
     throw error;
   };
+  // Only a hook's wait stops waiting, and the hooks' waits are the later rounds' chunk: it is loaded, and builds the
+  // stop (its texts are not on the send path).
   const stopWaiting = async (why: 'aborted' | 'shutdown', r: OperationRecord, how = release) => {
-    if (why === 'aborted') return await settle(stopWith(r, 'aborted', 'The caller aborted the operation'));
+    if (why === 'aborted') {
+      return await settle((loadedLaterRound() as LaterRound).stopAborted(LATER_ROUND_KIT, r));
+    }
     return await letGo(how);
   };
 

@@ -10,7 +10,7 @@
  */
 import type { Runtime } from '../../runtime.js';
 import { MAX_KEPT_ATTEMPTS } from '../decide/attempt-history.js';
-import { countsTowardMaxAttempts, mayHaveTakenEffect, stopWith } from '../decide/decide.js';
+import { countsTowardMaxAttempts, mayHaveTakenEffect } from '../decide/decide.js';
 import { policyOfRecord } from '../decide/policy-snapshot.js';
 import { CLAIM_KIT, startAttempt } from '../decide/transitions.js';
 import { leaseBoundMs, TAKEOVER_MARGIN_MS } from '../engine/lease-watch.js';
@@ -25,7 +25,6 @@ export type LaterRound = typeof import('./later-round.js');
 /** What later-round.ts uses of the loop's modules, handed to it (it imports only types). */
 export const LATER_ROUND_KIT = {
   pause,
-  stopWith,
   mayAttemptNow,
   waitForOnline,
   loadedNextStep,

@@ -13,6 +13,7 @@
  */
 import type { AttemptOutput } from './attempt.js';
 
+export { stopAborted } from '../decide/stop.js';
 export { dropOldAttempts } from '../decide/trim-attempts.js';
 export { beforeAttempt } from './before-attempt.js';
 export { claimToDrive, waitForOwner } from './claim-round.js';

@@ -9,7 +9,7 @@
  * caller's runtime as real work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
-import { countsTowardMaxAttempts, stopWith } from '../decide/decide.js';
+import { countsTowardMaxAttempts, mayHaveTakenEffect } from '../decide/decide.js';
 import { endAttempt, refreshAuth, releaseUnrefreshed, scheduleRetry } from '../decide/transitions.js';
 import { reportToGate } from './gating.js';
 import { describe, emitEnded } from './outcome.js';
@@ -20,7 +20,7 @@ export type NextStep = typeof import('./next-step.js');
 /** What next-step.ts uses of the loop's modules, handed to it (it imports only types: no chunk shared with the client). */
 export const NEXT_STEP_KIT = {
   pause,
-  stopWith,
+  mayHaveTakenEffect,
   countsTowardMaxAttempts,
   endAttempt,
   refreshAuth,
