@@ -82,6 +82,8 @@ export const LOADED_LATER: readonly string[] = [
   // the first attempt that needs it.
   'src/flow/drive/next-step.ts',
   'src/flow/drive/after-answer.ts',
+  // The record changes only such an attempt needs (a scheduled retry, the auth refresh: retry-transitions.ts).
+  'src/flow/decide/retry-transitions.ts',
   'src/flow/decide/next-step.ts',
   'src/flow/decide/classify.ts',
   'src/policy/retry-after.ts',

@@ -1,6 +1,7 @@
 /**
  * Every change of an operation record, as pure functions: create, claim (claim.ts),
- * start an attempt, end it, settle, release, reopen, fence, abandon. The
+ * start an attempt, end it, settle, release, reopen, fence, abandon (and, in
+ * the next step's chunk, retry-transitions.ts: a scheduled retry, the auth refresh). The
  * loop and the remediation calls apply them inside `store.update`, so each
  * one is atomic and fenced by the lease epoch: a stale owner's write is
  * refused, never merged. No other module builds a changed record.
@@ -141,14 +142,6 @@ export function startAttempt(
   return revise(record, changes);
 }
 
-/**
- * The record with its last attempt closed by `end`: what `decide` reads.
- * Not stored as such; the write that follows is the decision's transition.
- */
-export function endAttempt(record: OperationRecord, end: AttemptEnd): OperationRecord {
-  return revise(record, { attempts: endLast(record, end) });
-}
-
 /** The attempt succeeded: store the result for replay, release the lease. */
 export function succeed(
   record: OperationRecord,
@@ -161,29 +154,6 @@ export function succeed(
     { state: 'succeeded', attempts: endLast(record, end), result, retainUntil: end.nowMs + retainMs },
     'lease',
   );
-}
-
-/** Another attempt follows after `delayMs`; keep the lease across the wait so no one else takes it. */
-export function scheduleRetry(
-  record: OperationRecord,
-  end: AttemptEnd,
-  delayMs: number,
-  owner: Owner,
-  countsAsRetry: boolean,
-): OperationRecord {
-  const nextAttemptAt = end.nowMs + delayMs;
-  return revise(record, {
-    state: 'pending',
-    attempts: endLast(record, end, delayMs),
-    nextAttemptAt,
-    backoff: countsAsRetry ? { retries: record.backoff.retries + 1, lastDelayMs: delayMs } : record.backoff,
-    lease: { owner: owner.id, until: leaseUntil(record, nextAttemptAt + owner.leaseMs, end.nowMs) },
-  });
-}
-
-/** A 401 triggered the refresh hook: resend at once, with the same key, only once. */
-export function refreshAuth(record: OperationRecord, end: AttemptEnd, owner: Owner): OperationRecord {
-  return revise(scheduleRetry(record, end, 0, owner, false), { authRefreshed: true });
 }
 
 /**
@@ -222,15 +192,6 @@ export function settleStopped(
 /** Releases our lease while keeping the record pending (e.g. the client closed). */
 export function release(record: OperationRecord): OperationRecord {
   return revise(record, { state: 'pending' }, 'lease');
-}
-
-/**
- * `release`, from inside an `onUnauthorized` call that never finished (the
- * client closed): the one refresh was not had, so the next owner may ask
- * for it on its own 401 instead of taking that 401 as final.
- */
-export function releaseUnrefreshed(record: OperationRecord): OperationRecord {
-  return revise(record, { state: 'pending' }, ['lease', 'authRefreshed']);
 }
 
 /**

@@ -16,6 +16,7 @@ import type { AttemptEnd } from '../decide/attempt-history.js';
 import type { Observation } from '../decide/classify.js';
 import type { Stop } from '../decide/decide.js';
 import { classify, decide, HostGate, parseServerHintMs } from '../decide/next-step.js';
+import { endAttempt, refreshAuth, releaseUnrefreshed, scheduleRetry } from '../decide/retry-transitions.js';
 import { stopAborted, stopWith } from '../decide/stop.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import type { AttemptOutput } from './attempt.js';
@@ -99,8 +100,9 @@ export async function afterAnswer(
   if (probe && classification.class === 'not_sent' && !refused) gate?.releaseProbe(key);
   a.reported();
   const owner = engine.owner;
+  const unrefreshed = (r: OperationRecord): OperationRecord => releaseUnrefreshed(kit, r);
   const done = (record: OperationRecord | undefined): AfterAnswer => ({ kind: 'done', record });
-  const ended = kit.endAttempt(a.record, end);
+  const ended = endAttempt(kit, a.record, end);
   if (signal?.aborted && classification.class !== 'completed') {
     const stop = stopAborted(kit, ended, classification);
     return done(await round.settle(stop, end));
@@ -128,14 +130,14 @@ export async function afterAnswer(
     case 'stop':
       return done(await round.settle(decision, end));
     case 'refresh_auth': {
-      const record = await round.write((r) => kit.refreshAuth(r, end, owner), RELAXED);
+      const record = await round.write((r) => refreshAuth(kit, r, end, owner), RELAXED);
       kit.emitEnded(engine, base, record, end);
       // The hook's wait is in the later rounds' chunk; after a slow load, an abort or a close comes first.
       if (round.laterLoaded() === undefined) {
-        await round.laterRound().catch((e: unknown) => round.letGoAndThrow(e, kit.releaseUnrefreshed));
+        await round.laterRound().catch((e: unknown) => round.letGoAndThrow(e, unrefreshed));
         if (signal?.aborted === true || engine.shutdown.stopped) {
           const why = signal?.aborted === true ? 'aborted' : 'shutdown';
-          return done(await round.stopWaiting(why, record, kit.releaseUnrefreshed));
+          return done(await round.stopWaiting(why, record, unrefreshed));
         }
       }
       const later = await round.laterRound();
@@ -148,7 +150,7 @@ export async function afterAnswer(
       );
       if (refreshed !== true && 'stopped' in refreshed && refreshed.stopped !== 'deadline') {
         // Not the hook's failure: the caller aborted, or the client is closing mid-refresh.
-        return done(await round.stopWaiting(refreshed.stopped, record, kit.releaseUnrefreshed));
+        return done(await round.stopWaiting(refreshed.stopped, record, unrefreshed));
       }
       if (refreshed !== true) {
         // No fresh credentials: the 401 stands. Nothing new was sent.
@@ -166,7 +168,7 @@ export async function afterAnswer(
       // Unless the host refuses connections: then its gate holds the retry for the probe, which
       // notices the host's return within about a second, where a backoff would wait up to `maxDelayMs`.
       if (refused && gate?.refusing === true) decision.delayMs = 0;
-      const record = await round.write((r) => kit.scheduleRetry(r, end, decision.delayMs, owner, true), RELAXED);
+      const record = await round.write((r) => scheduleRetry(kit, r, end, decision.delayMs, owner, true), RELAXED);
       kit.emitEnded(engine, base, record, end);
       engine.events.emit('retry:scheduled', {
         ...base,

@@ -9,8 +9,10 @@
  * caller's runtime as real work, so a virtual clock never runs ahead of it.
  */
 import type { Runtime } from '../../runtime.js';
+import { endLast } from '../decide/attempt-history.js';
 import { countsTowardMaxAttempts, mayHaveTakenEffect } from '../decide/decide.js';
-import { endAttempt, refreshAuth, releaseUnrefreshed, scheduleRetry } from '../decide/transitions.js';
+import { revise } from '../decide/revise.js';
+import { leaseUntil } from '../decide/transitions.js';
 import { reportToGate } from './gating.js';
 import { describe, emitEnded } from './outcome.js';
 import { pause } from './pause.js';
@@ -22,10 +24,9 @@ export const NEXT_STEP_KIT = {
   pause,
   mayHaveTakenEffect,
   countsTowardMaxAttempts,
-  endAttempt,
-  refreshAuth,
-  releaseUnrefreshed,
-  scheduleRetry,
+  revise,
+  endLast,
+  leaseUntil,
   emitEnded,
   describe,
   reportToGate,

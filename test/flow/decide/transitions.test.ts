@@ -9,23 +9,23 @@
 import { describe, expect, it } from 'vitest';
 import { LeaseLostError, NotFoundError } from '../../../src/errors.js';
 import type { AttemptEnd } from '../../../src/flow/decide/attempt-history.js';
-import { MAX_KEPT_ATTEMPTS } from '../../../src/flow/decide/attempt-history.js';
+import { endLast, MAX_KEPT_ATTEMPTS } from '../../../src/flow/decide/attempt-history.js';
 import { claim as claimWith } from '../../../src/flow/decide/claim.js';
 import type { Classification } from '../../../src/flow/decide/classify.js';
 import { countsTowardMaxAttempts, mayHaveTakenEffect, type Stop } from '../../../src/flow/decide/decide.js';
+import * as retryTransitions from '../../../src/flow/decide/retry-transitions.js';
+import { revise } from '../../../src/flow/decide/revise.js';
 import {
   abandon,
   assertFenced,
   CLAIM_KIT,
   claimOutcome,
   create,
-  endAttempt,
   fenceForeign,
+  leaseUntil,
   type Owner,
-  refreshAuth,
   release,
   reopen,
-  scheduleRetry,
   settleStopped,
   startAttempt,
   succeed,
@@ -34,6 +34,14 @@ import { dropOldAttempts, type Trim } from '../../../src/flow/decide/trim-attemp
 import type { PreparedOperation } from '../../../src/flow/request/operation.js';
 import { type AttemptRecord, type OperationRecord, RECORD_VERSION, type StoredResult } from '../../../src/model.js';
 import { resolvePolicy } from '../../../src/options.js';
+
+/** The changes that follow an attempt that did not simply succeed, with the kit the loop hands them. */
+const RETRY_KIT = { revise, endLast, leaseUntil };
+const endAttempt = (r: OperationRecord, e: AttemptEnd) => retryTransitions.endAttempt(RETRY_KIT, r, e);
+const scheduleRetry = (r: OperationRecord, e: AttemptEnd, delayMs: number, owner: Owner, counts: boolean) =>
+  retryTransitions.scheduleRetry(RETRY_KIT, r, e, delayMs, owner, counts);
+const refreshAuth = (r: OperationRecord, e: AttemptEnd, owner: Owner) =>
+  retryTransitions.refreshAuth(RETRY_KIT, r, e, owner);
 
 /** The claim (claim.ts), handed what it uses of transitions.ts as the loop hands it. */
 const claim = (...args: Parameters<typeof claimWith> extends [unknown, ...infer R] ? R : never) =>
