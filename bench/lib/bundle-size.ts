@@ -110,6 +110,8 @@ export const LOADED_LATER: readonly string[] = [
   // A stop and its remediation texts (flow/decide/stop.ts): only the modules that stop an operation import it (the
   // next step's chunk, the later rounds', clear()'s), so it loads with the first of them, never before a first send.
   'src/flow/decide/stop.ts',
+  // And the record of a stop (settle-stop.ts: the settled record, clear()'s abandon), which travels with it.
+  'src/flow/decide/settle-stop.ts',
   // The caller's AbortError (abort-error.ts): loaded when a call is stopped by its own signal.
   'src/flow/calls/abort-error.ts',
   // The check of a 2xx body against the caller's `responseSchema` (schema-check.ts): loaded when a request with a

@@ -6,7 +6,7 @@
  * here: it is left to settle normally and reported as `inFlight`.
  */
 
-import type { Stop } from '../flow/decide/decide.js';
+import { abandon, type SettleKit } from '../flow/decide/settle-stop.js';
 import { stopWith } from '../flow/decide/stop.js';
 import type { isTerminal } from '../model/vocabulary.js';
 import type { OperationRecord } from '../model.js';
@@ -30,7 +30,7 @@ export interface ClearResult {
 
 /**
  * What `clearOperations` works with. What it needs of the loop's code and
- * the model (`abandon`, `mayHaveTakenEffect`, `isTerminal`) is handed over
+ * the model (`revise`, `endLast`, `mayHaveTakenEffect`, `isTerminal`) is handed over
  * by the client, not imported: a chunk loaded later that imports modules the page already has
  * makes a bundler split those modules into shared chunks of their own, more
  * files and more bytes before the first send (issue 33).
@@ -40,8 +40,8 @@ export interface ClearContext {
   now: () => number;
   /** Whose operations: `undefined` for all (the client refuses a `user` option without a current user first). */
   target: string | undefined;
-  /** `record` settled with `stop` at `nowMs`, or `record` itself when an attempt is on the wire. */
-  abandon: (record: OperationRecord, stop: Stop, nowMs: number) => OperationRecord;
+  /** What the record of a removed operation is built with (settle-stop.ts). */
+  settleKit: SettleKit;
   mayHaveTakenEffect: (record: OperationRecord) => boolean;
   isTerminal: typeof isTerminal;
 }
@@ -63,7 +63,9 @@ export async function clearOperations(context: ClearContext, options: ClearOptio
       abandoned = false;
       if (current === undefined) return current;
       // The stop (and its texts) is built here, in clear()'s chunk, not by the client: a send never needs it.
-      const next = context.abandon(current, stopWith(context, current, 'aborted', 'Removed by clear()'), now);
+      const stop = stopWith(context, current, 'aborted', 'Removed by clear()');
+      // Settled `aborted` and fenced, or `current` itself when an attempt is on the wire.
+      const next = abandon(context.settleKit, current, stop, now);
       abandoned = next !== current;
       return next;
     });

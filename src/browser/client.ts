@@ -25,8 +25,9 @@ import { createClient, type Enqueued, type SendResult } from '../client.js';
 import { InvalidOptionsError } from '../errors.js';
 import type { OncelyEvents } from '../events.js';
 import { lazy } from '../flow/calls/lazy.js';
+import { endLast } from '../flow/decide/attempt-history.js';
 import { mayHaveTakenEffect } from '../flow/decide/decide.js';
-import { abandon } from '../flow/decide/transitions.js';
+import { revise } from '../flow/decide/revise.js';
 import { Shutdown } from '../flow/engine/shutdown.js';
 import type { OncelyRequest } from '../flow/request/operation.js';
 import { countAttempts, isTerminal, OPERATION_STATES, writeOrder } from '../model/vocabulary.js';
@@ -288,7 +289,7 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
           store,
           now: runtime.now,
           target,
-          abandon,
+          settleKit: { revise, endLast },
           mayHaveTakenEffect,
           isTerminal,
         },

@@ -68,11 +68,12 @@ const BUDGETS: readonly Budget[] = [
   // start-up, the first send not waiting for them: 32.78 KB alone; with all the above, 31.29 KB, ceiling + 0.3 KB.
   // A stop and its remediation texts only in the chunks that stop an operation (clear()'s too): 30.98 KB, + 0.3 KB.
   // The record changes of a retry and of the auth refresh in the next step's chunk: 30.85 KB, ceiling + 0.3 KB.
+  // The record of a stop (settled, or clear()'s abandon) with the stop, in the chunks loaded later: 30.76 KB, + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 31.15 * KB,
+    ceilingGzipBytes: 31.06 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -92,11 +93,12 @@ const BUDGETS: readonly Budget[] = [
   // The loop's other rounds in the chunks loaded later (above): 25.66 KB alone; with both: 25.08 KB, + 0.3 KB.
   // A stop and its texts only in the chunks that stop an operation (above): 24.81 KB, ceiling + 0.3 KB.
   // A retry's and the auth refresh's record changes in the next step's chunk (above): 24.66 KB, ceiling + 0.3 KB.
+  // The record of a stop with the stop, in the chunks loaded later (above): 24.58 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 24.96 * KB,
+    ceilingGzipBytes: 24.88 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered

@@ -1,25 +1,18 @@
 /**
  * Every change of an operation record, as pure functions: create, claim (claim.ts),
- * start an attempt, end it, settle, release, reopen, fence, abandon (and, in
- * the next step's chunk, retry-transitions.ts: a scheduled retry, the auth refresh). The
+ * start an attempt, end it, succeed, release, reopen, fence (and, in the
+ * chunks loaded later, retry-transitions.ts: a scheduled retry, the auth
+ * refresh; settle-stop.ts: a stop, clear()'s abandon). The
  * loop and the remediation calls apply them inside `store.update`, so each
  * one is atomic and fenced by the lease epoch: a stale owner's write is
  * refused, never merged. No other module builds a changed record.
  */
 import { LeaseLostError, NotFoundError } from '../../errors.js';
-import type {
-  AttemptRecord,
-  OperationRecord,
-  StoredAnswer,
-  StoredFailure,
-  StoredResult,
-  StoredTrace,
-} from '../../model.js';
+import type { AttemptRecord, OperationRecord, StoredResult, StoredTrace } from '../../model.js';
 import { isTerminal, RECORD_VERSION } from '../../model.js';
 import type { ResolvedPolicy } from '../../options.js';
 import type { OncelyRequest, PreparedOperation } from '../request/operation.js';
 import { type AttemptEnd, attemptNumber, endLast, MAX_KEPT_ATTEMPTS } from './attempt-history.js';
-import type { Stop } from './decide.js';
 import { snapshotOf } from './policy-snapshot.js';
 import { revise } from './revise.js';
 import type { Trim } from './trim-attempts.js';
@@ -156,39 +149,6 @@ export function succeed(
   );
 }
 
-/**
- * Terminal stop, with the reason and what to do next, and the server's last
- * answer when it was a non-2xx response (`answer`); the lease is released.
- */
-export function settleStopped(
-  record: OperationRecord,
-  stop: Stop,
-  nowMs: number,
-  retainMs: number,
-  end?: AttemptEnd,
-  answer?: StoredAnswer,
-): OperationRecord {
-  const failure: StoredFailure = {
-    reason: stop.reason,
-    message: stop.message,
-    remediation: stop.remediation,
-    mayHaveTakenEffect: stop.mayHaveTakenEffect,
-  };
-  if (stop.status !== undefined) failure.status = stop.status;
-  if (stop.class !== undefined) failure.class = stop.class;
-  if (answer !== undefined) failure.response = answer;
-  return revise(
-    record,
-    {
-      state: stop.state,
-      attempts: end === undefined ? record.attempts : endLast(record, end),
-      failure,
-      retainUntil: nowMs + retainMs,
-    },
-    'lease',
-  );
-}
-
 /** Releases our lease while keeping the record pending (e.g. the client closed). */
 export function release(record: OperationRecord): OperationRecord {
   return revise(record, { state: 'pending' }, 'lease');
@@ -218,18 +178,6 @@ export function reopen(record: OperationRecord, nowMs: number, deadlineAt: numbe
 export function fenceForeign(record: OperationRecord, owner: string): OperationRecord {
   if (isTerminal(record.state) || record.lease === undefined || record.lease.owner === owner) return record;
   return revise(record, { epoch: record.epoch + 1 }, 'lease');
-}
-
-/**
- * A pending record removed by the app (e.g. `clear()` at sign-out): settled
- * as `aborted` and fenced (epoch bumped) in one write, so no loop can start
- * an attempt on it before it is deleted. Any other state is returned
- * unchanged (an in-flight record is left to its owner).
- */
-export function abandon(record: OperationRecord, stop: Stop, nowMs: number): OperationRecord {
-  if (record.state !== 'pending') return record;
-  const settled = settleStopped(record, stop, nowMs, 0);
-  return revise(settled, { epoch: record.epoch + 1 });
 }
 
 /**

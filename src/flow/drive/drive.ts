@@ -21,7 +21,7 @@ import { type AttemptEnd, attemptNumber, MAX_KEPT_ATTEMPTS } from '../decide/att
 import { mayHaveTakenEffect, type Stop } from '../decide/decide.js';
 import { plainSuccess } from '../decide/plain-success.js';
 import { liveRule } from '../decide/policy-snapshot.js';
-import { assertFenced, release, settleStopped, startAttempt, succeed } from '../decide/transitions.js';
+import { assertFenced, release, startAttempt, succeed } from '../decide/transitions.js';
 import type { Trim } from '../decide/trim-attempts.js';
 import type { AttemptContext, Engine } from '../engine/engine.js';
 import { attemptTimeoutMs } from '../transport/timeouts.js';
@@ -98,7 +98,12 @@ export async function drive(
   let answer: StoredAnswer | undefined;
   const settle = async (stop: Stop, end?: AttemptEnd): Promise<OperationRecord> => {
     gate?.forget(key);
-    const settled = await write((r) => settleStopped(r, stop, runtime.now(), policy.retainMs, end, answer));
+    // A stop is built only in the chunks loaded later (before-attempt.ts, after-answer.ts: stop.ts travels with
+    // them), so the one that built it is loaded, and records it (settle-stop.ts travels with them too).
+    const { settleStopped } = (loadedNextStep() ?? loadedLaterRound()) as Pick<NextStep, 'settleStopped'>;
+    const settled = await write((r) =>
+      settleStopped(NEXT_STEP_KIT, r, stop, runtime.now(), policy.retainMs, end, answer),
+    );
     if (end !== undefined) emitEnded(engine, base, settled, end);
     if (events.listens('settled')) {
       events.emit('settled', { ...base, state: settled.state, reason: stop.reason, ...attemptCounts(settled) });

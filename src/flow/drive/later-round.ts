@@ -13,6 +13,7 @@
  */
 import type { AttemptOutput } from './attempt.js';
 
+export { settleStopped } from '../decide/settle-stop.js';
 export { stopAborted } from '../decide/stop.js';
 export { dropOldAttempts } from '../decide/trim-attempts.js';
 export { beforeAttempt } from './before-attempt.js';

@@ -13,6 +13,7 @@ import type { NextStepKit } from './next-step-load.js';
 import type { Base } from './outcome.js';
 
 export { classify, HostGate, parseServerHintMs } from '../decide/next-step.js';
+export { settleStopped } from '../decide/settle-stop.js';
 export { afterAnswer } from './after-answer.js';
 
 /**

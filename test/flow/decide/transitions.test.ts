@@ -15,8 +15,8 @@ import type { Classification } from '../../../src/flow/decide/classify.js';
 import { countsTowardMaxAttempts, mayHaveTakenEffect, type Stop } from '../../../src/flow/decide/decide.js';
 import * as retryTransitions from '../../../src/flow/decide/retry-transitions.js';
 import { revise } from '../../../src/flow/decide/revise.js';
+import * as settleStop from '../../../src/flow/decide/settle-stop.js';
 import {
-  abandon,
   assertFenced,
   CLAIM_KIT,
   claimOutcome,
@@ -26,7 +26,6 @@ import {
   type Owner,
   release,
   reopen,
-  settleStopped,
   startAttempt,
   succeed,
 } from '../../../src/flow/decide/transitions.js';
@@ -42,6 +41,11 @@ const scheduleRetry = (r: OperationRecord, e: AttemptEnd, delayMs: number, owner
   retryTransitions.scheduleRetry(RETRY_KIT, r, e, delayMs, owner, counts);
 const refreshAuth = (r: OperationRecord, e: AttemptEnd, owner: Owner) =>
   retryTransitions.refreshAuth(RETRY_KIT, r, e, owner);
+/** A stop's record and clear()'s abandon, with the kit the loop (or the browser client) hands them. */
+const settleStopped = (
+  ...args: Parameters<typeof settleStop.settleStopped> extends [unknown, ...infer R] ? R : never
+) => settleStop.settleStopped(RETRY_KIT, ...args);
+const abandon = (r: OperationRecord, stop: Stop, nowMs: number) => settleStop.abandon(RETRY_KIT, r, stop, nowMs);
 
 /** The claim (claim.ts), handed what it uses of transitions.ts as the loop hands it. */
 const claim = (...args: Parameters<typeof claimWith> extends [unknown, ...infer R] ? R : never) =>
