@@ -69,11 +69,13 @@ const BUDGETS: readonly Budget[] = [
   // A stop and its remediation texts only in the chunks that stop an operation (clear()'s too): 30.98 KB, + 0.3 KB.
   // The record changes of a retry and of the auth refresh in the next step's chunk: 30.85 KB, ceiling + 0.3 KB.
   // The record of a stop (settled, or clear()'s abandon) with the stop, in the chunks loaded later: 30.76 KB, + 0.3 KB.
+  // The tracked store (store calls reported to a runtime's own `track`) as one Proxy: 31.24 KB, + 0.3 KB. With the
+  // stop's chunks above: 30.70 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 31.06 * KB,
+    ceilingGzipBytes: 31.0 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -94,11 +96,12 @@ const BUDGETS: readonly Budget[] = [
   // A stop and its texts only in the chunks that stop an operation (above): 24.81 KB, ceiling + 0.3 KB.
   // A retry's and the auth refresh's record changes in the next step's chunk (above): 24.66 KB, ceiling + 0.3 KB.
   // The record of a stop with the stop, in the chunks loaded later (above): 24.58 KB, ceiling + 0.3 KB.
+  // The tracked store as one Proxy (above): 25.03 KB alone; with the stop's chunks, 24.54 KB, ceiling + 0.3 KB.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 24.88 * KB,
+    ceilingGzipBytes: 24.84 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -132,8 +135,9 @@ const BUDGETS: readonly Budget[] = [
   // The loop's other rounds in the chunks loaded later (their kits, loaders and glue): 42.04 KB and 49.65 KB,
   // ceilings + 0.3 KB, for 0.9 KB less before the first send (both entries). The browser's storage checks behind
   // import() (above): oncely/browser 49.86 KB, ceiling + 0.3 KB, for 0.43 KB less before the first send.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.34 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.16 * KB },
+  // The tracked store as one Proxy (above): 42.00 KB and 49.83 KB, ceilings + 0.3 KB.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.3 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.13 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -153,8 +157,8 @@ const BUDGETS: readonly Budget[] = [
     // on need, 44.24 KB; with the error of an interrupted send in the failure error's chunk, 44.31 KB; with the response
     // schema check on need, 44.48 KB; with the interrupted send's error in a chunk of its own, 44.45 KB; with the
     // call around the resume pass in its chunk, 44.46 KB; with the loop's other rounds in their chunks (their kits
-    // and loaders), 45.66 KB; ceiling + 0.3 KB.
-    ceilingGzipBytes: 45.96 * KB,
+    // and loaders), 45.66 KB; ceiling + 0.3 KB. The tracked store as one Proxy: 45.61 KB, ceiling + 0.3 KB.
+    ceilingGzipBytes: 45.91 * KB,
   },
 ];
 
