@@ -8,12 +8,12 @@
  * by the next caller. Each wait is reported to the caller's runtime as real
  * work, so a virtual clock never runs ahead of it.
  */
-import type { Runtime } from '../../runtime.js';
 import { MAX_KEPT_ATTEMPTS } from '../decide/attempt-history.js';
 import { countsTowardMaxAttempts, mayHaveTakenEffect } from '../decide/decide.js';
 import { policyOfRecord } from '../decide/policy-snapshot.js';
 import { CLAIM_KIT, startAttempt } from '../decide/transitions.js';
 import { leaseBoundMs, TAKEOVER_MARGIN_MS } from '../engine/lease-watch.js';
+import { chunk } from './chunk.js';
 import { waitForOnline } from './first-look.js';
 import { mayAttemptNow } from './may-attempt.js';
 import { loadedNextStep, loadNextStep, NEXT_STEP_KIT } from './next-step-load.js';
@@ -42,31 +42,11 @@ export const LATER_ROUND_KIT = {
 };
 export type LaterRoundKit = typeof LATER_ROUND_KIT;
 
-let loading: Promise<LaterRound> | undefined;
-/** The module, once loaded: the loop takes it from here without an await (see `loadedNextStep`). */
-let loaded: LaterRound | undefined;
+const laterRound = chunk<LaterRound>(() => import('./later-round.js'));
 
-export function loadLaterRound(runtime: Pick<Runtime, 'track'>): Promise<LaterRound> {
-  loading ??= import('./later-round.js').then(
-    (module) => {
-      loaded = module;
-      return module;
-    },
-    (error: unknown) => {
-      loading = undefined;
-      throw error;
-    },
-  );
-  return runtime.track(loading);
-}
-
-/** The module if it is loaded: a loop that has it goes on without handing the turn to others. */
-export function loadedLaterRound(): LaterRound | undefined {
-  return loaded;
-}
-
+/** The module, loading it if no load is under way (shared by every loop; a failed load is tried again). */
+export const loadLaterRound = laterRound.load;
+/** The module if it is loaded: the loop takes it from here without an await (see chunk.ts). */
+export const loadedLaterRound = laterRound.loaded;
 /** Starts the load if nothing has yet; a failure is left for the next caller to meet (and retry). */
-export function prefetchLaterRound(runtime: Pick<Runtime, 'track'>): void {
-  if (loaded !== undefined) return;
-  loadLaterRound(runtime).catch(() => undefined);
-}
+export const prefetchLaterRound = laterRound.prefetch;
