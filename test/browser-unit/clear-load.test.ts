@@ -9,7 +9,7 @@ import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type BrowserClient, createBrowserClient, memoryStore } from '../../src/browser.js';
 import { createFakeRuntime, startReferenceServer } from '../../src/testing.js';
-import { loadError, rejection, retryAfter503 } from '../helpers/load-failure.js';
+import { loadError, loadsAtFirstSend, rejection, retryAfter503 } from '../helpers/load-failure.js';
 import { fakeOrigin } from './fakes.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
@@ -43,13 +43,9 @@ describe("clear()'s stop, loaded on need", () => {
       drainIntervalMs: 1_000,
     });
     cleanups.push(() => client.close());
-    const loadsWhenSending: number[] = [];
-    client.on('attempt:sending', () => void loadsWhenSending.push(load.attempts));
     // Every load fails: the background ones after the first answer too, silently.
     load.failuresLeft = Number.POSITIVE_INFINITY;
-    const sent = await rt.run(client.send({ method: 'POST', url: '/payments', key: 'p1', json: {} }));
-    expect(sent).toMatchObject({ key: 'p1', status: 201 });
-    expect(loadsWhenSending).toEqual([0]);
+    expect(await loadsAtFirstSend(client, rt, load, 'p1')).toEqual([0]);
 
     const failed = await rejection(rt.run(client.clear()));
     expect(failed).toBeInstanceOf(Error);

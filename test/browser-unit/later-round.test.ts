@@ -11,6 +11,7 @@ import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createBrowserClient, memoryStore } from '../../src/browser.js';
 import { createFakeRuntime, startReferenceServer } from '../../src/testing.js';
+import { loadsAtFirstSend } from '../helpers/load-failure.js';
 import { fakeOrigin } from './fakes.js';
 
 const load = vi.hoisted(() => ({ attempts: 0 }));
@@ -42,11 +43,7 @@ describe("the browser client's first send", () => {
       await client.close();
       await server.close();
     });
-    const loadsWhenSending: number[] = [];
-    client.on('attempt:sending', () => void loadsWhenSending.push(load.attempts));
-    const sent = await rt.run(client.send({ method: 'POST', url: '/payments', key: 'b1', json: {} }));
-    expect(sent).toMatchObject({ key: 'b1', status: 201 });
-    expect(loadsWhenSending).toEqual([0]);
+    expect(await loadsAtFirstSend(client, rt, load, 'b1')).toEqual([0]);
     await vi.waitFor(() => expect(load.attempts).toBe(1));
   });
 });

@@ -10,7 +10,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { OperationError, type Outcome } from '../../src/index.js';
 import { closeAll, harness } from '../helpers/harness.js';
-import { loadError, rejection, retryAfter503 } from '../helpers/load-failure.js';
+import { loadError, loadsAtFirstSend, rejection, retryAfter503 } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
@@ -24,13 +24,9 @@ describe('the stop and its texts, loaded only where an operation stops', () => {
   // One test: once the module has loaded, the test runner keeps it for the whole file.
   it('are not loaded before a first send; a failed load stops nothing and leaves the operation pending', async () => {
     const h = await harness({}, { handle: () => ({ status: 201, body: { ok: true } }) });
-    const loadsWhenSending: number[] = [];
-    h.client.on('attempt:sending', () => void loadsWhenSending.push(load.attempts));
     // Every load fails until told otherwise: the background loads after this 201 too, silently.
     load.failuresLeft = Number.POSITIVE_INFINITY;
-    const sent = await h.rt.run(h.client.send({ method: 'POST', url: '/payments', key: 'ok-1', json: {} }));
-    expect(sent).toMatchObject({ key: 'ok-1', status: 201 });
-    expect(loadsWhenSending).toEqual([0]);
+    expect(await loadsAtFirstSend(h.client, h.rt, load, 'ok-1')).toEqual([0]);
 
     // Stored by an earlier page, its deadline passed before its next attempt: a stop before any attempt here.
     const now = h.rt.now();

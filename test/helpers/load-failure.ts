@@ -9,8 +9,11 @@
  *   (await import('../helpers/load-failure.js')).failingLoad(load, 'remedies.js', original),
  * );
  */
+import { expect } from 'vitest';
+import type { OncelyClient } from '../../src/client-api.js';
 import type { OperationRecord } from '../../src/model.js';
 import { sampleRecord } from '../../src/store.js';
+import type { FakeRuntime } from '../../src/testing.js';
 
 /** How many loads are still to fail, and how many were tried. */
 export interface LoadCounter {
@@ -37,6 +40,31 @@ export const rejection = (call: Promise<unknown>): Promise<unknown> =>
     () => undefined,
     (e: unknown) => e,
   );
+
+/**
+ * Sends one POST (`key`), which the test's server answers 201, and returns
+ * how many loads of the mocked module had been tried each time an attempt
+ * went out: a module kept off the first send shows the count from before.
+ *
+ * @example
+ * expect(await loadsAtFirstSend(h.client, h.rt, load, 'ok-1')).toEqual([0]);
+ */
+export async function loadsAtFirstSend(
+  client: Pick<OncelyClient, 'on' | 'send'>,
+  rt: Pick<FakeRuntime, 'run'>,
+  load: Pick<LoadCounter, 'attempts'>,
+  key: string,
+): Promise<number[]> {
+  const loads: number[] = [];
+  const off = client.on('attempt:sending', () => void loads.push(load.attempts));
+  try {
+    const sent = await rt.run(client.send({ method: 'POST', url: '/payments', key, json: {} }));
+    expect(sent).toMatchObject({ key, status: 201 });
+  } finally {
+    off();
+  }
+  return loads;
+}
 
 /**
  * An operation an earlier page stored, its one attempt answered 503, due
