@@ -11,20 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { closeAll, harness } from '../helpers/harness.js';
 
 /** The load waits for `release` once it has begun (`begun`). */
-const load = vi.hoisted(() => {
-  let begin: () => void = () => undefined;
-  let release: () => void = () => undefined;
-  return {
-    begun: new Promise<void>((resolve) => {
-      begin = resolve;
-    }),
-    released: new Promise<void>((resolve) => {
-      release = resolve;
-    }),
-    begin: () => begin(),
-    release: () => release(),
-  };
-});
+const load = await vi.hoisted(async () => (await import('../helpers/held-load.js')).heldLoad());
 
 vi.mock('../../src/flow/drive/later-round.js', async (importOriginal) => {
   load.begin();
