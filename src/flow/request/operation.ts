@@ -208,7 +208,13 @@ async function prepared(
   if (input.json !== undefined && input.body !== undefined) {
     refuse('body', 'both');
   }
-  checkUrl(url, policy.storeQuery);
+  checkUrl(url);
+  // Only a URL that names a port or carries a query has more to check: the port list and the credential names
+  // load for it (url-checks.ts). A load that fails rejects this call, with nothing stored; the next one loads again.
+  if (url.port !== '' || url.search !== '') {
+    const problem = (await runtime.track(import('./url-checks.js'))).urlProblem(url, policy.storeQuery);
+    if (problem !== undefined) refuse(...problem);
+  }
   const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
   const body = storedBody(input);
   checkMethod(method, body !== undefined);
