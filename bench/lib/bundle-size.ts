@@ -124,6 +124,9 @@ export const LOADED_LATER: readonly string[] = [
   // names): loaded by a request whose URL names a port or carries a query, before anything is stored. A page whose
   // API is at its scheme's default port, the request in its body, never loads them.
   'src/flow/request/url-checks.ts',
+  // The browser's memory store (memory-core.ts): where a client that keeps its operations in IndexedDB keeps the
+  // records it holds in memory only (a read that sends no key); loaded when the first one is.
+  'src/store/memory-core.ts',
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',
