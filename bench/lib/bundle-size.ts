@@ -120,13 +120,16 @@ export const LOADED_LATER: readonly string[] = [
   // The texts of a refused request check (request-texts.ts): loaded when a request is refused, before anything is
   // stored; the checks themselves stay on the send path (src/flow/request/request-problem.ts).
   'src/flow/request/request-texts.ts',
-  // The checks of a URL's port and query (url-checks.ts: the Fetch standard's blocked ports, credential-like query
-  // names): loaded by a request whose URL names a port or carries a query, before anything is stored. A page whose
-  // API is at its scheme's default port, the request in its body, never loads them.
-  'src/flow/request/url-checks.ts',
+  // The checks of a request's optional parts (optional-parts.ts: a URL's port against the Fetch standard's blocked
+  // ports, its query against credential-like names, the copy of `meta`): loaded by a request that has one, before
+  // anything is stored. A page whose API is at its scheme's default port, the request in its body, never loads them.
+  'src/flow/request/optional-parts.ts',
   // The browser's memory store (memory-core.ts): where a client that keeps its operations in IndexedDB keeps the
   // records it holds in memory only (a read that sends no key); loaded when the first one is.
   'src/store/memory-core.ts',
+  // What the error of an interrupted operation says (interruption-texts.ts: one that escaped its loop, was removed
+  // while driven, or was held behind its scope's stuck head): loaded when one is.
+  'src/flow/drive/interruption-texts.ts',
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',

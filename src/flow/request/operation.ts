@@ -16,7 +16,7 @@ import type { Runtime } from '../../runtime.js';
 import { bytesToBase64 } from './bytes.js';
 import { assertValidKey, fingerprintOf } from './key.js';
 import { asRequestError, refuse } from './request-problem.js';
-import { checkMethod, checkResponseSchema, checkSignal, checkUrl, headerProblem, plainMeta } from './validate.js';
+import { checkMethod, checkResponseSchema, checkSignal, checkUrl, headerProblem } from './validate.js';
 
 /** What every request may carry, whatever its body. */
 export interface OncelyRequestFields<T = unknown> {
@@ -209,19 +209,26 @@ async function prepared(
     refuse('body', 'both');
   }
   checkUrl(url);
-  // Only a URL that names a port or carries a query has more to check: the port list and the credential names
-  // load for it (url-checks.ts). A load that fails rejects this call, with nothing stored; the next one loads again.
-  if (url.port !== '' || url.search !== '') {
-    const problem = (await runtime.track(import('./url-checks.js'))).urlProblem(url, policy.storeQuery);
-    if (problem !== undefined) refuse(...problem);
-  }
+  // A URL that names a port or carries a query, and `meta`, have more to check: their checks load for them
+  // (optional-parts.ts). A load that fails rejects this call, with nothing stored; the next one loads again.
+  const parts =
+    url.port !== '' || url.search !== '' || input.meta !== undefined
+      ? await runtime.track(import('./optional-parts.js'))
+      : undefined;
+  const urlProblem = parts?.urlProblem(url, policy.storeQuery);
+  if (urlProblem !== undefined) refuse(...urlProblem);
   const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
   const body = storedBody(input);
   checkMethod(method, body !== undefined);
   checkSignal(input.signal);
   checkResponseSchema(input.responseSchema);
   if (body?.encoding === 'json' && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-  const meta = input.meta === undefined ? undefined : plainMeta(input.meta);
+  let meta: Record<string, unknown> | undefined;
+  if (parts !== undefined && input.meta !== undefined) {
+    const copied = parts.plainMeta(input.meta);
+    if ('problem' in copied) refuse(...copied.problem);
+    meta = copied.meta;
+  }
   const key = input.key ?? runtime.uuid();
   assertValidKey(key, policy.profile.maxKeyLength);
   // fetch never sends a fragment, and one can hold a secret (`#access_token=…`): it is not stored.

@@ -5,9 +5,9 @@
  * the field: written ahead, it would become attempts that "may have been
  * sent" and an operation stuck in `unknown` with nothing at the server.
  * Also where secrets are kept out of the store: stored headers are an
- * allow-list and `meta` must be plain JSON. The checks of a URL's port and
- * query (a blocked port, credential-like parameters) are in url-checks.ts,
- * loaded only for a URL that has one.
+ * allow-list. The checks of a URL's port and query (a blocked port,
+ * credential-like parameters) and of `meta` (plain JSON) are in
+ * optional-parts.ts, loaded only for a request that has one.
  */
 import { HEADER_NAME } from '../../model.js';
 import { refuse as fail } from './request-problem.js';
@@ -27,7 +27,7 @@ export function checkMethod(method: string, hasBody: boolean): void {
 /**
  * http(s) only and no `user:password@` (credentials are never stored). A
  * URL that names a port or carries a query is checked further
- * (url-checks.ts, loaded for it by `prepareOperation`).
+ * (optional-parts.ts, loaded for it by `prepareOperation`).
  */
 export function checkUrl(url: URL): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -72,43 +72,4 @@ export function checkResponseSchema(schema: unknown): void {
   const standard = (schema as { '~standard'?: { validate?: unknown } } | null | undefined)?.['~standard'];
   if (schema === undefined || typeof standard?.validate === 'function') return;
   fail('responseSchema', 'schema');
-}
-
-/** Nesting allowed in `meta`: deeper is a mistake (or a cycle in disguise), not metadata. */
-const MAX_META_DEPTH = 32;
-
-/**
- * A deep copy of `meta` as plain JSON (null, booleans, finite numbers,
- * strings, arrays, plain objects; `undefined` properties are left out, as
- * JSON does). Anything else (a function, a cycle, a Date, a class instance,
- * more than 32 levels) is refused: every store must read back what was written.
- */
-export function plainMeta(meta: unknown): Record<string, unknown> {
-  if (!isPlainObject(meta)) fail('meta', 'meta');
-  return copy(meta, 'meta', 1, []) as Record<string, unknown>;
-}
-
-function copy(value: unknown, field: string, depth: number, ancestors: object[]): unknown {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? value : fail(field, 'finite');
-  if (typeof value !== 'object') return fail(field, 'json', typeof value);
-  if (depth > MAX_META_DEPTH) fail(field, 'deep', MAX_META_DEPTH);
-  if (ancestors.includes(value)) fail(field, 'cycle');
-  const inside = [...ancestors, value];
-  if (Array.isArray(value)) {
-    return Array.from(value, (item, i) => copy(item, `${field}.${i}`, depth + 1, inside));
-  }
-  if (!isPlainObject(value)) return fail(field, 'plain');
-  const out: Record<string, unknown> = {};
-  for (const [name, item] of Object.entries(value)) {
-    if (name === '__proto__') fail(`${field}.${name}`, 'name');
-    if (item !== undefined) out[name] = copy(item, `${field}.${name}`, depth + 1, inside);
-  }
-  return out;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }

@@ -1,10 +1,11 @@
 /**
- * The checks of a URL's port and query (flow/request/url-checks.ts: the
- * Fetch standard's blocked ports, credential-like query names) are loaded
- * with `import()` only for a URL that names a port or carries a query: a
- * page whose API is at its scheme's default port never downloads them. A
- * load that fails (a chunk the page could not fetch) rejects that call with
- * nothing stored or sent; the next call loads them and checks as always.
+ * The checks of a request's optional parts (flow/request/optional-parts.ts:
+ * a URL's port against the Fetch standard's blocked ports, its query against
+ * credential-like names, the copy of `meta`) are loaded with `import()` only
+ * for a request that has one: a page whose API is at its scheme's default
+ * port, with no `meta`, never downloads them. A load that fails (a chunk the
+ * page could not fetch) rejects that call with nothing stored or sent; the
+ * next call loads them and checks as always.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidRequestError } from '../../src/index.js';
@@ -13,14 +14,14 @@ import { loadError, rejection } from '../helpers/load-failure.js';
 
 const load = vi.hoisted(() => ({ failuresLeft: 0, attempts: 0 }));
 
-vi.mock('../../src/flow/request/url-checks.js', async (importOriginal) =>
-  (await import('../helpers/load-failure.js')).failingLoad(load, 'url-checks.js', importOriginal),
+vi.mock('../../src/flow/request/optional-parts.js', async (importOriginal) =>
+  (await import('../helpers/load-failure.js')).failingLoad(load, 'optional-parts.js', importOriginal),
 );
 
 afterEach(closeAll);
 
-describe("the checks of a URL's port and query", () => {
-  it('load only for a URL with a port or a query; a failed load stores and sends nothing, the next call checks', async () => {
+describe("the checks of a request's optional parts", () => {
+  it('load only for a URL with a port or a query, or for meta; a failed load stores and sends nothing, the next call checks', async () => {
     const h = await harness({}, { handle: () => ({ status: 201, body: { ok: true } }) });
     // An API at https's default port, reached through a fetch that routes it to the test server.
     const api = 'https://api.shop.test';
@@ -58,6 +59,20 @@ describe("the checks of a URL's port and query", () => {
     expect(port).toMatchObject({ field: 'url', message: 'Invalid request `url`: port 6000 is blocked by fetch' });
     expect(await h.store.get('q1')).toBeUndefined();
     expect(await h.store.get('b1')).toBeUndefined();
-    expect(h.server.ledger.requests).toHaveLength(2);
+
+    // `meta` at the default port: copied as plain JSON by the same checks, or refused naming its field.
+    const withMeta = await h.rt.run(
+      atDefaultPort.send({ method: 'POST', url: '/payments', key: 'm1', json: {}, meta: { cart: 'c1', n: [1] } }),
+    );
+    expect(withMeta).toMatchObject({ key: 'm1', status: 201 });
+    expect((await h.store.get('m1'))?.meta).toEqual({ cart: 'c1', n: [1] });
+    const badMeta = await rejection(
+      h.rt.run(
+        atDefaultPort.send({ method: 'POST', url: '/payments', key: 'm2', json: {}, meta: { at: new Date(0) } }),
+      ),
+    );
+    expect(badMeta).toMatchObject({ code: 'invalid_request', field: 'meta.at' });
+    expect(await h.store.get('m2')).toBeUndefined();
+    expect(h.server.ledger.requests).toHaveLength(3);
   });
 });
