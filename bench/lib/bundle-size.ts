@@ -42,7 +42,9 @@ export interface ChunkSet {
  * client's drain loop makes it only once it finds due work), `retry` and
  * `discard`, the error of an operation that did not succeed, what follows an attempt that did not simply
  * succeed (its class, hint, retry or stop: loaded after the first answer), the record validator, the browser's
- * storage checks (loaded at start-up, never waited for by a send). Their chunks (and the chunks only they import) are
+ * storage checks (loaded at start-up, never waited for by a send), the checks of a request's optional parts (a
+ * URL's port or query, `meta`: loaded by a request that has one), the browser's memory store (loaded by the first
+ * read that sends no key), the texts of an interrupted operation. Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
