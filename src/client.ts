@@ -23,6 +23,9 @@ import { parseBase, pathWithinBase, resolveUrl } from './flow/request/target.js'
 import type { Transport } from './flow/transport/transport.js';
 import { EndpointTable, validatePolicy } from './options.js';
 import { type Runtime, systemRuntime } from './runtime.js';
+import { memoryStore } from './store/memory.js';
+import type { MemoryStoreOptions } from './store/memory-core.js';
+import type { OperationStore } from './store/store.js';
 
 export type {
   ClientOptions,
@@ -45,7 +48,7 @@ export type { ResumeSummary } from './flow/calls/resume.js';
  * const payment = await client.send({ method: 'POST', url: '/payments', json: { amount: 4800, currency: 'EUR' } });
  */
 export function createClient(options: ClientOptions = {}): OncelyClient {
-  return createPlatformClient(options, {});
+  return createPlatformClient(options, { memoryStore });
 }
 
 /**
@@ -56,6 +59,14 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
 export interface ClientPlatform {
   /** The transport, given the fetch transport to hand requests to; used only when no `fetch` option was passed. */
   transport?: ((viaFetch: Transport) => Transport) | undefined;
+  /**
+   * Makes a memory store: the client's store when no `store` option is
+   * given, and where records kept in memory only live
+   * (flow/engine/placement.ts). `memoryStore` itself, or, in the browser's
+   * clients (which always have a store), its code loaded with `import()`
+   * when a first record is kept there (store/memory-load.ts).
+   */
+  memoryStore: (options: MemoryStoreOptions) => OperationStore | Promise<OperationStore>;
 }
 
 /** `createClient` with a platform's parts (internal: `oncely/node` calls it). */
@@ -73,10 +84,14 @@ export function createPlatformClient(options: ClientOptions, platform: ClientPla
     events,
     shutdown,
     transport: platform.transport,
+    memoryStore: platform.memoryStore,
   };
   const base = parseBase(options.baseUrl);
 
-  const parts = lazy(async () => assemble(options, shell), runtime);
+  const parts = lazy(
+    async () => assemble(options, shell, options.store ?? (await platform.memoryStore({ now: runtime.now }))),
+    runtime,
+  );
   // Built now; a failure here is tried again (and surfaces) on the first call that needs them.
   parts().catch(() => undefined);
 

@@ -87,7 +87,8 @@ export class OncelyError extends Error {
     const counts = countAttempts(this.history, details.omitted);
     this.attempts = counts.attempts;
     this.notSent = counts.notSent;
-    this.remediation = details.remediation ?? DEFAULT_REMEDIATION[code] ?? GENERIC_REMEDIATION;
+    this.remediation =
+      details.remediation ?? DEFAULT_REMEDIATION[code as keyof typeof DEFAULT_REMEDIATION] ?? GENERIC_REMEDIATION;
   }
 }
 

@@ -14,6 +14,7 @@ import {
 } from './client.js';
 import { nodeSha256Hex } from './node/sha256.js';
 import { nodeOrFetchTransport } from './node/transport-choice.js';
+import { memoryStore } from './store/memory.js';
 
 export * from './index.js';
 
@@ -42,4 +43,4 @@ export function createClient(options: ClientOptions = {}): OncelyClient {
 }
 
 /** What Node adds to the universal client's parts: the node:http transport, chosen per request. */
-const NODE_PLATFORM: ClientPlatform = { transport: (viaFetch) => nodeOrFetchTransport(viaFetch) };
+const NODE_PLATFORM: ClientPlatform = { transport: (viaFetch) => nodeOrFetchTransport(viaFetch), memoryStore };

@@ -15,6 +15,8 @@ import {
   ResponseValidationError,
 } from '../src/errors.js';
 import type { AttemptSummary } from '../src/model.js';
+import { LockTimeoutError } from '../src/store/file/lock-timeout.js';
+import { OwnedStoreError } from '../src/store/file/owner.js';
 
 const attempt = (n: number): AttemptSummary => ({
   n,
@@ -48,8 +50,21 @@ describe('every OncelyError carries a remediation', () => {
   it('a default per code, one for every code raised', () => {
     for (const error of errors) {
       if (error instanceof OperationError) continue; // its raiser always gives a specific one
-      expect(error.remediation).toBe(DEFAULT_REMEDIATION[error.code]);
+      expect(error.remediation).toBe(DEFAULT_REMEDIATION[error.code as keyof typeof DEFAULT_REMEDIATION]);
     }
+  });
+
+  it("the file store's own codes carry their own next step (none in the shared table)", () => {
+    const lock = new LockTimeoutError('/data/ops/k1.claim', 5000, 'pid 42');
+    const owned = new OwnedStoreError('/data/ops', 'pid 42');
+    const journaled = new OwnedStoreError('/data/ops', 'pid 42', true);
+    expect(lock.remediation).toBe('Nothing was written: try again, or raise `lockTimeoutMs`.');
+    expect(owned.remediation).toBe(
+      'Nothing was read or written: another process owns this file store (`exclusive: true`).',
+    );
+    expect(journaled.remediation).toMatch(/never send it again under a new key/);
+    expect(Object.keys(DEFAULT_REMEDIATION)).not.toContain('lock_timeout');
+    expect(Object.keys(DEFAULT_REMEDIATION)).not.toContain('store_owned');
   });
 
   it('the one given wins over the default, and a code without a default gets the generic one', () => {

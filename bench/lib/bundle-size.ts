@@ -42,7 +42,9 @@ export interface ChunkSet {
  * client's drain loop makes it only once it finds due work), `retry` and
  * `discard`, the error of an operation that did not succeed, what follows an attempt that did not simply
  * succeed (its class, hint, retry or stop: loaded after the first answer), the record validator, the browser's
- * storage checks (loaded at start-up, never waited for by a send). Their chunks (and the chunks only they import) are
+ * storage checks (loaded at start-up, never waited for by a send), the checks of a request's optional parts (a
+ * URL's port or query, `meta`: loaded by a request that has one), the browser's memory store (loaded by the first
+ * read that sends no key), the texts of an interrupted operation. Their chunks (and the chunks only they import) are
  * the only ones left out of `firstSend`; every other `import()` counts,
  * since the client starts it as it is created.
  */
@@ -120,6 +122,16 @@ export const LOADED_LATER: readonly string[] = [
   // The texts of a refused request check (request-texts.ts): loaded when a request is refused, before anything is
   // stored; the checks themselves stay on the send path (src/flow/request/request-problem.ts).
   'src/flow/request/request-texts.ts',
+  // The checks of a request's optional parts (optional-parts.ts: a URL's port against the Fetch standard's blocked
+  // ports, its query against credential-like names, the copy of `meta`): loaded by a request that has one, before
+  // anything is stored. A page whose API is at its scheme's default port, the request in its body, never loads them.
+  'src/flow/request/optional-parts.ts',
+  // The browser's memory store (memory-core.ts): where a client that keeps its operations in IndexedDB keeps the
+  // records it holds in memory only (a read that sends no key); loaded when the first one is.
+  'src/store/memory-core.ts',
+  // What the error of an interrupted operation says (interruption-texts.ts: one that escaped its loop, was removed
+  // while driven, or was held behind its scope's stuck head): loaded when one is.
+  'src/flow/drive/interruption-texts.ts',
   // The record validator (it names each problem of a record that fails the exact check: one damaged or written by
   // another version): the browser's stores load it the first time they meet such a record (src/model/parse.ts).
   'src/model/spec-validator.ts',

@@ -21,7 +21,7 @@
  * "one sender" a property of one lock, not of timing: a follower never
  * runs the loop, so it can never race the drainer.
  */
-import { createClient, type Enqueued, type SendResult } from '../client.js';
+import { createPlatformClient, type Enqueued, type SendResult } from '../client.js';
 import { InvalidOptionsError } from '../errors.js';
 import type { OncelyEvents } from '../events.js';
 import { lazy } from '../flow/calls/lazy.js';
@@ -33,6 +33,7 @@ import type { OncelyRequest } from '../flow/request/operation.js';
 import { countAttempts, isTerminal, OPERATION_STATES, writeOrder } from '../model/vocabulary.js';
 import { type Runtime, systemRuntime } from '../runtime.js';
 import { indexedDbStore } from '../store/indexeddb.js';
+import { loadMemoryStore } from '../store/memory-load.js';
 import { trackedStore } from '../store/tracked.js';
 import type { BrowserClient } from './api.js';
 import { backgroundSync } from './background-sync.js';
@@ -149,20 +150,23 @@ export function createBrowserClient(options: BrowserClientOptions = {}): Browser
   );
   loop().catch(() => undefined);
 
-  const core = createClient({
-    ...settings.core,
-    store,
-    runtime,
-    owner,
-    fetch: watchedFetch(settings.core.fetch, () => connectivity.reportUnreachable('transport_error')),
-    connectivity,
-    dispatch: async (key, run, signal) => (await loop()).dispatch(key, run, signal),
-    // Asked before every attempt, not only when the drainer picks an operation up: a user switch
-    // during a retry delay must stop the next attempt too.
-    mayAttempt: users.sendable,
-    // The drainer's slots are the limit; resume() hands every due operation to it at once.
-    concurrency: Number.MAX_SAFE_INTEGER,
-  });
+  const core = createPlatformClient(
+    {
+      ...settings.core,
+      store,
+      runtime,
+      owner,
+      fetch: watchedFetch(settings.core.fetch, () => connectivity.reportUnreachable('transport_error')),
+      connectivity,
+      dispatch: async (key, run, signal) => (await loop()).dispatch(key, run, signal),
+      // Asked before every attempt, not only when the drainer picks an operation up: a user switch
+      // during a retry delay must stop the next attempt too.
+      mayAttempt: users.sendable,
+      // The drainer's slots are the limit; resume() hands every due operation to it at once.
+      concurrency: Number.MAX_SAFE_INTEGER,
+    },
+    { memoryStore: loadMemoryStore },
+  );
 
   function status(): ClientStatus {
     return {

@@ -4,7 +4,7 @@
  * validator that names problems is built from it on need (parse.ts).
  */
 import type { OperationRecord } from './schema.js';
-import { exactCheck, type Spec, s } from './spec.js';
+import { exactCheck, isPlain, type Spec, s } from './spec.js';
 import { ATTEMPT_CLASSES, OPERATION_STATES, RECORD_VERSION, STOP_REASONS } from './vocabulary.js';
 
 const body = s.tagged('encoding', {
@@ -115,3 +115,29 @@ const exact = exactCheck(RECORD_SPEC);
  * an invalid one.
  */
 export const isExactRecord = (raw: unknown): raw is OperationRecord => exact(raw);
+
+/** The record's field names, and the exact check of each, index for index. */
+const FIELDS = Object.keys((RECORD_SPEC as Extract<Spec, { kind: 'shape' }>).fields);
+const FIELD_NAMES: ReadonlySet<string> = new Set(FIELDS);
+const FIELD_CHECKS = FIELDS.map((name) =>
+  exactCheck((RECORD_SPEC as Extract<Spec, { kind: 'shape' }>).fields[name] as Spec),
+);
+
+/**
+ * `isExactRecord` for a record written over `stored` (one that passed it and
+ * cannot have changed since: the memory store's frozen copy): a field
+ * holding the very value of `stored` is not checked again. A transition
+ * changes a few fields; the request and the stored policy are checked once
+ * per operation, not on each of its writes.
+ */
+export function isExactUpdate(next: OperationRecord, stored: OperationRecord): boolean {
+  if (!isPlain(next)) return false;
+  for (const name in next) if (!FIELD_NAMES.has(name)) return false;
+  // Indexed, not `for…of` over entries: no array per field on every write.
+  for (let i = 0; i < FIELDS.length; i++) {
+    const name = FIELDS[i] as keyof OperationRecord;
+    const value = next[name];
+    if (value !== stored[name] && !(FIELD_CHECKS[i] as (value: unknown) => boolean)(value)) return false;
+  }
+  return true;
+}

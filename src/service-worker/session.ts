@@ -25,11 +25,12 @@ import type { Hints } from '../browser/hints.js';
 import type { LeaderMode, Leadership } from '../browser/leader.js';
 import { TabSync } from '../browser/tabs.js';
 import { watchedFetch } from '../browser/watched-fetch.js';
-import { createClient } from '../client.js';
+import { createPlatformClient } from '../client.js';
 import type { OncelyEvents } from '../events.js';
 import { Shutdown } from '../flow/engine/shutdown.js';
 import type { OperationRecord } from '../model.js';
 import type { Runtime } from '../runtime.js';
+import { loadMemoryStore } from '../store/memory-load.js';
 import type { OperationStore } from '../store/store.js';
 import type { DrainerSettings } from './options.js';
 
@@ -116,27 +117,30 @@ export async function drainHeld(ctx: SessionContext, reason: WakeReason, mode: L
     },
   };
   let loop: DrainLoop | undefined;
-  const core = createClient({
-    ...settings.core,
-    store,
-    runtime,
-    owner,
-    fetch: watchedFetch(settings.core.fetch, () => connectivity.reportUnreachable('transport_error')),
-    connectivity,
-    dispatch: (key, run, signal) => {
-      if (loop === undefined) throw new Error('the drain loop is not ready');
-      return loop.dispatch(key, run, signal);
+  const core = createPlatformClient(
+    {
+      ...settings.core,
+      store,
+      runtime,
+      owner,
+      fetch: watchedFetch(settings.core.fetch, () => connectivity.reportUnreachable('transport_error')),
+      connectivity,
+      dispatch: (key, run, signal) => {
+        if (loop === undefined) throw new Error('the drain loop is not ready');
+        return loop.dispatch(key, run, signal);
+      },
+      mayAttempt: mine,
+      concurrency: Number.MAX_SAFE_INTEGER,
+      // Ends only when the wake-up does: the loop then gives the operation back with its refresh unused.
+      onUnauthorized:
+        settings.core.onUnauthorized ??
+        ((attempt) => {
+          parked.add(attempt.key);
+          return new Promise<void>(() => undefined);
+        }),
     },
-    mayAttempt: mine,
-    concurrency: Number.MAX_SAFE_INTEGER,
-    // Ends only when the wake-up does: the loop then gives the operation back with its refresh unused.
-    onUnauthorized:
-      settings.core.onUnauthorized ??
-      ((attempt) => {
-        parked.add(attempt.key);
-        return new Promise<void>(() => undefined);
-      }),
-  });
+    { memoryStore: loadMemoryStore },
+  );
   const drainLoop = createDrainLoop({
     store,
     runtime,

@@ -32,7 +32,9 @@ function layerOf(path: string): Layer | undefined {
   if (path === 'model.ts' || path.startsWith('model/')) return 'model';
   if (path === 'errors.ts' || path === 'events.ts' || path === 'runtime.ts') return 'model';
   if (path.startsWith('policy/') || path === 'options.ts') return 'policy';
-  if (path === 'store/store.ts' || path === 'store/memory.ts' || path === 'store/tracked.ts') return 'store';
+  if (path === 'store/store.ts' || path === 'store/tracked.ts') return 'store';
+  // The memory store (its core, the kit handed to it, its frozen copies, its lazy load): platform-free.
+  if (/^store\/(memory|memory-core|memory-kit|memory-load|frozen)\.ts$/.test(path)) return 'store';
   // Packed listings (any store, and the resume pass): platform-free, like the contract.
   if (/^store\/packed-(strings|summaries|listing)\.ts$/.test(path)) return 'store';
   if (path.startsWith('flow/')) return 'flow';

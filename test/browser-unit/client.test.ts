@@ -96,6 +96,23 @@ function attemptsBy(client: BrowserClient): string[] {
   return keys;
 }
 
+describe('records kept in memory only', () => {
+  it("a read that sends no key is kept in this tab's memory (its store made on the first one), never in the page's store", async () => {
+    const w = await world({ handle: (req) => ({ status: req.method === 'GET' ? 200 : 201, body: {} }) });
+    const a = w.open();
+    await w.rt.run(a.client.ready);
+    const read = await w.rt.run(a.client.send({ method: 'GET', url: '/catalog', key: 'r1' }));
+    expect(read).toMatchObject({ key: 'r1', status: 200, fromStore: false });
+    expect(await w.store.get('r1')).toBeUndefined();
+    const again = await w.rt.run(a.client.send({ method: 'GET', url: '/catalog', key: 'r2' }));
+    expect(again).toMatchObject({ key: 'r2', status: 200 });
+    // A keyed write beside them goes to the page's store, as always.
+    await w.rt.run(a.client.send({ method: 'POST', url: '/payments', key: 'w1', json: {} }));
+    expect((await w.rt.run(a.client.list())).map((r) => r.key)).toEqual(['w1']);
+    expect(w.server.ledger.requests.map((r) => r.method)).toEqual(['GET', 'GET', 'POST']);
+  });
+});
+
 describe('one drainer (Web Locks)', () => {
   it("a follower never sends: its send() resolves with the drainer's result, announced over the channel", async () => {
     const w = await world();

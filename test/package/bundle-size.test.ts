@@ -9,9 +9,9 @@
  * path and each chunk the client loads with `import()` as it is created).
  * `{ createBrowserClient }` from `oncely/browser` ≤ 30 KB (stretch 25),
  * `{ createClient }` from `oncely` ≤ 24 KB. What is enforced is a ceiling at
- * today's size plus a small margin, for those and for each whole entry as
- * one file: the test fails as soon as one grows past its ceiling. Lower a
- * ceiling whenever it shrinks.
+ * today's size plus a small margin (never above a target), for those and for
+ * each whole entry as one file: the test fails as soon as one grows past its
+ * ceiling. Lower a ceiling whenever it shrinks.
  */
 import { describe, expect, it } from 'vitest';
 import { bundleSize, LOADED_LATER } from '../../bench/lib/bundle-size.js';
@@ -70,12 +70,15 @@ const BUDGETS: readonly Budget[] = [
   // The record changes of a retry and of the auth refresh in the next step's chunk: 30.85 KB, ceiling + 0.3 KB.
   // The record of a stop (settled, or clear()'s abandon) with the stop, in the chunks loaded later: 30.76 KB, + 0.3 KB.
   // The tracked store (store calls reported to a runtime's own `track`) as one Proxy: 31.24 KB, + 0.3 KB. With the
-  // stop's chunks above: 30.70 KB, ceiling + 0.3 KB.
+  // stop's chunks above: 30.70 KB, ceiling + 0.3 KB. A URL's blocked-port list and credential query names, and the
+  // copy of `meta`, loaded for a request that has one (optional-parts.ts): 30.22 KB. The browser's memory store (for
+  // reads that send no key) loaded on the first one, handed what it uses: 29.85 KB. The texts of an interrupted
+  // operation on need, the file store's remediations with its errors: 29.56 KB, target met, ceiling + 0.3 KB.
   {
     entry: 'oncely/browser',
     imports: ['createBrowserClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 31.0 * KB,
+    ceilingGzipBytes: 29.86 * KB,
     targetGzipBytes: 30 * KB,
   },
   // Issue 33: 38.6 KB in 3 chunks before the first send; 36.5 KB as one (the working parts bundled, above),
@@ -97,11 +100,14 @@ const BUDGETS: readonly Budget[] = [
   // A retry's and the auth refresh's record changes in the next step's chunk (above): 24.66 KB, ceiling + 0.3 KB.
   // The record of a stop with the stop, in the chunks loaded later (above): 24.58 KB, ceiling + 0.3 KB.
   // The tracked store as one Proxy (above): 25.03 KB alone; with the stop's chunks, 24.54 KB, ceiling + 0.3 KB.
+  // The optional parts' checks on need (above): 24.07 KB. Its memory store behind the kit the browser's lazy one is
+  // handed: 24.19 KB. The texts of an interrupted operation on need, the file store's remediations with its errors,
+  // the optional parts one module with `meta`'s copy: 23.84 KB, target met; the ceiling is the target.
   {
     entry: 'oncely',
     imports: ['createClient'],
     measure: 'firstSend',
-    ceilingGzipBytes: 24.84 * KB,
+    ceilingGzipBytes: 24 * KB,
     targetGzipBytes: 24 * KB,
   },
   // Whole entries as one file (everything an app can ever load from them): 35.0 KB and 42.4 KB measured, lowered
@@ -135,9 +141,11 @@ const BUDGETS: readonly Budget[] = [
   // The loop's other rounds in the chunks loaded later (their kits, loaders and glue): 42.04 KB and 49.65 KB,
   // ceilings + 0.3 KB, for 0.9 KB less before the first send (both entries). The browser's storage checks behind
   // import() (above): oncely/browser 49.86 KB, ceiling + 0.3 KB, for 0.43 KB less before the first send.
-  // The tracked store as one Proxy (above): 42.00 KB and 49.83 KB, ceilings + 0.3 KB.
-  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.3 * KB },
-  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.13 * KB },
+  // The tracked store as one Proxy (above): 42.00 KB and 49.83 KB, ceilings + 0.3 KB. Raised: the optional parts'
+  // checks, the memory store's kit and lazy load, the interruption texts (each with its loader and glue): 42.47 KB
+  // and 50.45 KB, ceilings + 0.3 KB, for 0.86 KB (browser) and 0.71 KB (core) less before the first send.
+  { entry: 'oncely', measure: 'whole', ceilingGzipBytes: 42.77 * KB },
+  { entry: 'oncely/browser', measure: 'whole', ceilingGzipBytes: 50.75 * KB },
   // A service worker must be one file (no `import()` there): everything it loads before its first drain. 40.9 KB
   // measured (the browser client's 43.0 KB, as one file: no live view, election, wipe watch or clear()); 41.7 KB
   // with the edge fixes above, 42.9 KB with the fleet's claims and round two, 43.6 KB with issue 32.
@@ -158,7 +166,8 @@ const BUDGETS: readonly Budget[] = [
     // schema check on need, 44.48 KB; with the interrupted send's error in a chunk of its own, 44.45 KB; with the
     // call around the resume pass in its chunk, 44.46 KB; with the loop's other rounds in their chunks (their kits
     // and loaders), 45.66 KB; ceiling + 0.3 KB. The tracked store as one Proxy: 45.61 KB, ceiling + 0.3 KB.
-    ceilingGzipBytes: 45.91 * KB,
+    // With the optional parts' checks, the memory store's lazy load and the interruption texts: 46.22 KB, + 0.3 KB.
+    ceilingGzipBytes: 46.52 * KB,
   },
 ];
 
@@ -187,7 +196,7 @@ describe('browser bundle size', () => {
     expect(worker.gzipBytes).toBeLessThanOrEqual(page.gzipBytes);
   });
 
-  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the later rounds, the record validator, the storage checks), and those do load lazily', async () => {
+  it('leaves out of the first send only what loads later (the live view, clear(), reconciliation, the resume pass, retry and discard, the failure error, the next step after an attempt, the later rounds, the record validator, the storage checks, the optional parts, the memory store, the interruption texts), and those do load lazily', async () => {
     const page = await bundleSize('oncely/browser', ['createBrowserClient']);
     // Each module named as loaded later has a chunk of its own that the first send does not count...
     for (const module of LOADED_LATER) {

@@ -8,7 +8,7 @@ import type { OperationRecord } from '../../model.js';
 import type { EndpointTable } from '../../options.js';
 import { HostGates } from '../../policy/lazy-gate.js';
 import type { Runtime } from '../../runtime.js';
-import { memoryStore } from '../../store/memory.js';
+import type { MemoryStoreOptions } from '../../store/memory-core.js';
 import type { OperationStore, QuarantineEntry, RecordFilter } from '../../store/store.js';
 import { trackedStore } from '../../store/tracked.js';
 import { prefetchLaterRound } from '../drive/later-round-load.js';
@@ -59,6 +59,8 @@ export interface Shell {
   shutdown: Shutdown;
   /** A platform's transport around the fetch one (`oncely/node`: node:http); only without a `fetch` option. */
   transport?: ((viaFetch: Transport) => Transport) | undefined;
+  /** Makes a memory store: where records kept in memory only live (flow/engine/placement.ts). */
+  memoryStore: (options: MemoryStoreOptions) => OperationStore | Promise<OperationStore>;
 }
 
 /** The client's calls that need the engine; `close` after `shutdown.stop()`. */
@@ -77,7 +79,8 @@ export interface ClientParts {
   close(): Promise<void>;
 }
 
-export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
+/** `own`: the client's store (its `store` option, or the platform's memory store). */
+export function assemble(options: AssemblyOptions, shell: Shell, own: OperationStore): ClientParts {
   const { runtime, events, endpoints, shutdown } = shell;
   // Loaded on first use: a client whose rules have no `reconcile` hook, and that never settles, never loads it.
   const reconciling = lazy(() => import('./reconcile.js'), runtime);
@@ -85,7 +88,7 @@ export function assemble(options: AssemblyOptions, shell: Shell): ClientParts {
   // drain), so a page whose store holds nothing open sends without it. A failed load rejects that `resume()`; the
   // operations stay stored and the next pass loads it again.
   const resuming = lazy(() => import('./resume-call.js'), runtime);
-  const store = placedStore(trackedStore(options.store ?? memoryStore({ now: runtime.now }), runtime), runtime.now);
+  const store = placedStore(trackedStore(own, runtime), async () => shell.memoryStore({ now: runtime.now }));
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
   const engine: Engine = {
     store,

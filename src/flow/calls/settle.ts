@@ -12,6 +12,7 @@ import {
   ResponseParseError,
   ResponseValidationError,
 } from '../../errors.js';
+import { STORED_REMEDIATION } from '../../model/remediation.js';
 import type { OperationRecord, OperationState } from '../../model.js';
 import type { ProviderProfile } from '../../policy/profiles.js';
 import type { Runtime } from '../../runtime.js';
@@ -278,7 +279,6 @@ function asOncelyError(
     omitted: record?.attemptsOmitted,
     cause: error,
     mayHaveTakenEffect: record === undefined ? true : mayHaveTakenEffect(record),
-    remediation:
-      'It stays stored: get(key) shows it; resume() it once the cause is fixed. Do not send it again under a new key.',
+    remediation: STORED_REMEDIATION,
   });
 }

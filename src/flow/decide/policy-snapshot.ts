@@ -8,7 +8,7 @@
 import { OperationError } from '../../errors.js';
 import type { OperationRecord } from '../../model.js';
 import type { EndpointTable, ResolvedPolicy } from '../../options.js';
-import { frozenShared } from '../../store/memory.js';
+import { frozenShared } from '../../store/frozen.js';
 import { mayHaveTakenEffect } from './decide.js';
 
 /**

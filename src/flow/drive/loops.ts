@@ -4,10 +4,11 @@
  * instead of starting a rival one), and the operations of one scope one
  * after another, each behind the one admitted before it.
  */
-import { NotFoundError, OperationError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import { isTerminal, type OperationRecord } from '../../model.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
+import { interruptionError } from './interruption.js';
 import { mayAttemptNow } from './may-attempt.js';
 import { pause } from './pause.js';
 import { removedError, runOperation, type Written } from './run.js';
@@ -22,21 +23,10 @@ const HEAD_STUCK: unique symbol = Symbol('head stuck');
  * it in its scope failed without settling: it stays stored and pending, and
  * `resume()` drives the scope again from its head, in order.
  */
-async function heldBehind(engine: Engine, key: string, scope: string | undefined, headKey: string | undefined) {
+async function heldBehind(engine: Engine, key: string, scope: string | undefined, head: string | undefined) {
   const record = await engine.store.get(key).catch(() => undefined);
   const maybe = record !== undefined && mayHaveTakenEffect(record);
-  return new OperationError(
-    `Operation ${key} was not started: ${headKey ?? 'the operation'} ahead of it in scope ${scope ?? ''} failed before it settled`,
-    {
-      key,
-      state: record?.state ?? 'pending',
-      history: record?.attempts,
-      mayHaveTakenEffect: maybe,
-      remediation: maybe
-        ? 'It may have taken effect; it stays stored: resume() drives its scope again in order, same key. Do not send it again under a new key.'
-        : 'Nothing of it was sent; it stays stored: resume() drives its scope again in order, same key.',
-    },
-  );
+  return interruptionError(engine.runtime, { kind: 'held', key, record, maybe, scope, head });
 }
 
 /** Who runs a loop once it is its scope's turn (the client option `dispatch`). */
@@ -164,8 +154,8 @@ export class Loops {
       if (!mayAttemptNow(engine, record) && !(await pause(engine, engine.pollMs, signal))) break;
       const known = record;
       // Removed meanwhile (`clear()`, `discard`): said with what this loop knew, never a bare "not found".
-      record = await this.drive(key, scope, signal).catch((error: unknown) => {
-        throw error instanceof NotFoundError ? removedError(key, known, engine.owner) : error;
+      record = await this.drive(key, scope, signal).catch(async (error: unknown) => {
+        throw error instanceof NotFoundError ? await removedError(engine, key, known) : error;
       });
     }
     return record;

@@ -11,6 +11,7 @@ import { mayHaveTakenEffect } from '../decide/decide.js';
 import type { Engine } from '../engine/engine.js';
 import { storedBodyFrom, storedResponseHeaders } from '../transport/result.js';
 import type { AttemptOutput } from './attempt.js';
+import { interruptionError } from './interruption.js';
 
 /**
  * Anything that escapes the loop (the store failing — a full disk — after a
@@ -37,19 +38,7 @@ export async function asOperationFailure(
   if (isOncelyError(error) && !maybe) return error;
   // A store's own message may say "nothing was written": once something may have been sent, only its name is quoted.
   const why = isOncelyError(error) ? `${error.name} (${error.code}), see \`cause\`` : describe(error);
-  const message = maybe
-    ? `Operation ${key} may have taken effect: an attempt may have reached the server before this failed: ${why}`
-    : `Operation ${key} was interrupted: ${why}`;
-  return new OperationError(message, {
-    key,
-    state: record.state,
-    attempts: record.attempts,
-    mayHaveTakenEffect: maybe,
-    remediation: maybe
-      ? 'It may have taken effect; it stays stored: resume() finishes it with the same key. Do not send it again under a new key.'
-      : 'It stays stored: resume() finishes it with the same key once the cause is fixed.',
-    cause: error,
-  });
+  return interruptionError(engine.runtime, { kind: 'interrupted', key, record, maybe, why, cause: error });
 }
 
 export function describe(error: unknown): string {

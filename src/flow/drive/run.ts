@@ -4,13 +4,14 @@
  * when another owner holds it, wait for that owner to finish or its lease
  * to expire, then take over with the same key.
  */
-import { NotFoundError, OperationError } from '../../errors.js';
+import { NotFoundError } from '../../errors.js';
 import type { OperationRecord } from '../../model.js';
 import { mayHaveTakenEffect } from '../decide/decide.js';
 import { liveRule } from '../decide/policy-snapshot.js';
 import { claimOutcome, type Owner } from '../decide/transitions.js';
 import type { Engine } from '../engine/engine.js';
 import { drive } from './drive.js';
+import { interruptionError } from './interruption.js';
 import { LATER_ROUND_KIT, type LaterRound, loadedLaterRound, loadLaterRound } from './later-round-load.js';
 import { mayAttemptNow } from './may-attempt.js';
 import { asOperationFailure } from './outcome.js';
@@ -59,13 +60,13 @@ export async function runOperation(
           loadedLaterRound() ?? (await loadLaterRound(engine.runtime).catch(notLoaded(engine, key, lastKnown)));
         ({ record, started } = await later
           .claimToDrive(LATER_ROUND_KIT, engine, key, signal, onStoreClock)
-          .catch((error: unknown) => {
-            throw error instanceof NotFoundError ? removedError(key, lastKnown, engine.owner) : error;
+          .catch(async (error: unknown) => {
+            throw error instanceof NotFoundError ? await removedError(engine, key, lastKnown) : error;
           }));
       }
     }
     known = undefined;
-    if (record === undefined) throw removedError(key, lastKnown, engine.owner);
+    if (record === undefined) throw await removedError(engine, key, lastKnown);
     lastKnown = record;
     const claimed = claimOutcome(record, engine.owner);
     if (claimed.kind !== 'busy') engine.leases.forget(key);
@@ -90,7 +91,7 @@ export async function runOperation(
     // Shut down, or given back because the platform holds it back now (`mayAttempt`): not claimed again here.
     if (engine.shutdown.stopped || !mayAttemptNow(engine, lastKnown ?? record)) {
       const latest = await engine.store.get(key);
-      if (latest === undefined) throw removedError(key, lastKnown, engine.owner);
+      if (latest === undefined) throw await removedError(engine, key, lastKnown);
       return latest;
     }
   }
@@ -154,17 +155,12 @@ function notLoaded(engine: Engine, key: string, lastKnown: OperationRecord | und
  * may have taken effect: another owner may have sent it since it was last
  * seen otherwise. Never seen here: not found.
  */
-export function removedError(key: string, lastKnown: OperationRecord | undefined, owner: Owner): Error {
+export async function removedError(
+  engine: Engine,
+  key: string,
+  lastKnown: OperationRecord | undefined,
+): Promise<Error> {
   if (lastKnown === undefined) return new NotFoundError(key);
-  const maybe = mayHaveTakenEffect(lastKnown) || lastKnown.lease?.owner !== owner.id;
-  return new OperationError(`Operation ${key} was removed from the store before it settled`, {
-    key,
-    state: lastKnown.state,
-    reason: 'aborted',
-    history: lastKnown.attempts,
-    mayHaveTakenEffect: maybe,
-    remediation: maybe
-      ? 'An attempt may have taken effect (this client no longer had the operation to itself): look it up at the provider by its key, and never send it again under a new key'
-      : 'No attempt of it reached the server: nothing was done',
-  });
+  const maybe = mayHaveTakenEffect(lastKnown) || lastKnown.lease?.owner !== engine.owner.id;
+  return interruptionError(engine.runtime, { kind: 'removed', key, record: lastKnown, maybe });
 }

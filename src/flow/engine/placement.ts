@@ -8,9 +8,14 @@
  * and joined by a second `send` of the same key while it runs, forgotten
  * once every caller that admitted it has its answer. `list()`, `resume()`
  * and `sweep()` see the stored operations only.
+ *
+ * The memory store comes from the platform (`memory`), made on the first
+ * record kept there: the browser's client loads its code with `import()`
+ * then, so a page whose first send is a keyed write never downloads it.
+ * Until it is made, nothing is in memory; calls on other keys go straight
+ * to the store.
  */
 import type { OperationRecord } from '../../model.js';
-import { memoryStore } from '../../store/memory.js';
 import { forwardPackedListing } from '../../store/packed-listing.js';
 import type { OperationStore, RecordFilter, RecordSummary, Updater, WriteOptions } from '../../store/store.js';
 
@@ -28,12 +33,27 @@ export interface PlacedStore extends OperationStore {
   getStored(key: string): Promise<OperationRecord | undefined>;
 }
 
-export function placedStore(store: OperationStore, now: () => number): PlacedStore {
-  // Validated and frozen like any stored record: the loop cannot tell the difference.
-  const memory = memoryStore({ now });
+/**
+ * @param memory makes the memory store (validated and frozen like any stored
+ *   record: the loop cannot tell the difference), on the first record held.
+ *   A failed make fails that call; the next held record tries again.
+ */
+export function placedStore(store: OperationStore, memory: () => Promise<OperationStore>): PlacedStore {
+  let made: OperationStore | undefined;
+  let making: Promise<OperationStore> | undefined;
+  const inMemory = (): Promise<OperationStore> =>
+    (making ??= memory().then(
+      (m) => (made = m),
+      (error: unknown) => {
+        making = undefined;
+        throw error;
+      },
+    ));
   /** Callers still waiting for each in-memory record. */
   const holders = new Map<string, number>();
-  const where = (key: string): OperationStore => (holders.has(key) ? memory : store);
+  /** `call` on the store that keeps `key`: at once, unless the memory store it needs is still being made. */
+  const at = <T>(key: string, call: (where: OperationStore) => Promise<T>): Promise<T> =>
+    !holders.has(key) ? call(store) : made !== undefined ? call(made) : inMemory().then(call);
 
   const placed: PlacedStore = {
     hold(key) {
@@ -46,15 +66,15 @@ export function placedStore(store: OperationStore, now: () => number): PlacedSto
         return;
       }
       holders.delete(key);
-      // The memory store deletes synchronously; its promise cannot reject.
-      void memory.delete(key);
+      // The memory store deletes synchronously; its promise cannot reject. (Not made yet: nothing was kept.)
+      void made?.delete(key);
     },
     inMemory: (key) => holders.has(key),
     getStored: (key) => store.get(key),
-    get: (key) => where(key).get(key),
-    put: (record: OperationRecord, options?: WriteOptions) => where(record.key).put(record, options),
-    update: (key: string, fn: Updater, options?: WriteOptions) => where(key).update(key, fn, options),
-    delete: (key, options) => where(key).delete(key, options),
+    get: (key) => at(key, (where) => where.get(key)),
+    put: (record: OperationRecord, options?: WriteOptions) => at(record.key, (where) => where.put(record, options)),
+    update: (key: string, fn: Updater, options?: WriteOptions) => at(key, (where) => where.update(key, fn, options)),
+    delete: (key, options) => at(key, (where) => where.delete(key, options)),
     list: (filter?: RecordFilter) => store.list(filter),
     quarantined: () => store.quarantined(),
     onQuarantine: (fn) => store.onQuarantine(fn),

@@ -16,7 +16,7 @@ import type { Runtime } from '../../runtime.js';
 import { bytesToBase64 } from './bytes.js';
 import { assertValidKey, fingerprintOf } from './key.js';
 import { asRequestError, refuse } from './request-problem.js';
-import { checkMethod, checkResponseSchema, checkSignal, checkUrl, headerProblem, plainMeta } from './validate.js';
+import { checkMethod, checkResponseSchema, checkSignal, checkUrl, headerProblem } from './validate.js';
 
 /** What every request may carry, whatever its body. */
 export interface OncelyRequestFields<T = unknown> {
@@ -208,14 +208,27 @@ async function prepared(
   if (input.json !== undefined && input.body !== undefined) {
     refuse('body', 'both');
   }
-  checkUrl(url, policy.storeQuery);
+  checkUrl(url);
+  // A URL that names a port or carries a query, and `meta`, have more to check: their checks load for them
+  // (optional-parts.ts). A load that fails rejects this call, with nothing stored; the next one loads again.
+  const parts =
+    url.port !== '' || url.search !== '' || input.meta !== undefined
+      ? await runtime.track(import('./optional-parts.js'))
+      : undefined;
+  const urlProblem = parts?.urlProblem(url, policy.storeQuery);
+  if (urlProblem !== undefined) refuse(...urlProblem);
   const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
   const body = storedBody(input);
   checkMethod(method, body !== undefined);
   checkSignal(input.signal);
   checkResponseSchema(input.responseSchema);
   if (body?.encoding === 'json' && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
-  const meta = input.meta === undefined ? undefined : plainMeta(input.meta);
+  let meta: Record<string, unknown> | undefined;
+  if (parts !== undefined && input.meta !== undefined) {
+    const copied = parts.plainMeta(input.meta);
+    if ('problem' in copied) refuse(...copied.problem);
+    meta = copied.meta;
+  }
   const key = input.key ?? runtime.uuid();
   assertValidKey(key, policy.profile.maxKeyLength);
   // fetch never sends a fragment, and one can hold a secret (`#access_token=…`): it is not stored.

@@ -15,6 +15,7 @@ export class LockTimeoutError extends OncelyError {
       'lock_timeout',
       `Timed out after ${timeoutMs} ms waiting for ${path}, held by ${holder}; nothing was written. ` +
         'A hold normally lasts one write: check what that process is doing, then try again, or raise `lockTimeoutMs`.',
+      { remediation: 'Nothing was written: try again, or raise `lockTimeoutMs`.' },
     );
     this.path = path;
   }

@@ -60,7 +60,7 @@ export class OwnedStoreError extends OncelyError {
             remediation:
               'The write may take effect: read the operation through the process that owns the store now, and never send it again under a new key.',
           }
-        : {},
+        : { remediation: 'Nothing was read or written: another process owns this file store (`exclusive: true`).' },
     );
     this.dir = dir;
     this.mayHaveBeenWritten = mayHaveBeenWritten;
