@@ -2,11 +2,10 @@
  * The in-memory store (`memoryStore`, memory.ts): for tests, short-lived
  * scripts and as the reference implementation of the contract, and where a
  * client keeps what it holds in memory only (flow/engine/placement.ts).
- * Every write is validated like in the
- * durable stores; what is kept is a deep-frozen copy of the validated
- * record, handed out as is on every read: callers can never reach stored
- * state by reference (it cannot change), and a read costs no parse and no
- * copy. An update copies only what changed: the parts a transition kept from
+ * Every write is validated like in the durable stores; what is kept is a
+ * deep-frozen copy of the validated record, handed out as is on every read:
+ * callers can never reach stored state by reference (it cannot change), and
+ * a read costs no parse and no copy. An update copies only what changed: the parts a transition kept from
  * the record it was given (the request, the stored policy, earlier attempts)
  * are that stored record's own frozen objects and are shared, not copied
  * again. Only a record corrupted on purpose (`corrupt`, a test hook) is kept
