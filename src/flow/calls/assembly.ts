@@ -88,7 +88,10 @@ export function assemble(options: AssemblyOptions, shell: Shell, own: OperationS
   // drain), so a page whose store holds nothing open sends without it. A failed load rejects that `resume()`; the
   // operations stay stored and the next pass loads it again.
   const resuming = lazy(() => import('./resume-call.js'), runtime);
-  const store = placedStore(trackedStore(own, runtime), async () => shell.memoryStore({ now: runtime.now }));
+  // The memory store's make is reported to the runtime as real work (the browser's loads its code then).
+  const store = placedStore(trackedStore(own, runtime), () =>
+    runtime.track(Promise.resolve(shell.memoryStore({ now: runtime.now }))),
+  );
   store.onQuarantine((entry) => events.emit('quarantined', { id: entry.id, problems: entry.problems }));
   const engine: Engine = {
     store,

@@ -197,6 +197,14 @@ export async function prepareOperation(
   }
 }
 
+/**
+ * optional-parts.ts once loaded: kept, so that each later request takes it
+ * without an `import()` of its own (a resolve per call: a few µs in plain
+ * Node, hundreds under a loader hook such as a TypeScript runner's). A
+ * failed load keeps nothing; the next request loads again.
+ */
+let optionalParts: typeof import('./optional-parts.js') | undefined;
+
 async function prepared(
   input: OncelyRequest<unknown>,
   url: URL,
@@ -213,7 +221,7 @@ async function prepared(
   // (optional-parts.ts). A load that fails rejects this call, with nothing stored; the next one loads again.
   const parts =
     url.port !== '' || url.search !== '' || input.meta !== undefined
-      ? await runtime.track(import('./optional-parts.js'))
+      ? (optionalParts ??= await runtime.track(import('./optional-parts.js')))
       : undefined;
   const urlProblem = parts?.urlProblem(url, policy.storeQuery);
   if (urlProblem !== undefined) refuse(...urlProblem);
