@@ -219,10 +219,11 @@ async function prepared(
   checkUrl(url);
   // A URL that names a port or carries a query, and `meta`, have more to check: their checks load for them
   // (optional-parts.ts). A load that fails rejects this call, with nothing stored; the next one loads again.
-  const parts =
-    url.port !== '' || url.search !== '' || input.meta !== undefined
-      ? (optionalParts ??= await runtime.track(import('./optional-parts.js')))
-      : undefined;
+  let parts: typeof optionalParts;
+  if (url.port !== '' || url.search !== '' || input.meta !== undefined) {
+    optionalParts ??= await runtime.track(import('./optional-parts.js'));
+    parts = optionalParts;
+  }
   const urlProblem = parts?.urlProblem(url, policy.storeQuery);
   if (urlProblem !== undefined) refuse(...urlProblem);
   const headers = storableHeaders(input.headers ?? {}, deniedHeaders, policy);
